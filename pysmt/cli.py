@@ -1,0 +1,128 @@
+"""The ``pysmt`` command: ``decode``, ``filter``, and subcommands that plugins register.
+
+A plugin adds a subcommand through the entry-point group ``pysmt.commands``
+(``rnn = "rnn_feature.cli:rnn"``, a click command or group).
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+from tqdm import tqdm
+
+from pysmt.config import load_config, read_weights_file
+from pysmt.errors import PysmtError
+
+COMMANDS_GROUP = "pysmt.commands"
+
+
+class PysmtGroup(click.Group):
+    """Turns user errors into one-line messages and adds the plugins' subcommands."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PysmtError as err:
+            raise click.ClickException(str(err)) from None
+        except BrokenPipeError:
+            sys.stderr.close()  # output piped into `head`: stop quietly
+            return None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is None:
+            for ep in entry_points(group=COMMANDS_GROUP, name=name):
+                return ep.load()
+        return command
+
+
+@click.group(cls=PysmtGroup)
+@click.version_option(package_name="pysmt")
+def main() -> None:
+    """Phrase-based statistical machine translation, compatible with Moses models."""
+
+
+def split_names(value: str | None) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()] if value else []
+
+
+@main.command()
+@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="System config: pysmt.toml or moses.ini.")
+@click.option("-i", "--input", "input_path", type=click.Path(dir_okay=False), help="Input file (default: stdin).")
+@click.option("--features", help="Comma-separated registered features to add, e.g. rnn,cslm,wp.")
+@click.option("--weights", "weights_path", type=click.Path(dir_okay=False),
+              help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.")
+@click.option("--nbest", "nbest_path", type=click.Path(dir_okay=False), help="Write an n-best list (Moses format).")
+@click.option("--nbest-size", default=100, show_default=True, help="Entries per sentence in the n-best list.")
+@click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
+@click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
+              help="Write source-target word alignments of the best translations (Pharaoh format).")
+@click.option("--threads", default=1, show_default=True, help="Decoding processes.")
+@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
+def decode(config_path: str, input_path: str | None, features: str | None, weights_path: str | None,
+           nbest_path: str | None, nbest_size: int, distinct: bool, alignment_path: str | None,
+           threads: int, search: str | None) -> None:
+    """Translate tokenized text, one sentence per line, from stdin or --input to stdout."""
+    from pysmt.decoder import Decoder
+    from pysmt.formats import alignment_line, nbest_line
+    from pysmt.runner import input_lines, translate_stream
+
+    config = load_config(config_path)
+    if weights_path:
+        config = config.with_weights(read_weights_file(weights_path), weights_path)
+    decoder = Decoder(config, split_names(features), search)  # type: ignore[arg-type]
+    labels = decoder.nbest_labels()
+    handle = open(input_path, "rb") if input_path else sys.stdin.buffer
+    name = input_path or "<stdin>"
+    total = sum(1 for _ in open(input_path, "rb")) if input_path else None
+    nbest_out: TextIO | None = open(nbest_path, "w", encoding="utf-8") if nbest_path else None
+    alignment_out: TextIO | None = open(alignment_path, "w", encoding="utf-8") if alignment_path else None
+    progress = tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr)
+
+    def emit(translation: Any) -> None:
+        sys.stdout.write(translation.best + "\n")
+        sys.stdout.flush()
+        if nbest_out:
+            for candidate in translation.hypotheses[:nbest_size]:
+                nbest_out.write(nbest_line(translation.index, candidate, labels) + "\n")
+            nbest_out.flush()
+        if alignment_out:
+            alignment_out.write((alignment_line(translation.hypotheses[0]) if translation.hypotheses else "") + "\n")
+            alignment_out.flush()
+        progress.update(1)
+
+    try:
+        translate_stream(decoder, input_lines(handle, name), emit, threads=threads,
+                         nbest_size=nbest_size if nbest_path else 1, distinct=distinct)
+    finally:
+        progress.close()
+        for out in (nbest_out, alignment_out):
+            if out:
+                out.close()
+
+
+@main.command("filter")
+@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="System config: pysmt.toml or moses.ini.")
+@click.option("-i", "--input", "input_path", required=True, type=click.Path(dir_okay=False),
+              help="The tokenized text that will be decoded.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the filtered tables and their pysmt.toml.")
+def filter_command(config_path: str, input_path: str, out_dir: str) -> None:
+    """Keep only the table entries an input can use (Moses' filter-model-given-input.pl)."""
+    from pysmt.filtering import filter_system
+
+    out = filter_system(load_config(config_path), input_path, Path(out_dir))
+    click.echo(f"pysmt filter: wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

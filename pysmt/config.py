@@ -1,0 +1,322 @@
+"""System configuration: ``pysmt.toml`` and Moses' ``moses.ini`` both become one :class:`SystemConfig`.
+
+``pysmt.toml`` looks like::
+
+    [search]
+    algorithm = "cube"          # or "normal" (Moses' default)
+    stack-size = 200
+    beam-threshold = 1e-5
+    pop-limit = 1000
+    distortion-limit = 6
+    max-phrase-length = 20
+
+    [[feature]]
+    type = "phrase-table"       # a name registered under the entry-point group pysmt.features
+    name = "TranslationModel0"  # label in weight files and n-best lists (default: type's label + index)
+    path = "phrase-table.gz"    # paths are relative to this file
+    num-scores = 4
+    table-limit = 20
+    weights = [0.2, 0.2, 0.2, 0.2]
+
+Features appear in decoding and n-best lists in the order they are listed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+
+from pysmt.errors import PysmtError, at_line
+from pysmt.textio import atomic_writer, read_lines
+
+#: Feature parameters that name files, resolved relative to the config file.
+PATH_PARAMS = ("path",)
+
+#: Moses feature names and the pysmt feature types that read the same models.
+MOSES_FEATURE_TYPES = {
+    "KENLM": "kenlm",
+    "Distortion": "distortion",
+    "LexicalReordering": "lexical-reordering",
+    "WordPenalty": "word-penalty",
+    "PhrasePenalty": "phrase-penalty",
+    "UnknownWordPenalty": "unknown-word-penalty",
+    "PhraseDictionaryMemory": "phrase-table",
+}
+
+#: moses.ini sections that mean nothing for a single-factor phrase-based system and are skipped.
+MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "threads", "n-best-list", "v"}
+
+
+@dataclass
+class SearchConfig:
+    """Search parameters; the defaults are Moses' so that a ``moses.ini`` behaves as in Moses."""
+
+    algorithm: Literal["normal", "cube"] = "normal"
+    stack_size: int = 200
+    beam_threshold: float = 1e-5
+    pop_limit: int = 1000
+    distortion_limit: int = 6
+    max_phrase_length: int = 20
+
+    def validate(self, where: str) -> None:
+        if self.algorithm not in ("normal", "cube"):
+            raise PysmtError(f"{where}: search algorithm must be 'normal' or 'cube', not {self.algorithm!r}")
+        if self.stack_size < 1 or self.pop_limit < 1 or self.max_phrase_length < 1:
+            raise PysmtError(f"{where}: stack-size, pop-limit and max-phrase-length must be positive")
+        if not 0.0 <= self.beam_threshold < 1.0:
+            raise PysmtError(f"{where}: beam-threshold must be in [0, 1)")
+
+
+@dataclass
+class FeatureSpec:
+    """One feature of the log-linear model as configured: its type, label, parameters and weights."""
+
+    type: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    weights: list[float] | None = None
+
+
+@dataclass
+class SystemConfig:
+    """Everything the decoder needs to build a system, independent of the file format it came from."""
+
+    path: Path
+    features: list[FeatureSpec]
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    def feature(self, name: str) -> FeatureSpec:
+        for spec in self.features:
+            if spec.name == name:
+                return spec
+        raise PysmtError(f"{self.path}: no feature named {name!r}")
+
+    def with_weights(self, weights: dict[str, list[float]], source: str) -> SystemConfig:
+        """A copy whose features take the given weights (by feature name)."""
+        names = {spec.name for spec in self.features}
+        unknown = sorted(set(weights) - names)
+        if unknown:
+            raise PysmtError(f"{source}: weights for unknown feature(s) {', '.join(unknown)}; "
+                             f"the system has {', '.join(sorted(names))}")
+        features = [replace(spec, weights=list(weights[spec.name])) if spec.name in weights else spec
+                    for spec in self.features]
+        return replace(self, features=features)
+
+    def write_toml(self, path: str | Path) -> None:
+        """Write this config as ``pysmt.toml``; model paths are made relative to the new file."""
+        path = Path(path)
+        base = path.parent.resolve()
+        search = {f.name.replace("_", "-"): getattr(self.search, f.name) for f in fields(SearchConfig)}
+        features = []
+        for spec in self.features:
+            entry: dict[str, Any] = {"type": spec.type, "name": spec.name}
+            for key, value in spec.params.items():
+                if key in PATH_PARAMS:
+                    value = os.path.relpath(Path(value).resolve(), base)
+                entry[key] = value
+            if spec.weights is not None:
+                entry["weights"] = [float(w) for w in spec.weights]
+            features.append(entry)
+        with atomic_writer(path) as out:
+            out.write(tomli_w.dumps({"search": search, "feature": features}))
+
+
+def load_config(path: str | Path) -> SystemConfig:
+    """Read a ``pysmt.toml`` or a ``moses.ini`` (by extension: ``.toml`` is TOML, anything else Moses)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PysmtError(f"{path}: no such file")
+    return read_toml(path) if path.suffix == ".toml" else read_moses_ini(path)
+
+
+def default_names(types: list[str], explicit: list[str | None], labels: dict[str, str]) -> list[str]:
+    """Moses-style labels: the type's label plus a per-label counter (``LM0``, ``LM1``...)."""
+    counters: dict[str, int] = {}
+    names = []
+    for ftype, name in zip(types, explicit):
+        label = labels.get(ftype, ftype)
+        index = counters.get(label, 0)
+        counters[label] = index + 1
+        names.append(name if name else f"{label}{index}")
+    return names
+
+
+def resolve_paths(params: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Make file parameters absolute, relative to the config file's folder."""
+    resolved = dict(params)
+    for key in PATH_PARAMS:
+        if key in resolved:
+            resolved[key] = str((base / os.path.expandvars(str(resolved[key]))).resolve())
+    return resolved
+
+
+def check_unique_names(features: list[FeatureSpec], path: Path) -> None:
+    seen: set[str] = set()
+    for spec in features:
+        if spec.name in seen:
+            raise PysmtError(f"{path}: two features are named {spec.name!r}")
+        seen.add(spec.name)
+
+
+def read_toml(path: Path) -> SystemConfig:
+    """Read a ``pysmt.toml`` system config."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise PysmtError(f"{path}: not valid TOML ({err})") from None
+    search_keys = {f.name.replace("_", "-"): f.name for f in fields(SearchConfig)}
+    search_data = data.get("search", {})
+    unknown = sorted(set(search_data) - set(search_keys))
+    if unknown:
+        raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}")
+    search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})
+    search.validate(str(path))
+    raw_features = data.get("feature", [])
+    if not isinstance(raw_features, list) or not raw_features:
+        raise PysmtError(f"{path}: no [[feature]] sections")
+    from pysmt.features.registry import default_label  # registry imports features, which import config
+
+    types, explicit, params, weights = [], [], [], []
+    for number, entry in enumerate(raw_features, start=1):
+        entry = dict(entry)
+        if "type" not in entry:
+            raise PysmtError(f"{path}: [[feature]] number {number} has no 'type'")
+        types.append(entry.pop("type"))
+        explicit.append(entry.pop("name", None))
+        w = entry.pop("weights", None)
+        if w is not None and not (isinstance(w, list) and all(isinstance(x, (int, float)) for x in w)):
+            raise PysmtError(f"{path}: feature {types[-1]!r}: weights must be a list of numbers")
+        weights.append(None if w is None else [float(x) for x in w])
+        params.append(resolve_paths(entry, path.parent))
+    names = default_names(types, explicit, {t: default_label(t) for t in types})
+    features = [FeatureSpec(t, n, p, w) for t, n, p, w in zip(types, names, params, weights)]
+    check_unique_names(features, path)
+    return SystemConfig(path=path.resolve(), features=features, search=search)
+
+
+_VAR = re.compile(r"\$\{(\w+)\}")
+
+
+def expand_variables(text: str, path: Path, line_no: int) -> str:
+    """Moses' ``${VAR}`` expansion from the environment; an unset variable is an error."""
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise at_line(path, line_no, f"environment variable ${{{name}}} is not set")
+        return os.environ[name]
+    return _VAR.sub(substitute, text)
+
+
+def parse_weight_line(line: str, path: Path, line_no: int) -> tuple[str, list[float]]:
+    """Parse a Moses weight line ``Name= w1 w2 ...``."""
+    name, sep, values = line.partition("=")
+    if not sep or not name.strip() or " " in name.strip():
+        raise at_line(path, line_no, f"expected 'FeatureName= w1 w2 ...', found {line!r}")
+    try:
+        return name.strip(), [float(v) for v in values.split()]
+    except ValueError:
+        raise at_line(path, line_no, f"weights must be numbers: {line!r}") from None
+
+
+def read_weights_file(path: str | Path) -> dict[str, list[float]]:
+    """Read weights in moses.ini's ``[weight]`` syntax (``Name= w1 w2 ...``, one feature a line)."""
+    path = Path(path)
+    weights: dict[str, list[float]] = {}
+    for line_no, line in read_lines(path):
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("["):
+            continue
+        name, values = parse_weight_line(line, path, line_no)
+        weights[name] = values
+    return weights
+
+
+def read_moses_ini(path: Path) -> SystemConfig:
+    """Read a phrase-based ``moses.ini`` (new-style ``[feature]``/``[weight]`` sections)."""
+    sections: dict[str, list[tuple[int, str]]] = {}
+    current: str | None = None
+    for line_no, line in read_lines(path):
+        line = expand_variables(line.split("#", 1)[0].strip(), path, line_no)
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+            sections.setdefault(current, [])
+        elif current is None:
+            raise at_line(path, line_no, "text before the first [section]")
+        else:
+            sections[current].append((line_no, line))
+    if "feature" not in sections:
+        if "ttable-file" in sections:
+            raise PysmtError(f"{path}: old-style moses.ini (no [feature] section); convert it with Moses' "
+                             "scripts/training/convert-moses-ini-to-v2.perl")
+        raise PysmtError(f"{path}: no [feature] section")
+
+    types, explicit, params = [], [], []
+    for line_no, line in sections["feature"]:
+        tokens = line.split()
+        moses_type, args = tokens[0], {}
+        for token in tokens[1:]:
+            key, sep, value = token.partition("=")
+            if not sep:
+                raise at_line(path, line_no, f"expected key=value, found {token!r}")
+            args[key] = value
+        if moses_type not in MOSES_FEATURE_TYPES:
+            raise at_line(path, line_no, f"feature {moses_type} is not supported; supported: "
+                          f"{', '.join(MOSES_FEATURE_TYPES)}")
+        types.append(moses_type)
+        explicit.append(args.pop("name", None))
+        params.append(resolve_paths(args, path.parent))
+    names = default_names(types, explicit, {t: t for t in types})
+    weights: dict[str, list[float]] = {}
+    for line_no, line in sections.get("weight", []):
+        name, values = parse_weight_line(line, path, line_no)
+        weights[name] = values
+    unknown = sorted(set(weights) - set(names))
+    if unknown:
+        raise PysmtError(f"{path}: [weight] names unknown feature(s) {', '.join(unknown)}")
+    features = [FeatureSpec(MOSES_FEATURE_TYPES[t], n, p, weights.get(n)) for t, n, p in zip(types, names, params)]
+    check_unique_names(features, path)
+    return SystemConfig(path=path.resolve(), features=features, search=moses_search_config(sections, path))
+
+
+def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) -> SearchConfig:
+    """The search parameters of a moses.ini; sections it does not set keep Moses' defaults."""
+    aliases = {
+        "distortion-limit": ("distortion_limit", int), "stack": ("stack_size", int), "s": ("stack_size", int),
+        "beam-threshold": ("beam_threshold", float), "b": ("beam_threshold", float),
+        "cube-pruning-pop-limit": ("pop_limit", int), "max-phrase-length": ("max_phrase_length", int),
+    }
+    values: dict[str, Any] = {}
+    for name, lines in sections.items():
+        if name in ("feature", "weight") or name in MOSES_IGNORED_SECTIONS:
+            continue
+        if name == "search-algorithm":
+            line_no, text = lines[0]
+            algorithms = {"0": "normal", "1": "cube"}
+            if text not in algorithms:
+                raise at_line(path, line_no, "search-algorithm must be 0 (normal) or 1 (cube pruning)")
+            values["algorithm"] = algorithms[text]
+        elif name in aliases:
+            key, kind = aliases[name]
+            line_no, text = lines[0]
+            try:
+                values[key] = kind(text)
+            except ValueError:
+                raise at_line(path, line_no, f"[{name}] must be a number, found {text!r}") from None
+        else:
+            print(f"pysmt: {path}: ignoring section [{name}]", file=sys.stderr)
+    search = SearchConfig(**values)
+    search.validate(str(path))
+    return search

@@ -1,0 +1,95 @@
+"""The decoder: a system config turned into a function from a source line to translations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+from pysmt.config import SearchConfig, SystemConfig
+from pysmt.features.registry import add_feature_types, build_features
+from pysmt.search.cube import cube_search
+from pysmt.search.future_cost import FutureCost
+from pysmt.search.model import LogLinearModel
+from pysmt.search.nbest import Derivation, nbest
+from pysmt.search.normal import normal_search
+from pysmt.search.options import OptionBuilder, Sentence
+
+
+@dataclass
+class Candidate:
+    """One complete translation with its feature scores (unweighted) and total."""
+
+    words: list[str]
+    scores: np.ndarray
+    total: float
+    alignment: list[tuple[int, int]]
+
+
+@dataclass
+class Translation:
+    """The decoder's answer for one input line: the best translation first, then the rest of the n-best list."""
+
+    index: int
+    hypotheses: list[Candidate]
+
+    @property
+    def best(self) -> str:
+        return " ".join(self.hypotheses[0].words) if self.hypotheses else ""
+
+
+class Decoder:
+    """Builds the features of a system once and translates sentences with them."""
+
+    def __init__(self, config: SystemConfig, extra_features: list[str] | None = None,
+                 algorithm: Literal["normal", "cube"] | None = None) -> None:
+        self.config = config
+        self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
+        specs = add_feature_types(config, extra_features or [])
+        self.features, weights = build_features(config, specs)
+        self.model = LogLinearModel(self.features, weights)
+        max_source = max((f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
+                         default=self.search.max_phrase_length)
+        self.options = OptionBuilder(self.model, min(self.search.max_phrase_length, max(max_source, 1)))
+
+    @property
+    def weights(self) -> list[list[float]]:
+        return [self.model.feature_weights(f).tolist() for f in self.features]
+
+    def set_weights(self, weights: list[list[float]]) -> None:
+        """New weights (one list per feature); cached options are rescored lazily."""
+        self.model.set_weights(weights)
+        self.options.cache.clear()
+
+    def translate(self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False) -> Translation:
+        """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up."""
+        words = tuple(line.split())
+        if not words:
+            return Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        sentence = Sentence(words, index)
+        options = self.options.build(sentence)
+        future = FutureCost(options)
+        search = cube_search if self.search.algorithm == "cube" else normal_search
+        try:
+            finals = search(self.model, options, future, self.search, keep_arcs=nbest_size > 1)
+            derivations = nbest(finals, max(nbest_size, 1), distinct)
+        finally:
+            self.model.end_sentence()
+        return Translation(index, [self._describe(d) for d in derivations])
+
+    def _describe(self, derivation: Derivation) -> Candidate:
+        scores = self.model.breakdown(derivation.path)
+        alignment = []
+        target_offset = 0
+        for hyp in derivation.path:
+            option = hyp.option
+            for link in option.pair.alignment.split():  # type: ignore[union-attr]
+                s, _, t = link.partition("-")
+                alignment.append((option.start + int(s), target_offset + int(t)))  # type: ignore[union-attr]
+            target_offset += len(option.target)  # type: ignore[union-attr]
+        return Candidate(derivation.words, scores, float(scores @ self.model.weights), sorted(alignment))
+
+    def nbest_labels(self) -> list[tuple[str, int, int]]:
+        """(label, first index, last index + 1) of each feature in the score vector, for n-best lists."""
+        return [(f.name, self.model.offsets[k], self.model.offsets[k + 1]) for k, f in enumerate(self.features)]

@@ -1,0 +1,1 @@
+"""The feature-plugin contract (``base``), the registry (``registry``) and the built-in features."""

@@ -1,0 +1,29 @@
+"""Distance-based reordering cost, as Moses' ``Distortion``: minus the jump between consecutive phrases.
+
+The jump is ``|end of previous phrase + 1 - start of this phrase|`` (the first phrase jumps from
+the sentence start); there is no cost for the end of the sentence. The state is the previous
+phrase's end, so hypotheses ending at the same place recombine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pysmt.config import SystemConfig
+from pysmt.features.base import StatefulFeature
+from pysmt.search.hypothesis import Hypothesis
+from pysmt.search.options import Sentence, TranslationOption
+
+
+class DistortionFeature(StatefulFeature):
+    default_label = "Distortion"
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> DistortionFeature:
+        return cls(name, 1)
+
+    def initial_state(self, sentence: Sentence) -> int:
+        return 0
+
+    def extend(self, state: int, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float], int]:
+        return (-float(abs(state - option.start)),), option.end

@@ -1,0 +1,134 @@
+"""Lexicalized reordering (Moses' phrase-based ``LexicalReordering``).
+
+The ``type`` parameter uses Moses' names, e.g. ``msd-bidirectional-fe`` (6 scores),
+``msd-backward-fe``, ``wbe-msd-bidirectional-fe-allff``, ``monotonicity-bidirectional-f``,
+``mslr-bidirectional-fe``, ``leftright-backward-fe``. Orientations, as Moses computes them from
+source spans: monotone (this phrase starts right after the previous one), swap (it ends right
+before the previous one), discontinuous otherwise; the first phrase is monotone if it starts the
+sentence. The backward model scores each phrase's orientation with that phrase's table entry; the
+forward model scores it with the previous phrase's entry (nothing for the first phrase, nothing at
+the sentence end). Only the slot of the orientation taken gets a score; a pair missing from the
+table scores 0 (or ``default-scores``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.features.base import StatefulFeature, int_param, require_param
+from pysmt.models.reordering_table import ReorderingTable
+from pysmt.search.hypothesis import Hypothesis
+from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+
+ORIENTATIONS = {"msd": 3, "mslr": 4, "monotonicity": 2, "leftright": 2}
+#: Moses' ReorderingType values: M=0, S=1, D=2 (MSD); M, S, DL=2, DR=3 (MSLR); M=0, NM=1; R=0, L=1.
+M, S, D, DL, DR, NM, R, L = 0, 1, 2, 2, 3, 1, 0, 1
+
+State = tuple[int, int, tuple[float, ...] | None] | None
+
+
+class ReorderingModelType:
+    """A parsed Moses reordering ``type`` string."""
+
+    def __init__(self, spec: str) -> None:
+        tokens = spec.lower().split("-")
+        models = [t for t in tokens if t in ORIENTATIONS]
+        if len(models) != 1 or "hier" in tokens:
+            raise PysmtError(f"lexicalized reordering type {spec!r} is not supported (phrase-based msd, mslr, "
+                             "monotonicity or leftright models; not hierarchical)")
+        self.model = models[0]
+        self.orientations = ORIENTATIONS[self.model]
+        self.backward = "forward" not in tokens
+        self.forward = "forward" in tokens or "bidirectional" in tokens
+        self.source_only = "fe" not in tokens
+        self.collapse = "collapseff" in tokens
+        self.table_scores = self.orientations * (int(self.backward) + int(self.forward))
+        self.num_scores = (1 if self.collapse else self.orientations) * (int(self.backward) + int(self.forward))
+
+    def first(self, start: int) -> int:
+        """Orientation of the first phrase."""
+        if self.model == "leftright":
+            return R
+        if start == 0:
+            return M
+        return {"msd": D, "mslr": DR, "monotonicity": NM}[self.model]
+
+    def orientation(self, prev_start: int, prev_end: int, start: int, end: int) -> int:
+        """Orientation of ``[start, end)`` after ``[prev_start, prev_end)`` (exclusive ends)."""
+        if self.model == "leftright":
+            return R if prev_end - 1 <= start else L
+        if start == prev_end:
+            return M
+        if self.model == "monotonicity":
+            return NM
+        if prev_start == end:
+            return S
+        if self.model == "msd":
+            return D
+        return DR if start >= prev_end else DL
+
+
+class LexicalReorderingFeature(StatefulFeature):
+    default_label = "LexicalReordering"
+
+    def __init__(self, name: str, kind: ReorderingModelType, table: ReorderingTable,
+                 default_scores: tuple[float, ...] | None = None) -> None:
+        super().__init__(name, kind.num_scores)
+        self.kind = kind
+        self.table = table
+        self.default_scores = default_scores
+        self.rows: dict[PhrasePair, tuple[float, ...] | None] = {}
+        per_direction = 1 if kind.collapse else kind.orientations
+        self.forward_table_offset = kind.orientations if kind.backward else 0
+        self.forward_offset = per_direction if kind.backward else 0
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:
+        kind = ReorderingModelType(str(require_param(params, "type", name)))
+        declared = int_param(params, "num-features", name, kind.num_scores)
+        if declared != kind.num_scores:
+            raise PysmtError(f"feature {name}: type {params['type']} has {kind.num_scores} scores, "
+                             f"num-features says {declared}")
+        table = ReorderingTable(require_param(params, "path", name), num_scores=kind.table_scores,
+                                source_only=kind.source_only)
+        defaults = None
+        if "default-scores" in params:
+            values = [float(v) for v in str(params["default-scores"]).split(",")]
+            if len(values) != kind.table_scores:
+                raise PysmtError(f"feature {name}: default-scores needs {kind.table_scores} values")
+            defaults = tuple(np.log(values).tolist())
+        return cls(name, kind, table, defaults)
+
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[None, None]:
+        """Look up (once per phrase pair) the table entry that ``extend`` will need."""
+        for pair in phrases:
+            row = None if pair.unknown else self.table.lookup(pair.source, " ".join(pair.target))
+            self.rows[pair] = row if row is not None else self.default_scores
+        return None, None
+
+    def initial_state(self, sentence: Sentence) -> State:
+        return None
+
+    def _slot(self, direction_offset: int, orientation: int) -> int:
+        return direction_offset + (0 if self.kind.collapse else orientation)
+
+    def extend(self, state: State, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float, ...], State]:
+        kind = self.kind
+        row = self.rows[option.pair]
+        scores = [0.0] * self.num_scores
+        if state is None:
+            orientation = kind.first(option.start)
+            previous_row = None
+        else:
+            prev_start, prev_end, previous_row = state
+            orientation = kind.orientation(prev_start, prev_end, option.start, option.end)
+        if kind.backward and row is not None:
+            scores[self._slot(0, orientation)] = row[orientation]
+        if kind.forward and previous_row is not None:
+            scores[self._slot(self.forward_offset, orientation)] = previous_row[self.forward_table_offset + orientation]
+        return tuple(scores), (option.start, option.end, row if kind.forward else None)

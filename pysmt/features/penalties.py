@@ -1,0 +1,52 @@
+"""Word, phrase and unknown-word penalties, with Moses' values.
+
+* ``WordPenalty``: minus the number of target words (with Moses' usual weight -1 it rewards length).
+* ``PhrasePenalty``: 1 per phrase pair.
+* ``UnknownWordPenalty``: -100 (Moses' floor of log 0) for an unknown word passed through; not tuned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pysmt.config import SystemConfig
+from pysmt.features.base import Feature
+from pysmt.models.scores import LOWEST_SCORE
+from pysmt.search.options import PhrasePair
+
+
+class WordPenaltyFeature(Feature):
+    default_label = "WordPenalty"
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> WordPenaltyFeature:
+        return cls(name, 1)
+
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+        return -np.array([[len(pair.target)] for pair in phrases], dtype=np.float64), None
+
+
+class PhrasePenaltyFeature(Feature):
+    default_label = "PhrasePenalty"
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhrasePenaltyFeature:
+        return cls(name, 1)
+
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+        return np.ones((len(phrases), 1)), None
+
+
+class UnknownWordPenaltyFeature(Feature):
+    default_label = "UnknownWordPenalty"
+    tunable = False
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> UnknownWordPenaltyFeature:
+        return cls(name, 1)
+
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+        return np.array([[LOWEST_SCORE if pair.unknown else 0.0] for pair in phrases]), None

@@ -1,0 +1,58 @@
+"""The phrase table as a feature: it proposes the phrase pairs and scores them with the table's columns.
+
+Moses name: ``PhraseDictionaryMemory``. Parameters: ``path`` (text or gzip), ``num-features``
+(score columns), ``table-limit`` (default 20; 0 keeps all), ``log-scores`` (true when the table
+already stores log scores instead of probabilities).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.features.base import Feature, int_param, require_param
+from pysmt.models.phrase_table import PhraseTable
+from pysmt.search.options import PhrasePair
+
+
+def bool_param(params: dict[str, Any], key: str, default: bool) -> bool:
+    value = params.get(key, default)
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true", "yes")
+
+
+class PhraseTableFeature(Feature):
+    """Proposes translations from a Moses phrase table; its scores are the table's (logged) columns."""
+
+    default_label = "TranslationModel"
+    provides_phrases = True
+
+    def __init__(self, name: str, table: PhraseTable, table_limit: int = 20) -> None:
+        super().__init__(name, table.num_scores)
+        self.table = table
+        self.table_limit = table_limit
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhraseTableFeature:
+        table = PhraseTable(require_param(params, "path", name), log_scores=bool_param(params, "log-scores", False))
+        declared = int_param(params, "num-features", name, table.num_scores)
+        if declared != table.num_scores:
+            raise PysmtError(f"feature {name}: num-features={declared} but {table.path} has {table.num_scores} scores")
+        return cls(name, table, int_param(params, "table-limit", name, 20))
+
+    def translations(self, source: str) -> list[PhrasePair]:
+        """Every target side of ``source`` (unscored, unpruned), in table order."""
+        return [PhrasePair(source, entry.target, table=self.name, table_scores=entry.scores, alignment=entry.alignment)
+                for entry in self.table.lookup(source)]
+
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        scores = np.zeros((len(phrases), self.num_scores))
+        for k, pair in enumerate(phrases):
+            if pair.table == self.name:
+                scores[k] = pair.table_scores
+        return scores, None

@@ -1,0 +1,79 @@
+"""The feature registry: every feature type, built-in or third-party, is an entry point.
+
+A distribution registers features in its ``pyproject.toml``::
+
+    [project.entry-points."pysmt.features"]
+    my-feature = "my_package.module:MyFeature"
+
+and ``pysmt decode --features my-feature`` (or a ``[[feature]] type = "my-feature"`` section)
+uses it. The core never imports a plugin by name.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+
+from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.features.base import Feature
+
+ENTRY_POINT_GROUP = "pysmt.features"
+
+
+@cache
+def available() -> dict[str, EntryPoint]:
+    """Registered feature types by name."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def feature_class(type_name: str) -> type[Feature]:
+    """The class registered as ``type_name``; an unknown name lists the available ones."""
+    registered = available()
+    if type_name not in registered:
+        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(sorted(registered))}")
+    try:
+        cls = registered[type_name].load()
+    except Exception as err:  # a broken plugin must not look like a pysmt bug
+        raise PysmtError(f"feature {type_name!r} could not be loaded ({type(err).__name__}: {err})") from None
+    if not (isinstance(cls, type) and issubclass(cls, Feature)):
+        raise PysmtError(f"feature {type_name!r} ({registered[type_name].value}) is not a pysmt Feature")
+    return cls
+
+
+def default_label(type_name: str) -> str:
+    """The label a feature of this type gets when the config names none (``LM`` for ``kenlm``)."""
+    registered = available()
+    return feature_class(type_name).default_label if type_name in registered else type_name
+
+
+def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[FeatureSpec]:
+    """The config's features plus one of each requested type the config does not already have."""
+    specs = list(config.features)
+    present = {spec.type for spec in specs}
+    labels = [spec.name for spec in specs]
+    for type_name in type_names:
+        if type_name in present:
+            continue
+        label = default_label(type_name)
+        index = sum(1 for name in labels if name.startswith(label) and name[len(label):].isdigit())
+        specs.append(FeatureSpec(type_name, f"{label}{index}"))
+        labels.append(specs[-1].name)
+        present.add(type_name)
+    return specs
+
+
+def build_features(config: SystemConfig, specs: list[FeatureSpec]) -> tuple[list[Feature], list[list[float]]]:
+    """Instantiate the features and check their weights before any decoding starts."""
+    features, weights = [], []
+    for spec in specs:
+        feature = feature_class(spec.type).from_config(spec.name, spec.params, config)
+        w = spec.weights if spec.weights is not None else feature.default_weights()
+        if w is None:
+            raise PysmtError(f"{config.path}: no weights for feature {spec.name} ({feature.num_scores} needed)")
+        if len(w) != feature.num_scores:
+            raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores "
+                             f"but {len(w)} weights")
+        features.append(feature)
+        weights.append(list(w))
+    return features, weights

@@ -1,0 +1,56 @@
+"""Cut a system's tables down to the phrases an input can use (Moses' ``filter-model-given-input.pl``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pysmt.config import SystemConfig
+from pysmt.models.phrase_table import FIELD_SEPARATOR
+from pysmt.textio import atomic_writer, read_lines
+
+#: Feature types whose table is keyed by source phrase and can be filtered.
+FILTERABLE = ("phrase-table", "lexical-reordering")
+
+
+def source_phrases(input_path: str | Path, max_length: int) -> set[str]:
+    """Every word n-gram (n <= max_length) of the input, words joined by single spaces."""
+    phrases: set[str] = set()
+    for _, line in read_lines(input_path):
+        words = line.split()
+        for start in range(len(words)):
+            for end in range(start + 1, min(len(words), start + max_length) + 1):
+                phrases.add(" ".join(words[start:end]))
+    return phrases
+
+
+def filter_table(path: str | Path, keep: set[str], out_path: Path) -> tuple[int, int]:
+    """Copy the lines of a table whose source phrase is in ``keep``; return (kept, read)."""
+    kept = read = 0
+    with atomic_writer(out_path) as out:
+        for _, line in tqdm(read_lines(path), desc=f"filter {Path(path).name}", unit=" lines", leave=False):
+            read += 1
+            if " ".join(line.split(FIELD_SEPARATOR, 1)[0].split()) in keep:
+                out.write(line + "\n")
+                kept += 1
+    return kept, read
+
+
+def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | Path) -> Path:
+    """Write filtered copies of the tables and a ``pysmt.toml`` that uses them; return the config path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keep = source_phrases(input_path, config.search.max_phrase_length)
+    features = []
+    for k, spec in enumerate(config.features):
+        if spec.type in FILTERABLE and "path" in spec.params:
+            target = out_dir / f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.gz"
+            kept, read = filter_table(spec.params["path"], keep, target)
+            print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {target}")
+            spec = replace(spec, params={**spec.params, "path": str(target.resolve())})
+        features.append(spec)
+    out_config = out_dir / "pysmt.toml"
+    replace(config, features=features).write_toml(out_config)
+    return out_config

@@ -1,0 +1,23 @@
+"""Moses' output formats: n-best lines and Pharaoh word alignments."""
+
+from __future__ import annotations
+
+from pysmt.decoder import Candidate
+
+
+def format_score(value: float) -> str:
+    """A score with up to 6 decimals and no trailing zeros (``-0`` printed as ``0``)."""
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def nbest_line(index: int, candidate: Candidate, labels: list[tuple[str, int, int]]) -> str:
+    """``id ||| words ||| Label0= s1 s2 Label1= s ... ||| total``, as Moses writes n-best lists."""
+    features = " ".join(f"{name}= " + " ".join(format_score(candidate.scores[k]) for k in range(lo, hi))
+                        for name, lo, hi in labels)
+    return f"{index} ||| {' '.join(candidate.words)} ||| {features} ||| {format_score(candidate.total)}"
+
+
+def alignment_line(candidate: Candidate) -> str:
+    """Source-target word alignment of a translation, Pharaoh format (``0-0 1-2 ...``)."""
+    return " ".join(f"{s}-{t}" for s, t in candidate.alignment)

@@ -1,0 +1,125 @@
+"""Moses phrase tables (``src ||| tgt ||| scores [||| alignment [||| counts]]``), text or gzip.
+
+The table is held compactly: target words as int32 ids in one flat array, scores in one float32
+matrix, alignments interned, and one dict from source phrase to its block of entries. Entries of a
+source phrase need not be contiguous in the file; they are grouped after loading.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pysmt.errors import at_line
+from pysmt.models.scores import log_probabilities
+from pysmt.models.vocabulary import Vocabulary
+from pysmt.textio import read_lines
+
+FIELD_SEPARATOR = "|||"
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseEntry:
+    """One target side of a source phrase, with its (logged) scores."""
+
+    target: tuple[str, ...]
+    scores: np.ndarray
+    alignment: str
+
+
+def split_fields(line: str, path: str | Path, line_no: int, min_fields: int) -> list[str]:
+    """Split a ``|||``-separated line into stripped fields, checking there are enough of them."""
+    fields = [field.strip() for field in line.split(FIELD_SEPARATOR)]
+    if len(fields) < min_fields:
+        raise at_line(path, line_no, f"expected at least {min_fields} '|||'-separated fields, found {len(fields)}")
+    return fields
+
+
+def parse_scores(text: str, path: str | Path, line_no: int, expected: int | None) -> list[float]:
+    """Parse a whitespace-separated score field, checking the count against the first line's."""
+    try:
+        values = [float(token) for token in text.split()]
+    except ValueError:
+        raise at_line(path, line_no, f"scores must be numbers, found {text!r}") from None
+    if not values:
+        raise at_line(path, line_no, "no scores")
+    if expected is not None and len(values) != expected:
+        raise at_line(path, line_no, f"{len(values)} scores where earlier lines have {expected}")
+    return values
+
+
+class PhraseTable:
+    """A Moses phrase table in memory, looked up by source phrase (words joined by single spaces).
+
+    ``log_scores=False`` (Moses' convention) logs the probabilities on load, floored at -100;
+    ``log_scores=True`` takes the values as they are, for tables that already store log scores.
+    """
+
+    def __init__(self, path: str | Path, *, log_scores: bool = False) -> None:
+        self.path = Path(path)
+        self.target_vocab = Vocabulary()
+        self.sources: dict[str, int] = {}
+        alignments = Vocabulary()
+        entry_source = array("i")
+        entry_target_start = array("q")
+        entry_target_len = array("i")
+        entry_alignment = array("i")
+        target_ids = array("i")
+        flat_scores = array("d")
+        self.num_scores = 0
+        self.max_source_length = 0
+        add_word = self.target_vocab.add
+        for line_no, line in read_lines(self.path):
+            if not line.strip():
+                continue
+            fields = split_fields(line, self.path, line_no, 3)
+            source, target = fields[0], fields[1]
+            if not source or not target:
+                raise at_line(self.path, line_no, "empty source or target phrase")
+            values = parse_scores(fields[2], self.path, line_no, self.num_scores or None)
+            if not log_scores and min(values) < 0:
+                raise at_line(self.path, line_no, "negative probability (for a table of log scores, set log-scores = true)")
+            self.num_scores = len(values)
+            source = " ".join(source.split())
+            sid = self.sources.get(source)
+            if sid is None:
+                sid = self.sources[source] = len(self.sources)
+                self.max_source_length = max(self.max_source_length, source.count(" ") + 1)
+            words = target.split()
+            entry_source.append(sid)
+            entry_target_start.append(len(target_ids))
+            entry_target_len.append(len(words))
+            target_ids.extend([add_word(word) for word in words])
+            entry_alignment.append(alignments.add(fields[3] if len(fields) > 3 else ""))
+            flat_scores.extend(values)
+        self.alignments = alignments.words
+        self.target_ids = np.frombuffer(target_ids, dtype=np.int32)
+        scores = np.frombuffer(flat_scores, dtype=np.float64).reshape(-1, max(self.num_scores, 1))
+        # Group the entries of each source phrase (stable: file order within a source is kept).
+        order = np.argsort(np.frombuffer(entry_source, dtype=np.int32), kind="stable")
+        self.scores = (scores if log_scores else log_probabilities(scores))[order].astype(np.float32)
+        self.target_start = np.frombuffer(entry_target_start, dtype=np.int64)[order]
+        self.target_len = np.frombuffer(entry_target_len, dtype=np.int32)[order]
+        self.alignment_id = np.frombuffer(entry_alignment, dtype=np.int32)[order]
+        counts = np.bincount(np.frombuffer(entry_source, dtype=np.int32), minlength=len(self.sources))
+        self.block_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.target_start)
+
+    def lookup(self, source: str) -> list[PhraseEntry]:
+        """All target sides of ``source`` in file order; empty if the phrase is not in the table."""
+        sid = self.sources.get(source)
+        if sid is None:
+            return []
+        words = self.target_vocab.words
+        entries = []
+        for row in range(self.block_start[sid], self.block_start[sid + 1]):
+            start = self.target_start[row]
+            ids = self.target_ids[start:start + self.target_len[row]]
+            entries.append(PhraseEntry(tuple(words[i] for i in ids), self.scores[row].astype(np.float64),
+                                       self.alignments[self.alignment_id[row]]))
+        return entries

@@ -1,0 +1,55 @@
+"""Moses lexicalized reordering tables: ``src ||| tgt ||| p1 ... pK`` (or ``src ||| p1 ... pK``).
+
+``fe`` tables are keyed by the phrase pair, ``f`` tables by the source phrase alone. The
+probabilities are logged on load and floored at -100, as Moses does.
+"""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from pysmt.errors import at_line
+from pysmt.models.phrase_table import parse_scores, split_fields
+from pysmt.models.scores import log_probabilities
+from pysmt.textio import read_lines
+
+
+def reordering_key(source: str, target: str | None) -> str:
+    """The lookup key of a phrase pair (``target=None`` for source-only tables)."""
+    return source if target is None else f"{source} ||| {target}"
+
+
+class ReorderingTable:
+    """A lexicalized reordering table; ``lookup`` gives the logged scores of a pair, or None."""
+
+    def __init__(self, path: str | Path, *, num_scores: int, source_only: bool = False) -> None:
+        self.path = Path(path)
+        self.num_scores = num_scores
+        self.source_only = source_only
+        self.rows: dict[str, int] = {}
+        values = array("d")
+        key_fields = 1 if source_only else 2
+        for line_no, line in read_lines(self.path):
+            if not line.strip():
+                continue
+            fields = split_fields(line, self.path, line_no, key_fields + 1)
+            scores = parse_scores(fields[key_fields], self.path, line_no, num_scores)
+            if min(scores) < 0:
+                raise at_line(self.path, line_no, "negative probability")
+            source = " ".join(fields[0].split())
+            target = None if source_only else " ".join(fields[1].split())
+            self.rows[reordering_key(source, target)] = len(self.rows)
+            values.extend(scores)
+        matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)
+        self.scores = log_probabilities(matrix).astype(np.float64)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def lookup(self, source: str, target: str) -> tuple[float, ...] | None:
+        """The logged scores for a phrase pair, or None when the table has no entry for it."""
+        row = self.rows.get(reordering_key(source, None if self.source_only else target))
+        return None if row is None else tuple(self.scores[row].tolist())

@@ -1,0 +1,71 @@
+"""Decoding a stream of lines: in input order, one output line per input line, written as it is done.
+
+With ``threads > 1`` sentences are decoded by forked worker processes that share the loaded models
+copy-on-write; results are still written in input order. An input line that is not valid UTF-8
+stops the run with an error naming the line, after everything before it has been written.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from pysmt.decoder import Decoder, Translation
+from pysmt.errors import PysmtError
+from pysmt.textio import decode_line
+
+
+@dataclass
+class BadLine:
+    """Stands in the stream for an input line that could not be decoded; raised when its turn comes."""
+
+    error: PysmtError
+
+
+def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLine]:
+    """(index, text) per input line; the first undecodable line becomes a :class:`BadLine` and ends the stream."""
+    for index, raw in enumerate(handle):
+        try:
+            yield index, decode_line(raw, name, index + 1)
+        except PysmtError as err:
+            yield BadLine(err)
+            return
+
+
+_WORKER: tuple[Decoder, int, bool] | None = None
+
+
+def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
+    if isinstance(item, BadLine):
+        return item
+    decoder, nbest_size, distinct = _WORKER  # type: ignore[misc]
+    index, line = item
+    return decoder.translate(line, index, nbest_size, distinct)
+
+
+def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine], emit: Callable[[Translation], None],
+                     *, threads: int = 1, nbest_size: int = 1, distinct: bool = False) -> int:
+    """Translate every item and ``emit`` each result in input order; return how many were translated."""
+    global _WORKER
+    _WORKER = (decoder, nbest_size, distinct)
+    done = 0
+    try:
+        if threads > 1:
+            with multiprocessing.get_context("fork").Pool(threads) as pool:
+                for result in pool.imap(_translate, items, chunksize=1):
+                    done += _emit(result, emit)
+        else:
+            for item in items:
+                done += _emit(_translate(item), emit)
+    finally:
+        _WORKER = None
+    return done
+
+
+def _emit(result: Translation | BadLine, emit: Callable[[Translation], None]) -> int:
+    if isinstance(result, BadLine):
+        raise result.error
+    emit(result)
+    return 1

@@ -1,0 +1,96 @@
+"""Cube pruning (Moses' ``SearchCubePruning``): each stack pops at most ``pop-limit`` hypotheses.
+
+Hypotheses of a finished stack are grouped by coverage. For every group and every span it may
+cover next, an *edge* pairs the group's hypotheses (best first, filtered by the jump limit) with
+the span's options (best first). A stack is filled by repeatedly taking the best hypothesis built
+so far from any of its edges, then building the neighbours of that grid point, so only the
+promising corner of each (hypotheses x options) grid is ever scored.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import count
+
+from pysmt.config import SearchConfig
+from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
+from pysmt.search.future_cost import FutureCost
+from pysmt.search.hypothesis import Hypothesis
+from pysmt.search.model import LogLinearModel
+from pysmt.search.normal import make_stacks
+from pysmt.search.options import SentenceOptions, TranslationOption
+
+
+class Edge:
+    """One grid of the cube: hypotheses of one coverage times the options of one span."""
+
+    __slots__ = ("hyps", "options", "cost", "complete", "seen")
+
+    def __init__(self, hyps: list[Hypothesis], options: list[TranslationOption], cost: float, complete: bool) -> None:
+        self.hyps = hyps
+        self.options = options
+        self.cost = cost
+        self.complete = complete
+        self.seen = {(0, 0)}
+
+
+def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureCost,
+                config: SearchConfig, keep_arcs: bool) -> list[Hypothesis]:
+    """Run the search; return the complete hypotheses, best first."""
+    n = len(options.sentence)
+    limit = config.distortion_limit
+    stacks = make_stacks(n, config, keep_arcs)
+    todo: list[list[Edge]] = [[] for _ in range(n + 1)]
+    seq = count(1)
+    spans = [options.spans_from(start) for start in range(n)]
+    initial = model.initial_hypothesis(options.sentence, future(0))
+    stacks[0].add(initial)
+
+    for i in range(n + 1):
+        if i > 0:
+            fill_stack(model, stacks[i], todo[i], config.pop_limit, seq)
+            todo[i] = []
+        hyps = stacks[i].finish(model.resolve)
+        if i == n:
+            return hyps
+        groups: dict[int, list[Hypothesis]] = {}
+        for hyp in hyps:
+            groups.setdefault(hyp.coverage, []).append(hyp)
+        for coverage, group in groups.items():
+            gap = first_gap(coverage)
+            for start in range(gap, n):
+                if (coverage >> start) & 1:
+                    continue
+                jumpers = [h for h in group if jump_allowed(h.end, h.option is not None, start, limit)]
+                if not jumpers:
+                    continue
+                for end, span_options in spans[start]:
+                    mask = span_mask(start, end)
+                    if coverage & mask or not gap_reachable(gap, start, end, limit):
+                        break
+                    covered = i + end - start
+                    todo[covered].append(Edge(jumpers, span_options, future(coverage | mask), covered == n))
+    return []
+
+
+def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, seq: count) -> None:
+    """Pop the best ``pop_limit`` hypotheses from the stack's edges into the stack."""
+    heap: list[tuple[float, int, Hypothesis, Edge, int, int]] = []
+
+    def push(edge: Edge, x: int, y: int) -> None:
+        hyp = model.extend(edge.hyps[x], edge.options[y], edge.cost, edge.complete, next(seq))
+        heapq.heappush(heap, (-hyp.future, hyp.seq, hyp, edge, x, y))
+
+    for edge in edges:
+        push(edge, 0, 0)
+    pops = 0
+    while heap and pops < pop_limit:
+        _, _, hyp, edge, x, y = heapq.heappop(heap)
+        stack.add(hyp)
+        pops += 1
+        if y + 1 < len(edge.options) and (x, y + 1) not in edge.seen:
+            edge.seen.add((x, y + 1))
+            push(edge, x, y + 1)
+        if x + 1 < len(edge.hyps) and (x + 1, y) not in edge.seen:
+            edge.seen.add((x + 1, y))
+            push(edge, x + 1, y)

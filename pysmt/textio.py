@@ -1,0 +1,64 @@
+"""Reading text files the way models and inputs need: gzip or plain, UTF-8 checked line by line."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, Iterator, TextIO
+
+from pysmt.errors import PysmtError, at_line
+
+
+def open_binary(path: str | Path) -> BinaryIO:
+    """Open a plain or gzip file (detected by its magic bytes, not its name) for binary reading."""
+    path = Path(path)
+    if not path.is_file():
+        raise PysmtError(f"{path}: no such file")
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def decode_line(raw: bytes, path: str | Path, line_no: int) -> str:
+    """Decode one line as UTF-8 without its line ending (LF or CRLF); invalid bytes name the line."""
+    try:
+        return raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as err:
+        raise at_line(path, line_no, f"invalid UTF-8 ({err.reason} at byte {err.start})") from None
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_no, text)`` for every line of a plain or gzip UTF-8 file."""
+    with open_binary(path) as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            yield line_no, decode_line(raw, path, line_no)
+
+
+@contextmanager
+def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator[TextIO]:
+    """Write a text file atomically: to a temporary file beside it, renamed into place on success.
+
+    An interrupted job never leaves a half-written file under the final name, so a rerun can trust
+    that an existing output is complete.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    compress = path.suffix == ".gz" if gzip_output is None else gzip_output
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if compress:
+            handle: TextIO = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)  # type: ignore[assignment]
+        else:
+            handle = open(tmp, "w", encoding="utf-8")
+        with handle:
+            yield handle
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

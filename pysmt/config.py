@@ -50,6 +50,9 @@ MOSES_FEATURE_TYPES = {
     "PhraseDictionaryMemory": "phrase-table",
 }
 
+#: moses.ini parameters that pysmt names differently (``type`` names the feature type in pysmt.toml).
+MOSES_PARAM_RENAMES = {"LexicalReordering": {"type": "model"}}
+
 #: moses.ini sections that mean nothing for a single-factor phrase-based system and are skipped.
 MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "threads", "n-best-list", "v"}
 
@@ -275,6 +278,9 @@ def read_moses_ini(path: Path) -> SystemConfig:
         if moses_type not in MOSES_FEATURE_TYPES:
             raise at_line(path, line_no, f"feature {moses_type} is not supported; supported: "
                           f"{', '.join(MOSES_FEATURE_TYPES)}")
+        for old, new in MOSES_PARAM_RENAMES.get(moses_type, {}).items():
+            if old in args:
+                args[new] = args.pop(old)
         types.append(moses_type)
         explicit.append(args.pop("name", None))
         params.append(resolve_paths(args, path.parent))

@@ -1,6 +1,6 @@
 """Lexicalized reordering (Moses' phrase-based ``LexicalReordering``).
 
-The ``type`` parameter uses Moses' names, e.g. ``msd-bidirectional-fe`` (6 scores),
+The ``model`` parameter (``type=`` in moses.ini) uses Moses' names, e.g. ``msd-bidirectional-fe`` (6 scores),
 ``msd-backward-fe``, ``wbe-msd-bidirectional-fe-allff``, ``monotonicity-bidirectional-f``,
 ``mslr-bidirectional-fe``, ``leftright-backward-fe``. Orientations, as Moses computes them from
 source spans: monotone (this phrase starts right after the previous one), swap (it ends right
@@ -89,10 +89,10 @@ class LexicalReorderingFeature(StatefulFeature):
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:
-        kind = ReorderingModelType(str(require_param(params, "type", name)))
+        kind = ReorderingModelType(str(require_param(params, "model", name)))
         declared = int_param(params, "num-features", name, kind.num_scores)
         if declared != kind.num_scores:
-            raise PysmtError(f"feature {name}: type {params['type']} has {kind.num_scores} scores, "
+            raise PysmtError(f"feature {name}: model {params['model']} has {kind.num_scores} scores, "
                              f"num-features says {declared}")
         table = ReorderingTable(require_param(params, "path", name), num_scores=kind.table_scores,
                                 source_only=kind.source_only)

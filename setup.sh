@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up pysmt from nothing: a virtual environment in .venv with pysmt and its test tools.
+# Safe to rerun: it only installs what is missing or out of date.
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

@@ -1,0 +1,58 @@
+"""Integration: the Moses regression-test system decodes to Moses' own translations and model scores."""
+
+import pytest
+
+from pysmt.config import load_config
+from pysmt.decoder import Decoder
+from pysmt.formats import nbest_line
+from tests.conftest import shared_data
+
+# moses-regression-tests, tests/phrase.lexicalized-reordering/truth/results.txt (Moses, normal search).
+MOSES_TRANSLATIONS = [
+    "mr president , what we devrons but also to to biarritz , this is regarder a little more loin .",
+    "the élus that we are have the with difference the us of the encourager to progresser , in dépit of the "
+    "adversité , that of relayer the messages that we recevons of the opinion all in each of our countries .",
+    "the prerequisites for the événements of these derniers time , the issue of the sufficiently of the essence "
+    "to it also in remarquable .",
+    "in the , the council , it is train of examiner the inclusion of such mécanismes in article 7 .",
+    "secondly , in the transparency for the citizens , which are now the droits which they disposent vis-à-vis "
+    "of those appliquent and élaborent the european law and , to those , precisely appliquent and élaborent "
+    "this european law .",
+]
+MOSES_SCORES = [-883.502, -1994.346, -898.780, -894.141, -1568.085]
+
+
+@pytest.fixture(scope="module")
+def fixture_dir():
+    return shared_data("fixtures", "moses", "lexicalized-reordering")
+
+
+@pytest.fixture(scope="module")
+def decoder(fixture_dir):
+    return Decoder(load_config(fixture_dir / "moses.ini"))
+
+
+@pytest.fixture(scope="module")
+def sentences(fixture_dir):
+    return (fixture_dir / "to-translate.txt").read_text(encoding="utf-8").splitlines()
+
+
+def test_matches_moses_translations_and_scores(decoder, sentences):
+    for k, line in enumerate(sentences):
+        result = decoder.translate(line, k, nbest_size=20)
+        assert result.best == MOSES_TRANSLATIONS[k]
+        assert round(result.hypotheses[0].total, 3) == pytest.approx(MOSES_SCORES[k], abs=1e-3)
+        for candidate in result.hypotheses:  # n-best totals are the weighted sums of the feature scores
+            fields = nbest_line(k, candidate, decoder.nbest_labels()).split(" ||| ")
+            values, weighted = fields[2].split(), 0.0
+            weights = iter(decoder.model.weights)
+            for token in values:
+                if not token.endswith("="):
+                    weighted += float(token) * next(weights)
+            assert weighted == pytest.approx(float(fields[3]), abs=1e-4)
+
+
+def test_cube_pruning_finds_translations_as_good(fixture_dir, sentences):
+    cube = Decoder(load_config(fixture_dir / "moses.ini"), algorithm="cube")
+    for k, line in enumerate(sentences):
+        assert cube.translate(line).hypotheses[0].total >= MOSES_SCORES[k] - 1.0

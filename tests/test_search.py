@@ -1,0 +1,134 @@
+"""Search: exactness against exhaustive enumeration, n-best invariants, a hand-computed derivation."""
+
+import math
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pysmt.config import load_config
+from pysmt.decoder import Decoder
+from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
+from pysmt.search.options import Sentence
+from tests.conftest import LN10, write_moses_system
+
+ln = math.log
+
+
+def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
+    """The best model score over every derivation the distortion rules allow (no pruning, no recombination)."""
+    options = decoder.options.build(Sentence(words))
+    model, n, limit = decoder.model, len(words), decoder.search.distortion_limit
+    best = -math.inf
+
+    def expand(hyp):
+        nonlocal best
+        if hyp.covered == n:
+            best = max(best, hyp.score)
+            return
+        gap = first_gap(hyp.coverage)
+        for (start, end), span_options in options.by_span.items():
+            if hyp.coverage & span_mask(start, end) or not jump_allowed(hyp.end, hyp.option is not None, start, limit):
+                continue
+            if not gap_reachable(gap, start, end, limit):
+                continue
+            for option in span_options:
+                expand(model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0))
+
+    expand(model.initial_hypothesis(Sentence(words), 0.0))
+    model.end_sentence()
+    return best
+
+
+def huge_beam(decoder: Decoder, algorithm: str) -> Decoder:
+    decoder.search = replace(decoder.search, algorithm=algorithm, stack_size=10**9, beam_threshold=0.0, pop_limit=10**9)
+    return decoder
+
+
+VOCAB_SRC, VOCAB_TGT = ["a", "b", "c", "d"], ["x", "y", "z"]
+
+
+@st.composite
+def tiny_systems(draw):
+    phrases = set()
+    for _ in range(draw(st.integers(4, 12))):
+        src = " ".join(draw(st.lists(st.sampled_from(VOCAB_SRC), min_size=1, max_size=2)))
+        tgt = " ".join(draw(st.lists(st.sampled_from(VOCAB_TGT), min_size=1, max_size=2)))
+        phrases.add((src, tgt))
+    probs = [draw(st.sampled_from([0.1, 0.3, 0.5, 0.9])) for _ in phrases]
+    table = "".join(f"{s} ||| {t} ||| {p} {p}\n" for (s, t), p in zip(sorted(phrases), probs))
+    sentence = tuple(draw(st.lists(st.sampled_from(VOCAB_SRC), min_size=1, max_size=5)))
+    limit = draw(st.sampled_from([0, 1, 2, 6, -1]))
+    return table, sentence, limit
+
+
+@settings(max_examples=40, deadline=None)
+@given(tiny_systems())
+def test_huge_beam_equals_exhaustive_search(tmp_path_factory, system):
+    table, sentence, limit = system
+    ini = write_moses_system(tmp_path_factory.mktemp("sys"), phrases=table, reordering=None,
+                             extra=f"[distortion-limit]\n{limit}\n")
+    decoder = Decoder(load_config(ini))
+    expected = exhaustive_best(decoder, sentence)
+    for algorithm in ("normal", "cube"):
+        result = huge_beam(decoder, algorithm).translate(" ".join(sentence))
+        assert result.hypotheses[0].total == pytest.approx(expected, abs=1e-9), algorithm
+
+
+def test_hand_computed_monotone_derivation(tiny_system):
+    decoder = Decoder(load_config(tiny_system))
+    result = decoder.translate("a b c", nbest_size=200)
+    labels = {name: (lo, hi) for name, lo, hi in decoder.nbest_labels()}
+    monotone = [c for c in result.hypotheses if c.words == ["x", "y", "z"] and c.alignment == [(0, 0), (1, 1), (2, 2)]]
+    # a|b|c one word at a time or "a b"|c: pick the one-word segmentation by its phrase-table scores
+    by_tm = {tuple(np.round(c.scores[labels["PhraseDictionaryMemory0"][0]:], 6)): c for c in monotone}
+    single = by_tm[tuple(np.round([ln(0.5) + ln(0.5) + ln(0.9), ln(0.5) + ln(0.4) + ln(0.9)], 6))]
+    lo, hi = labels["KENLM0"]
+    assert single.scores[lo] == pytest.approx((-0.2 - 0.3 - 0.25 - 0.4) * LN10)
+    lo, hi = labels["LexicalReordering0"]
+    assert list(single.scores[lo:hi]) == pytest.approx([ln(0.5) + ln(0.4) + ln(0.8), 0, 0, ln(0.6) + ln(0.5), 0, 0])
+    assert single.scores[labels["Distortion0"][0]] == 0 and single.scores[labels["WordPenalty0"][0]] == -3
+
+
+def test_nbest_is_sorted_and_totals_add_up(tiny_system):
+    decoder = Decoder(load_config(tiny_system))
+    result = decoder.translate("a b c", nbest_size=50)
+    totals = [c.total for c in result.hypotheses]
+    # every derivation: 3 single words in 6 orders x 2 translations of a, "a b"+c in 2, a+"b c" in 2 x 2
+    assert len(totals) == 12 + 2 + 4
+    assert totals == sorted(totals, reverse=True)
+    weights = decoder.model.weights
+    for candidate in result.hypotheses:
+        assert candidate.total == pytest.approx(float(candidate.scores @ weights), abs=1e-9)
+    assert result.hypotheses[0].total == pytest.approx(exhaustive_best(decoder, ("a", "b", "c")))
+
+
+def test_distinct_nbest_has_unique_strings(tiny_system):
+    result = Decoder(load_config(tiny_system)).translate("a b c", nbest_size=10, distinct=True)
+    strings = [" ".join(c.words) for c in result.hypotheses]
+    assert len(strings) == len(set(strings)) > 1
+
+
+def test_table_limit_keeps_the_best_by_weighted_score_and_estimate(tmp_path):
+    phrases = "a ||| x ||| 0.1 0.1\na ||| y ||| 0.9 0.9\na ||| z ||| 0.5 0.5\n"
+    ini = write_moses_system(tmp_path, phrases=phrases, reordering=None)
+    ini.write_text(ini.read_text().replace("table-limit=20", "table-limit=2"))
+    decoder = Decoder(load_config(ini))
+    kept = decoder.options.build(Sentence(("a",))).by_span[(0, 1)]
+    assert [o.target for o in kept] == [("y",), ("z",)]
+    assert kept[0].future == pytest.approx(kept[0].isolation + 0.5 * -0.7 * LN10)
+
+
+def test_deterministic_and_cube_agrees_on_random_sentences(tiny_system):
+    decoder = Decoder(load_config(tiny_system))
+    rng = random.Random(0)
+    for _ in range(10):
+        line = " ".join(rng.choice("abcq") for _ in range(rng.randint(1, 7)))
+        first = decoder.translate(line, nbest_size=5)
+        again = decoder.translate(line, nbest_size=5)
+        assert [c.words for c in first.hypotheses] == [c.words for c in again.hypotheses]
+        exact = exhaustive_best(decoder, tuple(line.split()))
+        assert first.hypotheses[0].total == pytest.approx(exact)

@@ -31,6 +31,9 @@ class KenLMFeature(StatefulFeature):
         self.model = model
         self.begin = kenlm.State()
         model.BeginSentenceWrite(self.begin)
+        #: (state, target phrase) -> (scores, new state): search applies the same phrase to the same
+        #: LM context many times (hypotheses differing only in coverage); cleared per sentence.
+        self.cache: dict[tuple[kenlm.State, tuple[str, ...]], tuple[tuple[float], kenlm.State]] = {}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:
@@ -52,13 +55,20 @@ class KenLMFeature(StatefulFeature):
 
     def extend(self, state: kenlm.State, hypothesis: Hypothesis,
                option: TranslationOption) -> tuple[tuple[float], kenlm.State]:
-        base_score = self.model.BaseScore
-        total = 0.0
-        for word in option.target:
-            out = kenlm.State()
-            total += base_score(state, word, out)
-            state = out
-        return (total * LOG10_TO_LN,), state
+        key = (state, option.target)
+        cached = self.cache.get(key)
+        if cached is None:
+            base_score = self.model.BaseScore
+            total = 0.0
+            for word in option.target:
+                out = kenlm.State()
+                total += base_score(state, word, out)
+                state = out
+            cached = self.cache[key] = ((total * LOG10_TO_LN,), state)
+        return cached
+
+    def end_sentence(self) -> None:
+        self.cache.clear()
 
     def final(self, state: kenlm.State) -> tuple[float]:
         return (self.model.BaseScore(state, "</s>", kenlm.State()) * LOG10_TO_LN,)

@@ -85,7 +85,10 @@ class LexicalReorderingFeature(StatefulFeature):
         self.rows: dict[PhrasePair, tuple[float, ...] | None] = {}
         per_direction = 1 if kind.collapse else kind.orientations
         self.forward_table_offset = kind.orientations if kind.backward else 0
-        self.forward_offset = per_direction if kind.backward else 0
+        # Score slot of each orientation, per direction (collapsed models have one slot per direction).
+        forward_offset = per_direction if kind.backward else 0
+        self.backward_slots = [0 if kind.collapse else o for o in range(kind.orientations)]
+        self.forward_slots = [forward_offset + slot for slot in self.backward_slots]
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:
@@ -114,9 +117,6 @@ class LexicalReorderingFeature(StatefulFeature):
     def initial_state(self, sentence: Sentence) -> State:
         return None
 
-    def _slot(self, direction_offset: int, orientation: int) -> int:
-        return direction_offset + (0 if self.kind.collapse else orientation)
-
     def extend(self, state: State, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float, ...], State]:
         kind = self.kind
         row = self.rows[option.pair]
@@ -127,8 +127,8 @@ class LexicalReorderingFeature(StatefulFeature):
         else:
             prev_start, prev_end, previous_row = state
             orientation = kind.orientation(prev_start, prev_end, option.start, option.end)
-        if kind.backward and row is not None:
-            scores[self._slot(0, orientation)] = row[orientation]
-        if kind.forward and previous_row is not None:
-            scores[self._slot(self.forward_offset, orientation)] = previous_row[self.forward_table_offset + orientation]
+        if row is not None and kind.backward:
+            scores[self.backward_slots[orientation]] = row[orientation]
+        if previous_row is not None:
+            scores[self.forward_slots[orientation]] = previous_row[self.forward_table_offset + orientation]
         return tuple(scores), (option.start, option.end, row if kind.forward else None)

@@ -84,7 +84,7 @@ def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, 
     for edge in edges:
         push(edge, 0, 0)
     pops = 0
-    while heap and pops < pop_limit:
+    while heap and pops < pop_limit and -heap[0][0] >= stack.worst:
         _, _, hyp, edge, x, y = heapq.heappop(heap)
         stack.add(hyp)
         pops += 1

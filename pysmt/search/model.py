@@ -25,7 +25,10 @@ class LogLinearModel:
         self.offsets = np.cumsum([0] + [f.num_scores for f in self.features]).tolist()
         self.dims = self.offsets[-1]
         self.phrase_tables = [f for f in self.features if getattr(f, "provides_phrases", False)]
-        self.stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
+        # Unbatched stateful features first, then batched ones: hypotheses' states follow this order.
+        stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
+        self.stateful = [f for f in stateful if not isinstance(f, BatchedStatefulFeature)] + \
+                        [f for f in stateful if isinstance(f, BatchedStatefulFeature)]
         self.stateful_offsets = [self.offsets[self.features.index(f)] for f in self.stateful]
         self.batched = [k for k, f in enumerate(self.stateful) if isinstance(f, BatchedStatefulFeature)]
         self.set_weights(weights)
@@ -33,7 +36,10 @@ class LogLinearModel:
     def set_weights(self, weights: Sequence[Sequence[float]]) -> None:
         """Install new weights (one list per feature, in feature order)."""
         self.weights = np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]) if weights else np.zeros(0)
-        self.stateful_weights = [tuple(self.feature_weights(f)) for f in self.stateful]
+        self.stateful_weights = [tuple(self.feature_weights(f).tolist()) for f in self.stateful]
+        # What the hot loop of extend() needs, bound once: (index, extend, final, weights, single weight).
+        self._plain = [(k, f.extend, f.final, self.stateful_weights[k], f.num_scores == 1)
+                       for k, f in enumerate(self.stateful) if k not in self.batched]
 
     def feature_weights(self, feature: Feature) -> np.ndarray:
         k = self.features.index(feature)
@@ -95,30 +101,30 @@ class LogLinearModel:
                complete: bool, seq: int) -> Hypothesis:
         """Apply ``option`` to ``hyp``: stateful features score it (and the sentence end when ``complete``)."""
         score = hyp.score + option.isolation
+        old_states = hyp.states
         states = []
         deltas = []
+        for k, extend, final, weights, single in self._plain:
+            delta, state = extend(old_states[k], hyp, option)
+            if complete:
+                end = final(state)
+                if end is not None:
+                    delta = tuple([a + b for a, b in zip(delta, end)])
+            score += weights[0] * delta[0] if single else sum(map(mul, weights, delta))
+            states.append(state)
+            deltas.append(delta)
         pending = None
-        old_states = hyp.states
-        for k, feature in enumerate(self.stateful):
-            if k in self.batched:
+        if self.batched:
+            pending = []
+            for k in self.batched:
+                feature = self.stateful[k]
                 ticket, state = feature.request(old_states[k], hyp, option)  # type: ignore[attr-defined]
-                pending = pending or []
                 pending.append((k, ticket))
                 if complete:
                     ticket, _ = feature.request(state, hyp, None)  # type: ignore[attr-defined]
                     pending.append((k, ticket))
                 states.append(state)
                 deltas.append(None)
-                continue
-            delta, state = feature.extend(old_states[k], hyp, option)
-            if complete:
-                end = feature.final(state)
-                if end is not None:
-                    delta = tuple(a + b for a, b in zip(delta, end))
-            weights = self.stateful_weights[k]
-            score += weights[0] * delta[0] if len(delta) == 1 else sum(map(mul, weights, delta))
-            states.append(state)
-            deltas.append(delta)
         new = Hypothesis(hyp, option, hyp.coverage | ((1 << option.end) - (1 << option.start)),
                          hyp.covered + option.end - option.start, option.end, score, tuple(states), tuple(deltas), seq)
         new.future = score + future_cost

@@ -1,0 +1,84 @@
+"""Decoding speed and memory: source words per second on one core, peak memory, and a profile.
+
+    python bench/decode.py                                   # the Moses fixture, normal and cube
+    python bench/decode.py -c SYSTEM/pysmt.toml -i ../shared/data/news/newstest2013.en --lines 500 --prepared
+    python bench/decode.py --profile                         # where the time goes (cProfile, top 20)
+
+Speed is process time of decoding only (model loading excluded, as in the Moses figures we
+compare with); each configuration runs in its own process so peak memory is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
+
+
+def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool) -> dict:
+    from pysmt.config import load_config
+    from pysmt.decoder import Decoder
+
+    start = time.process_time()
+    decoder = Decoder(load_config(config), algorithm=algorithm)
+    load = time.process_time() - start
+    sentences = Path(input_path).read_text(encoding="utf-8").splitlines()[:lines]
+    if hasattr(decoder, "preprocess"):
+        sentences = [decoder.preprocess(s) for s in sentences]
+    words = sum(len(s.split()) for s in sentences)
+    profiler = cProfile.Profile() if profile else None
+    start = time.process_time()
+    if profiler:
+        profiler.enable()
+    for k, sentence in enumerate(sentences):
+        decoder.translate(sentence, k)
+    if profiler:
+        profiler.disable()
+    seconds = time.process_time() - start
+    result = {"algorithm": algorithm, "sentences": len(sentences), "source_words": words, "load_s": round(load, 2),
+              "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
+              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if profiler:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
+        result["profile"] = text.getvalue()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-c", "--config", default=str(FIXTURE / "moses.ini"))
+    parser.add_argument("-i", "--input", default=str(FIXTURE / "to-translate.txt"))
+    parser.add_argument("--lines", type=int, default=500)
+    parser.add_argument("--algorithms", default="normal,cube")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile)))
+        return
+    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)")
+    print(f"{'search':8} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'words/s':>8} {'peak MB':>8}")
+    for algorithm in args.algorithms.split(","):
+        cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
+               "--lines", str(args.lines)] + (["--profile"] if args.profile else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        print(f"{r['algorithm']:8} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
+              f"{r['decode_s']:9.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f}")
+        if "profile" in r:
+            print(r["profile"])
+
+
+if __name__ == "__main__":
+    main()

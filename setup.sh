@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up pysmt from nothing: a virtual environment in .venv with pysmt and its test tools.
+# Set up pysmt from nothing: a virtual environment in .venv with pysmt and its test tools,
+# and KenLM's lmplz/build_binary in third_party/kenlm/bin.
 # Safe to rerun: it only installs what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,4 +10,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+bash scripts/build-kenlm-tools.sh   # lmplz and build_binary for `pysmt train` / `pysmt lm`
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

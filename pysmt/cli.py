@@ -67,10 +67,17 @@ def split_names(value: str | None) -> list[str]:
               help="Write source-target word alignments of the best translations (Pharaoh format).")
 @click.option("--threads", default=1, show_default=True, help="Decoding processes.")
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
+@click.option("--prepared", is_flag=True,
+              help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
 def decode(config_path: str, input_path: str | None, features: str | None, weights_path: str | None,
            nbest_path: str | None, nbest_size: int, distinct: bool, alignment_path: str | None,
-           threads: int, search: str | None) -> None:
-    """Translate tokenized text, one sentence per line, from stdin or --input to stdout."""
+           threads: int, search: str | None, prepared: bool) -> None:
+    """Translate text, one sentence per line, from stdin or --input to stdout.
+
+    Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
+    text prepared as their models were, and give tokens. N-best lists and alignments are always on
+    model tokens, as in Moses.
+    """
     from pysmt.decoder import Decoder
     from pysmt.formats import alignment_line, nbest_line
     from pysmt.runner import input_lines, translate_stream
@@ -88,7 +95,7 @@ def decode(config_path: str, input_path: str | None, features: str | None, weigh
     progress = tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr)
 
     def emit(translation: Any) -> None:
-        sys.stdout.write(translation.best + "\n")
+        sys.stdout.write(translation.output + "\n")
         sys.stdout.flush()
         if nbest_out:
             for candidate in translation.hypotheses[:nbest_size]:
@@ -101,7 +108,7 @@ def decode(config_path: str, input_path: str | None, features: str | None, weigh
 
     try:
         translate_stream(decoder, input_lines(handle, name), emit, threads=threads,
-                         nbest_size=nbest_size if nbest_path else 1, distinct=distinct)
+                         nbest_size=nbest_size if nbest_path else 1, distinct=distinct, process=not prepared)
     finally:
         progress.close()
         for out in (nbest_out, alignment_out):

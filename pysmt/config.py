@@ -78,6 +78,23 @@ class SearchConfig:
 
 
 @dataclass
+class ProcessingConfig:
+    """How raw text becomes model tokens (and back): what ``pysmt train`` did to its corpus.
+
+    Written as ``[processing]`` in pysmt.toml; truecase model paths are relative to the file.
+    """
+
+    source_language: str
+    target_language: str
+    tokenize: bool = True
+    truecase_source: str | None = None
+    truecase_target: str | None = None
+
+
+PROCESSING_PATHS = ("truecase_source", "truecase_target")
+
+
+@dataclass
 class FeatureSpec:
     """One feature of the log-linear model as configured: its type, label, parameters and weights."""
 
@@ -94,6 +111,7 @@ class SystemConfig:
     path: Path
     features: list[FeatureSpec]
     search: SearchConfig = field(default_factory=SearchConfig)
+    processing: ProcessingConfig | None = None
 
     @property
     def directory(self) -> Path:
@@ -131,8 +149,19 @@ class SystemConfig:
             if spec.weights is not None:
                 entry["weights"] = [float(w) for w in spec.weights]
             features.append(entry)
+        document: dict[str, Any] = {"search": search}
+        if self.processing is not None:
+            processing = {}
+            for f in fields(ProcessingConfig):
+                value = getattr(self.processing, f.name)
+                if value is not None:
+                    if f.name in PROCESSING_PATHS:
+                        value = os.path.relpath(Path(value).resolve(), base)
+                    processing[f.name.replace("_", "-")] = value
+            document["processing"] = processing
+        document["feature"] = features
         with atomic_writer(path) as out:
-            out.write(tomli_w.dumps({"search": search, "feature": features}))
+            out.write(tomli_w.dumps(document))
 
 
 def load_config(path: str | Path) -> SystemConfig:
@@ -185,6 +214,7 @@ def read_toml(path: Path) -> SystemConfig:
         raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}")
     search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})
     search.validate(str(path))
+    processing = read_processing(data.get("processing"), path)
     raw_features = data.get("feature", [])
     if not isinstance(raw_features, list) or not raw_features:
         raise PysmtError(f"{path}: no [[feature]] sections")
@@ -205,7 +235,25 @@ def read_toml(path: Path) -> SystemConfig:
     names = default_names(types, explicit, {t: default_label(t) for t in types})
     features = [FeatureSpec(t, n, p, w) for t, n, p, w in zip(types, names, params, weights)]
     check_unique_names(features, path)
-    return SystemConfig(path=path.resolve(), features=features, search=search)
+    return SystemConfig(path=path.resolve(), features=features, search=search, processing=processing)
+
+
+def read_processing(data: dict[str, Any] | None, path: Path) -> ProcessingConfig | None:
+    """The ``[processing]`` section, with truecase model paths made absolute."""
+    if data is None:
+        return None
+    keys = {f.name.replace("_", "-"): f.name for f in fields(ProcessingConfig)}
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise PysmtError(f"{path}: unknown [processing] key(s) {', '.join(unknown)}; known: {', '.join(sorted(keys))}")
+    values = {keys[key]: value for key, value in data.items()}
+    for name in PROCESSING_PATHS:
+        if values.get(name):
+            values[name] = str((path.parent / values[name]).resolve())
+    try:
+        return ProcessingConfig(**values)
+    except TypeError as err:
+        raise PysmtError(f"{path}: [processing] needs source-language and target-language ({err})") from None
 
 
 _VAR = re.compile(r"\$\{(\w+)\}")

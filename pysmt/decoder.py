@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pysmt.config import SearchConfig, SystemConfig
+from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.features.registry import add_feature_types, build_features
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
@@ -15,6 +15,19 @@ from pysmt.search.model import LogLinearModel
 from pysmt.search.nbest import Derivation, nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder, Sentence
+
+if TYPE_CHECKING:
+    from pysmt.training.preparation import TextProcessor
+
+
+def text_processors(processing: ProcessingConfig | None) -> tuple[TextProcessor | None, TextProcessor | None]:
+    """The source and target preparation a system was trained with, or (None, None)."""
+    if processing is None:
+        return None, None
+    from pysmt.training.preparation import TextProcessor
+
+    return (TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize),
+            TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize))
 
 
 @dataclass
@@ -33,6 +46,8 @@ class Translation:
 
     index: int
     hypotheses: list[Candidate]
+    #: The text written as the translation: ``best``, post-processed when the system has [processing].
+    output: str = ""
 
     @property
     def best(self) -> str:
@@ -52,6 +67,7 @@ class Decoder:
         max_source = max((f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
                          default=self.search.max_phrase_length)
         self.options = OptionBuilder(self.model, min(self.search.max_phrase_length, max(max_source, 1)))
+        self.source_text, self.target_text = text_processors(config.processing)
 
     @property
     def weights(self) -> list[list[float]]:
@@ -89,6 +105,14 @@ class Decoder:
                 alignment.append((option.start + int(s), target_offset + int(t)))  # type: ignore[union-attr]
             target_offset += len(option.target)  # type: ignore[union-attr]
         return Candidate(derivation.words, scores, float(scores @ self.model.weights), sorted(alignment))
+
+    def preprocess(self, line: str) -> str:
+        """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""
+        return self.source_text.prepare(line) if self.source_text else line
+
+    def postprocess(self, line: str) -> str:
+        """Model tokens back to raw text (detruecase, detokenize)."""
+        return self.target_text.restore(line) if self.target_text else line
 
     def nbest_labels(self) -> list[tuple[str, int, int]]:
         """(label, first index, last index + 1) of each feature in the score vector, for n-best lists."""

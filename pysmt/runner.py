@@ -34,22 +34,27 @@ def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLi
             return
 
 
-_WORKER: tuple[Decoder, int, bool] | None = None
+_WORKER: tuple[Decoder, int, bool, bool] | None = None
 
 
 def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
     if isinstance(item, BadLine):
         return item
-    decoder, nbest_size, distinct = _WORKER  # type: ignore[misc]
+    decoder, nbest_size, distinct, process = _WORKER  # type: ignore[misc]
     index, line = item
-    return decoder.translate(line, index, nbest_size, distinct)
+    translation = decoder.translate(decoder.preprocess(line) if process else line, index, nbest_size, distinct)
+    translation.output = decoder.postprocess(translation.best) if process else translation.best
+    return translation
 
 
 def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine], emit: Callable[[Translation], None],
-                     *, threads: int = 1, nbest_size: int = 1, distinct: bool = False) -> int:
-    """Translate every item and ``emit`` each result in input order; return how many were translated."""
+                     *, threads: int = 1, nbest_size: int = 1, distinct: bool = False, process: bool = True) -> int:
+    """Translate every item and ``emit`` each result in input order; return how many were translated.
+
+    With ``process`` the system's preparation is applied to the input and its inverse to the output.
+    """
     global _WORKER
-    _WORKER = (decoder, nbest_size, distinct)
+    _WORKER = (decoder, nbest_size, distinct, process)
     done = 0
     try:
         if threads > 1:

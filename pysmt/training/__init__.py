@@ -1,0 +1,1 @@
+"""The training pipeline: a raw bitext turned into a Moses-compatible system (``pysmt train``)."""

@@ -1,0 +1,132 @@
+"""Text preparation as the Moses baseline does it, with sacremoses: normalize, tokenize, truecase.
+
+The same preparation is stored in the system and applied by ``pysmt decode`` to raw input, and its
+inverse (detruecase, detokenize) to the output, so users give and get raw text. ``|`` is the one
+character Moses' file formats reserve that a token may contain; it is escaped as ``&#124;`` (as
+Moses' tokenizer escapes it) in prepared text and restored on output.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
+
+PIPE = "|"
+PIPE_ESCAPE = "&#124;"
+
+
+def escape_pipes(text: str) -> str:
+    return text.replace(PIPE, PIPE_ESCAPE)
+
+
+def unescape_pipes(text: str) -> str:
+    return text.replace(PIPE_ESCAPE, PIPE)
+
+
+class TextProcessor:
+    """One language's preparation: raw text to model tokens (``prepare``) and back (``restore``).
+
+    ``tokenize=False`` is for text that is already tokenized and cased as wanted: only ``|`` is
+    escaped. Without a truecase model, casing is left alone.
+    """
+
+    def __init__(self, lang: str, truecase_model: str | Path | None = None, tokenize: bool = True) -> None:
+        self.lang = lang
+        self.tokenize = tokenize
+        self.normalizer = MosesPunctNormalizer(lang=lang)
+        self.tokenizer = MosesTokenizer(lang=lang)
+        self.detokenizer = MosesDetokenizer(lang=lang)
+        self.truecaser = MosesTruecaser(load_from=str(truecase_model)) if truecase_model else None
+        self.detruecaser = MosesDetruecaser()
+
+    def tokens(self, line: str) -> str:
+        """Normalized, tokenized text (no truecasing), pipes escaped."""
+        if not self.tokenize:
+            return escape_pipes(" ".join(line.split()))
+        normalized = self.normalizer.normalize(line)
+        return escape_pipes(" ".join(self.tokenizer.tokenize(normalized, escape=False)))
+
+    def prepare(self, line: str) -> str:
+        """Raw text to the tokens the models were trained on."""
+        text = self.tokens(line)
+        if self.truecaser is not None and text:
+            text = self.truecaser.truecase(text, return_str=True)
+        return text
+
+    def restore(self, line: str) -> str:
+        """Model tokens back to raw text: detruecase and detokenize (only unescape when not tokenizing)."""
+        if not self.tokenize:
+            return unescape_pipes(line)
+        tokens = [unescape_pipes(t) for t in line.split()]
+        if self.truecaser is not None and tokens:
+            tokens = self.detruecaser.detruecase(" ".join(tokens))
+        return self.detokenizer.detokenize(tokens)
+
+
+def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
+    """Train a Moses truecase model on tokenized text and save it in Moses' format."""
+    MosesTruecaser().train([line.split() for line in tokenized], save_to=str(model_path))
+
+
+_METHOD = None  # the bound TextProcessor method a worker process applies
+
+
+def _init_worker(lang: str, truecase_model: str | None, tokenize: bool, mode: str) -> None:
+    global _METHOD
+    processor = TextProcessor(lang, truecase_model, tokenize)
+    _METHOD = processor.tokens if mode == "tokens" else processor.prepare
+
+
+def _apply(lines: list[str]) -> list[str]:
+    return [_METHOD(line) for line in lines]  # type: ignore[misc]
+
+
+def process_lines(lines: list[str], lang: str, *, truecase_model: Path | None = None, tokenize: bool = True,
+                  mode: str = "tokens", processes: int = 2, chunk: int = 2000) -> Iterator[str]:
+    """``tokens`` or ``prepare`` every line, in order, using several processes for big inputs."""
+    chunks = [lines[i:i + chunk] for i in range(0, len(lines), chunk)]
+    args = (lang, str(truecase_model) if truecase_model else None, tokenize, mode)
+    if processes <= 1 or len(chunks) <= 1:
+        _init_worker(*args)
+        for part in chunks:
+            yield from _apply(part)
+        return
+    with multiprocessing.get_context("fork").Pool(processes, _init_worker, args) as pool:
+        for part in pool.imap(_apply, chunks):
+            yield from part
+
+
+def is_punctuation_only(tokens: list[str]) -> bool:
+    return all(all(unicodedata.category(ch)[0] in "PS" for ch in unescape_pipes(t)) for t in tokens)
+
+
+@dataclass
+class CleaningReport:
+    """How many sentence pairs cleaning kept and why it dropped the others."""
+
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        reasons = ", ".join(f"{n:,} {why}" for why, n in sorted(self.dropped.items())) or "none"
+        return f"kept {self.kept:,} pairs; dropped: {reasons}"
+
+
+def keep_pair(source: str, target: str, max_length: int = 80, max_ratio: float = 9.0) -> str | None:
+    """None to keep a pair, else why it is dropped (Moses' clean-corpus-n rules, plus punctuation-only)."""
+    src, tgt = source.split(), target.split()
+    if not src or not tgt:
+        return "empty"
+    if len(src) > max_length or len(tgt) > max_length:
+        return f"longer than {max_length} tokens"
+    if len(src) / len(tgt) > max_ratio or len(tgt) / len(src) > max_ratio:
+        return f"length ratio over {max_ratio:g}"
+    if is_punctuation_only(src) or is_punctuation_only(tgt):
+        return "punctuation only"
+    return None

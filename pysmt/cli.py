@@ -16,6 +16,8 @@ from tqdm import tqdm
 
 from pysmt.config import load_config, read_weights_file
 from pysmt.errors import PysmtError
+from pysmt.training.pipeline import PRESETS, STEPS
+from pysmt.training.symmetrize import HEURISTICS
 
 COMMANDS_GROUP = "pysmt.commands"
 
@@ -129,6 +131,56 @@ def filter_command(config_path: str, input_path: str, out_dir: str) -> None:
 
     out = filter_system(load_config(config_path), input_path, Path(out_dir))
     click.echo(f"pysmt filter: wrote {out}")
+
+
+@main.command()
+@click.option("--src-lang", default="en", show_default=True, help="Source language code.")
+@click.option("--tgt-lang", default="fr", show_default=True, help="Target language code.")
+@click.option("--corpus", "corpora", multiple=True, help="Bitext prefix: PREFIX.SRC and PREFIX.TGT (repeatable).")
+@click.option("--lm-text", "lm_texts", multiple=True, type=click.Path(dir_okay=False),
+              help="Extra raw target-language text for the LM (repeatable).")
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named corpus recipe (under --data).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="../shared/data", show_default=True,
+              help="Data folder the preset's corpora live in.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="System folder to write.")
+@click.option("--prepared", is_flag=True, help="The corpus is already tokenized and cased as wanted.")
+@click.option("--alignment", type=click.Path(dir_okay=False),
+              help="Use this symmetrized Pharaoh alignment of the cleaned corpus instead of running eflomal.")
+@click.option("--symmetrization", default="grow-diag-final-and", show_default=True,
+              type=click.Choice(list(HEURISTICS)))
+@click.option("--max-phrase-length", default=7, show_default=True)
+@click.option("--first-step", default=STEPS[0], show_default=True, help="Step name or number: " + ", ".join(STEPS))
+@click.option("--last-step", default=STEPS[-1], show_default=True)
+@click.option("--force", is_flag=True, help="Redo steps that are already done.")
+@click.option("--processes", default=2, show_default=True, help="Worker processes for the parallel steps.")
+def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
+          data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
+          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int) -> None:
+    """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
+    from pysmt.training.pipeline import Pipeline, TrainingOptions
+
+    prefixes = [Path(c) for c in corpora] + [Path(data_dir) / p for p in PRESETS.get(preset or "", [])]
+    options = TrainingOptions(src_lang, tgt_lang, prefixes, Path(out_dir), [Path(t) for t in lm_texts], prepared,
+                              Path(alignment) if alignment else None, symmetrization, max_phrase_length,
+                              first_step=first_step, last_step=last_step, force=force, processes=processes)
+    Pipeline(options).run()
+    click.echo(f"pysmt train: system in {out_dir} (decode with: pysmt decode -c {Path(out_dir) / 'pysmt.toml'})")
+
+
+@main.command()
+@click.option("--text", "texts", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="KenLM binary to write.")
+@click.option("--order", default=5, show_default=True)
+def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
+    """Estimate a modified Kneser-Ney n-gram LM with KenLM's lmplz and binarize it."""
+    from pysmt.training.language_model import build_language_model
+
+    for text in texts:
+        if not Path(text).is_file():
+            raise PysmtError(f"{text}: no such file")
+    build_language_model([Path(t) for t in texts], Path(out_path), order)
+    click.echo(f"pysmt lm: wrote {out_path}")
 
 
 if __name__ == "__main__":

@@ -52,12 +52,15 @@ class TextProcessor:
         normalized = self.normalizer.normalize(line)
         return escape_pipes(" ".join(self.tokenizer.tokenize(normalized, escape=False)))
 
+    def truecase(self, text: str) -> str:
+        """Truecase tokenized text (unchanged without a truecase model)."""
+        if self.truecaser is not None and text:
+            return self.truecaser.truecase(text, return_str=True)
+        return text
+
     def prepare(self, line: str) -> str:
         """Raw text to the tokens the models were trained on."""
-        text = self.tokens(line)
-        if self.truecaser is not None and text:
-            text = self.truecaser.truecase(text, return_str=True)
-        return text
+        return self.truecase(self.tokens(line))
 
     def restore(self, line: str) -> str:
         """Model tokens back to raw text: detruecase and detokenize (only unescape when not tokenizing)."""
@@ -79,8 +82,7 @@ _METHOD = None  # the bound TextProcessor method a worker process applies
 
 def _init_worker(lang: str, truecase_model: str | None, tokenize: bool, mode: str) -> None:
     global _METHOD
-    processor = TextProcessor(lang, truecase_model, tokenize)
-    _METHOD = processor.tokens if mode == "tokens" else processor.prepare
+    _METHOD = getattr(TextProcessor(lang, truecase_model, tokenize), mode)
 
 
 def _apply(lines: list[str]) -> list[str]:
@@ -89,7 +91,7 @@ def _apply(lines: list[str]) -> list[str]:
 
 def process_lines(lines: list[str], lang: str, *, truecase_model: Path | None = None, tokenize: bool = True,
                   mode: str = "tokens", processes: int = 2, chunk: int = 2000) -> Iterator[str]:
-    """``tokens`` or ``prepare`` every line, in order, using several processes for big inputs."""
+    """Apply ``TextProcessor.<mode>`` (tokens, truecase or prepare) to every line, in order, on several processes."""
     chunks = [lines[i:i + chunk] for i in range(0, len(lines), chunk)]
     args = (lang, str(truecase_model) if truecase_model else None, tokenize, mode)
     if processes <= 1 or len(chunks) <= 1:

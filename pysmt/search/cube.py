@@ -42,7 +42,7 @@ def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureC
     stacks = make_stacks(n, config, keep_arcs)
     todo: list[list[Edge]] = [[] for _ in range(n + 1)]
     seq = count(1)
-    spans = [options.spans_from(start) for start in range(n)]
+    spans = options.spans_by_start()
     initial = model.initial_hypothesis(options.sentence, future(0))
     stacks[0].add(initial)
 

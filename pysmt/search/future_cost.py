@@ -7,8 +7,6 @@ sum over its maximal uncovered gaps.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from pysmt.search.options import SentenceOptions
@@ -47,5 +45,5 @@ class FutureCost:
                     start = None
                 elif not covered and start is None:
                     start = position
-            self.cache[coverage] = cost if cost > -math.inf else -math.inf
+            self.cache[coverage] = cost
         return cost

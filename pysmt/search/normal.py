@@ -26,7 +26,7 @@ def normal_search(model: LogLinearModel, options: SentenceOptions, future: Futur
     stacks = make_stacks(n, config, keep_arcs)
     seq = count(1)
     stacks[0].add(model.initial_hypothesis(options.sentence, future(0)))
-    spans = [options.spans_from(start) for start in range(n)]
+    spans = options.spans_by_start()
     for i in range(n):
         for hyp in stacks[i].finish(model.resolve):
             coverage = hyp.coverage

@@ -88,9 +88,12 @@ class SentenceOptions:
     by_span: dict[tuple[int, int], list[TranslationOption]] = field(default_factory=dict)
     options: list[TranslationOption] = field(default_factory=list)
 
-    def spans_from(self, start: int) -> list[tuple[int, list[TranslationOption]]]:
-        """(end, options) for every span starting at ``start``, shortest first."""
-        return [(end, opts) for (s, end), opts in sorted(self.by_span.items()) if s == start]
+    def spans_by_start(self) -> list[list[tuple[int, list[TranslationOption]]]]:
+        """For each start position, (end, options) of the spans starting there, shortest first."""
+        starts: list[list[tuple[int, list[TranslationOption]]]] = [[] for _ in range(len(self.sentence))]
+        for (start, end), opts in sorted(self.by_span.items()):
+            starts[start].append((end, opts))
+        return starts
 
 
 class OptionBuilder:

@@ -83,6 +83,36 @@ def test_lexical_weights_by_hand():
     assert f_e == pytest.approx(0.4 * 0.8)
 
 
+@pytest.mark.parametrize("processes, run_size", [(1, 500_000), (2, 2)])
+def test_phrase_and_reordering_tables_by_hand(tmp_path, monkeypatch, processes, run_size):
+    """Counts, both phrase probabilities, lexical weights (an unaligned word against NULL), alignments,
+    smoothed orientations and Moses' byte order, whether written in one run or merged from many."""
+    from pysmt.training.extraction import extract_corpus
+    from pysmt.training.scoring import count_pairs, write_tables
+    import pysmt.training.scoring as scoring
+
+    monkeypatch.setattr(scoring, "RUN_SIZE", run_size)
+    for name, text in (("f", "a b\na\na c\n"), ("e", "x y\nx\nz\n"), ("al", "0-0 1-1\n0-0\n0-0\n")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    corpus = AlignedCorpus.load(tmp_path / "f", tmp_path / "e", tmp_path / "al")
+    instances = extract_corpus(corpus.sources, corpus.targets, corpus.alignments, processes=1)
+    pairs = count_pairs(instances, corpus)
+    # lex.f2e p(e|f): a->x 2/3, a->z 1/3, c->NULL 1; lex.e2f p(f|e): a|x 1, a|z 1, c|NULL 1, b|y 1
+    n = write_tables(instances, corpus, pairs, estimate_lexical_tables(corpus), tmp_path / "pt", tmp_path / "rt",
+                     processes=processes)
+    pt = (tmp_path / "pt").read_text(encoding="utf-8").splitlines()
+    rt = (tmp_path / "rt").read_text(encoding="utf-8").splitlines()
+    assert n == len(pt) == len(rt) == 5
+    assert pt == sorted(pt, key=str.encode)
+    assert [line.split(" ||| ")[:2] for line in pt] == [line.split(" ||| ")[:2] for line in rt]
+    # a ||| x: seen twice (sentences 1, 2); a occurs 3 times as a source phrase, x twice as a target
+    assert "a ||| x ||| 1 1 0.666667 0.666667 ||| 0-0 ||| 2 3 2" in pt
+    # a c ||| z: c unaligned, p(f|e) = 1/2 (z is also the target of a ||| z), lex(e|f) = p(z|a) = 1/3
+    assert "a c ||| z ||| 0.5 1 1 0.333333 ||| 0-0 ||| 2 1 1" in pt
+    # two monotone occurrences each side: (2 + 0.5) / (2 + 1.5) and 0.5 / 3.5
+    assert "a ||| x ||| 0.714286 0.142857 0.142857 0.714286 0.142857 0.142857" in rt
+
+
 @pytest.mark.parametrize("src, tgt, reason", [
     ("", "a", "empty"), ("a " * 81, "a", "longer than 80 tokens"), ("a " * 10, "a", "length ratio over 9"),
     (", .", "x", "punctuation only"), ("a b", "c", None)])

@@ -15,10 +15,12 @@ reads them back.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pysmt.errors import at_line
+from pysmt.models.vocabulary import Vocabulary
 from pysmt.textio import atomic_writer, read_lines
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import parse_points
@@ -30,8 +32,9 @@ NULL = "NULL"
 class LexicalTables:
     """``f2e[(f, e)] = p(e|f)`` and ``e2f[(f, e)] = p(f|e)`` (``NULL`` for unaligned words)."""
 
-    f2e: dict[tuple[str, str], float]
-    e2f: dict[tuple[str, str], float]
+    f2e: dict[tuple[Hashable, Hashable], float]
+    e2f: dict[tuple[Hashable, Hashable], float]
+    null: Hashable = NULL
 
     def save(self, f2e_path: Path, e2f_path: Path) -> None:
         """Write ``lex.f2e`` and ``lex.e2f`` in Moses' format."""
@@ -45,7 +48,21 @@ class LexicalTables:
         """Read Moses lexical tables (the values used for lexical weighting)."""
         return cls(_read_table(f2e_path, swap=True), _read_table(e2f_path, swap=False))
 
-    def weights(self, src: list[str], tgt: list[str], points: tuple[tuple[int, int], ...]) -> tuple[float, float]:
+    def encode(self, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> LexicalTables:
+        """The same tables keyed by word ids (NULL = -1): hashing ints is what makes scoring millions of pairs fast.
+
+        Entries whose words are not in the vocabularies are dropped: no phrase can ask for them.
+        """
+        f_ids, e_ids = dict(src_vocab.ids), dict(tgt_vocab.ids)
+        f_ids[NULL] = e_ids[NULL] = -1
+
+        def encoded(table: dict[tuple[Hashable, Hashable], float]) -> dict[tuple[Hashable, Hashable], float]:
+            return {(f_ids[f], e_ids[e]): p for (f, e), p in table.items() if f in f_ids and e in e_ids}
+
+        return LexicalTables(encoded(self.f2e), encoded(self.e2f), -1)
+
+    def weights(self, src: Sequence[Hashable], tgt: Sequence[Hashable], points: Sequence[tuple[int, int]]
+                ) -> tuple[float, float]:
         """Koehn's lexical weights ``(lex(f|e), lex(e|f))`` of a phrase pair under its alignment.
 
         Each word's probability is averaged over the words it is aligned to; an unaligned word
@@ -62,14 +79,14 @@ class LexicalTables:
             if links:
                 e_given_f *= sum(self.f2e.get((src[s], word), 1.0) for s in links) / len(links)
             else:
-                e_given_f *= self.f2e.get((NULL, word), 1.0)
+                e_given_f *= self.f2e.get((self.null, word), 1.0)
         f_given_e = 1.0
         for s, word in enumerate(src):
             links = to_tgt[s]
             if links:
                 f_given_e *= sum(self.e2f.get((word, tgt[t]), 1.0) for t in links) / len(links)
             else:
-                f_given_e *= self.e2f.get((word, NULL), 1.0)
+                f_given_e *= self.e2f.get((word, self.null), 1.0)
         return f_given_e, e_given_f
 
 

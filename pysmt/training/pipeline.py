@@ -225,7 +225,10 @@ class Pipeline:
         instances = PhraseInstances.load(str(self.extract))
         pairs = count_pairs(instances, self.corpus)
         lexical = LexicalTables.load(self.lex_f2e, self.lex_e2f)
-        n = write_tables(instances, self.corpus, pairs, lexical, self.phrase_table, self.reordering_table)
+        bar = tqdm(total=len(pairs), desc="score", unit=" pairs", file=sys.stderr)
+        n = write_tables(instances, self.corpus, pairs, lexical, self.phrase_table, self.reordering_table,
+                         self.o.processes, bar)
+        bar.close()
         log(f"{n:,} distinct phrase pairs")
 
     def step_lm(self) -> None:

@@ -18,6 +18,10 @@ the integer-encoded occurrences.
 
 from __future__ import annotations
 
+import heapq
+import multiprocessing
+import os
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,13 +82,13 @@ def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus) -> PhrasePairs:
     best_size = np.zeros(n_pairs, dtype=np.int64)
     np.maximum.at(best_size, run_pair, run_size)
     winners = run_size == best_size[run_pair]
-    representative = np.full(n_pairs, -1, dtype=np.int64)
-    tied = np.bincount(run_pair[winners], minlength=n_pairs) > 1
-    for run, pair in zip(run_index[winners], run_pair[winners]):
+    win_runs, win_pairs = run_index[winners], run_pair[winners]
+    representative = order[win_runs[np.unique(win_pairs, return_index=True)[1]]]
+    tied = np.bincount(win_pairs, minlength=n_pairs) > 1
+    contested = tied[win_pairs]
+    for run, pair in zip(win_runs[contested].tolist(), win_pairs[contested].tolist()):
         occurrence = int(order[run])
-        if representative[pair] < 0:
-            representative[pair] = occurrence
-        elif tied[pair] and moses_alignment(inst, corpus, occurrence) > moses_alignment(inst, corpus, int(representative[pair])):
+        if moses_alignment(inst, corpus, occurrence) > moses_alignment(inst, corpus, int(representative[pair])):
             representative[pair] = occurrence
 
     prev = np.bincount(pair_id * 3 + inst.prev[order], minlength=n_pairs * 3).reshape(n_pairs, 3)
@@ -112,31 +116,93 @@ def g6(value: float) -> str:
     return f"{float(np.float32(value)):.6g}"
 
 
+#: Pairs per sorted run: bounds the memory of the write step (about 300 bytes a pair while sorting).
+RUN_SIZE = 500_000
+
+_SCORING: tuple | None = None  # (instances, corpus, pairs, lexical tables, pair order): shared with forked workers
+
+
+def _write_run(job: tuple[int, int, str]) -> str:
+    """Format pairs ``order[lo:hi]`` as ``phrase-table line \0 reordering line``, sorted, into file ``path``.
+
+    Pairs come in the order of their representative occurrence, so each sentence's alignment is
+    parsed once, and words are looked up by id (hashing ints, not strings).
+    """
+    inst, corpus, pairs, lexical, order = _SCORING  # type: ignore[misc]
+    lo, hi, path = job
+    chosen = order[lo:hi]
+    occurrence = pairs.representative[chosen]
+    columns = [inst.sentence[occurrence], inst.src_start[occurrence], inst.src_len[occurrence],
+               inst.tgt_start[occurrence], inst.tgt_len[occurrence]]
+    f32 = [(pairs.count_fe[chosen] / pairs.count_e[chosen]).astype(np.float32).astype(np.float64).tolist(),
+           (pairs.count_fe[chosen] / pairs.count_f[chosen]).astype(np.float32).astype(np.float64).tolist()]
+    counts = [pairs.count_e[chosen].tolist(), pairs.count_f[chosen].tolist(), pairs.count_fe[chosen].tolist()]
+    prev = (pairs.prev[chosen] + 0.5) / (pairs.prev[chosen].sum(axis=1, keepdims=True) + 1.5)
+    nxt = (pairs.next[chosen] + 0.5) / (pairs.next[chosen].sum(axis=1, keepdims=True) + 1.5)
+    reordering = np.hstack([prev, nxt]).tolist()
+    src_words, tgt_words = corpus.src_vocab.words, corpus.tgt_vocab.words
+    lines = []
+    last_sentence, points = -1, []
+    for i, (sentence, ss, sl, ts, tl) in enumerate(zip(*(c.tolist() for c in columns))):
+        if sentence != last_sentence:
+            points, last_sentence = parse_points(corpus.alignments[sentence]), sentence
+        src, tgt = corpus.sources[sentence][ss:ss + sl], corpus.targets[sentence][ts:ts + tl]
+        inside = phrase_alignment(points, ss, ss + sl - 1, ts, ts + tl - 1)
+        lex_f_e, lex_e_f = lexical.weights(src, tgt, inside)
+        key = f"{' '.join(src_words[w] for w in src)} ||| {' '.join(tgt_words[w] for w in tgt)} |||"
+        lines.append(
+            f"{key} {f32[0][i]:.6g} {g6(lex_f_e)} {f32[1][i]:.6g} {g6(lex_e_f)}"
+            f" ||| {' '.join(f'{s}-{t}' for s, t in inside)} ||| {counts[0][i]:.6g} {counts[1][i]:.6g} "
+            f"{counts[2][i]:.6g}\0{key} {' '.join(f'{v:f}' for v in reordering[i])}\n")
+    # Keys are unique and none is a prefix of another (each ends in " |||"), so sorting whole lines
+    # sorts by key; str order is code point order, which is UTF-8 byte order (Moses' LC_ALL=C sort).
+    lines.sort()
+    with open(path, "w", encoding="utf-8") as out:
+        out.writelines(lines)
+    return path
+
+
 def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
-                 phrase_table: Path, reordering_table: Path | None) -> int:
-    """Write the phrase table (and reordering table) sorted as Moses sorts them; return the pair count."""
-    rows = []
-    for p in range(len(pairs)):
-        k = int(pairs.representative[p])
-        sentence = int(inst.sentence[k])
-        src = corpus.source_words(sentence, int(inst.src_start[k]), int(inst.src_len[k]))
-        tgt = corpus.target_words(sentence, int(inst.tgt_start[k]), int(inst.tgt_len[k]))
-        rows.append((f"{' '.join(src)} ||| {' '.join(tgt)} |||".encode(), p, src, tgt, k))
-    rows.sort(key=lambda row: row[0])
-    p_f_given_e = (pairs.count_fe.astype(np.float32) / pairs.count_e.astype(np.float32))
-    p_e_given_f = (pairs.count_fe.astype(np.float32) / pairs.count_f.astype(np.float32))
-    prev = (pairs.prev + 0.5) / (pairs.prev.sum(axis=1, keepdims=True) + 1.5)
-    nxt = (pairs.next + 0.5) / (pairs.next.sum(axis=1, keepdims=True) + 1.5)
-    with atomic_writer(phrase_table) as out:
-        for key, p, src, tgt, k in rows:
-            points = occurrence_alignment(inst, corpus, k)
-            lex_f_e, lex_e_f = lexical.weights(src, tgt, points)
-            alignment = " ".join(f"{s}-{t}" for s, t in points)
-            out.write(f"{key.decode()} {g6(p_f_given_e[p])} {g6(lex_f_e)} {g6(p_e_given_f[p])} {g6(lex_e_f)} ||| "
-                      f"{alignment} ||| {g6(pairs.count_e[p])} {g6(pairs.count_f[p])} {g6(pairs.count_fe[p])}\n")
-    if reordering_table is not None:
-        with atomic_writer(reordering_table) as out:
-            for key, p, _, _, _ in rows:
-                values = " ".join(f"{v:f}" for v in (*prev[p], *nxt[p]))
-                out.write(f"{key.decode()} {values}\n")
-    return len(rows)
+                 phrase_table: Path, reordering_table: Path | None, processes: int = 2,
+                 progress: object = None) -> int:
+    """Write the phrase table (and reordering table) sorted as Moses sorts them; return the pair count.
+
+    Pairs are formatted and sorted in runs of ``RUN_SIZE`` on ``processes`` workers, written to
+    temporary files beside the table, and merged, so memory stays bounded whatever the corpus size.
+    """
+    global _SCORING
+    order = np.argsort(pairs.representative, kind="stable")
+    _SCORING = (inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), order)
+    jobs = [(lo, min(lo + RUN_SIZE, len(order)), str(phrase_table.parent / f".{phrase_table.name}.run{k}"))
+            for k, lo in enumerate(range(0, len(order), RUN_SIZE))]
+    runs: list[str] = []
+    try:
+        if processes > 1 and len(jobs) > 1:
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                for path in pool.imap(_write_run, jobs):
+                    runs.append(path)
+                    if progress is not None:
+                        progress.update(RUN_SIZE)  # type: ignore[attr-defined]
+        else:
+            for job in jobs:
+                runs.append(_write_run(job))
+                if progress is not None:
+                    progress.update(job[1] - job[0])  # type: ignore[attr-defined]
+        _SCORING = None
+        handles = [open(path, encoding="utf-8") for path in runs]
+        with ExitStack() as stack:
+            for handle in handles:
+                stack.enter_context(handle)
+            pt = stack.enter_context(atomic_writer(phrase_table))
+            rt = stack.enter_context(atomic_writer(reordering_table)) if reordering_table is not None else None
+            for line in heapq.merge(*handles):
+                phrase_line, _, reordering_line = line.partition("\0")
+                pt.write(phrase_line + "\n")
+                if rt is not None:
+                    rt.write(reordering_line)
+    finally:
+        _SCORING = None
+        for job in jobs:
+            if os.path.exists(job[2]):
+                os.unlink(job[2])
+    return len(order)

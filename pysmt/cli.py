@@ -168,6 +168,37 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
 
 
 @main.command()
+@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="System config to tune: pysmt.toml or moses.ini.")
+@click.option("--src", "source", required=True, type=click.Path(dir_okay=False),
+              help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt).")
+@click.option("--ref", "references", required=True, multiple=True, type=click.Path(dir_okay=False),
+              help="Dev set reference, raw text (repeatable for several references).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.")
+@click.option("--features", help="Comma-separated registered features to add and tune, e.g. rnn,cslm,wp.")
+@click.option("--nbest-size", default=100, show_default=True, help="N-best entries per sentence and iteration.")
+@click.option("--max-iterations", default=25, show_default=True)
+@click.option("--threads", default=1, show_default=True, help="Decoding processes.")
+@click.option("--restarts", default=20, show_default=True, help="Random restarts of the optimizer.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the optimizer's random restarts and directions.")
+@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
+def tune(config_path: str, source: str, references: tuple[str, ...], out_dir: str, features: str | None,
+         nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int, search: str | None) -> None:
+    """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
+
+    Rerunning the same command resumes an interrupted job. Features a config has no weights for
+    (e.g. added with --features) start at 0; the unknown-word penalty stays fixed.
+    """
+    from tuning.loop import TuningOptions, tune as run_tuning
+
+    options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
+                            split_names(features), nbest_size, max_iterations, threads, restarts, seed, search)
+    path = run_tuning(options)
+    click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
+
+
+@main.command()
 @click.option("--text", "texts", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="KenLM binary to write.")

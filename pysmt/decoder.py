@@ -58,11 +58,11 @@ class Decoder:
     """Builds the features of a system once and translates sentences with them."""
 
     def __init__(self, config: SystemConfig, extra_features: list[str] | None = None,
-                 algorithm: Literal["normal", "cube"] | None = None) -> None:
+                 algorithm: Literal["normal", "cube"] | None = None, missing_weight: float | None = None) -> None:
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
-        specs = add_feature_types(config, extra_features or [])
-        self.features, weights = build_features(config, specs)
+        self.specs = add_feature_types(config, extra_features or [])
+        self.features, weights = build_features(config, self.specs, missing_weight)
         self.model = LogLinearModel(self.features, weights)
         max_source = max((f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
                          default=self.search.max_phrase_length)

@@ -27,6 +27,21 @@ def test_statistics_sum_to_sacrebleu_corpus_bleu_on_random_strings(seed):
     assert bleu(total) == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-12)
 
 
+def test_statistics_equal_sacrebleu_on_real_decoder_output():
+    from pathlib import Path
+
+    from tests.conftest import shared_data
+
+    hyps = (Path(__file__).parent / "data" / "newstest2013.pysmt-untuned.300.fr").read_text(encoding="utf-8")
+    hyps = hyps.splitlines()
+    refs = shared_data("news", "newstest2013.fr").read_text(encoding="utf-8").splitlines()[:len(hyps)]
+    scorer = BleuStatistics([[r] for r in refs])
+    stats = [scorer(i, h) for i, h in enumerate(hyps)]
+    assert bleu(sum(stats)) == sacrebleu.corpus_bleu(hyps, [refs]).score
+    # any subset too (the optimizer sums statistics of arbitrary candidate choices)
+    assert bleu(sum(stats[::3])) == sacrebleu.corpus_bleu(hyps[::3], [refs[::3]]).score
+
+
 def test_statistics_with_two_references_match_sacrebleu():
     rng = random.Random(7)
     refs_a = [random_sentence(rng) for _ in range(30)]
@@ -53,13 +68,23 @@ def test_bleu_edge_cases_match_sacrebleu():
 
 
 def test_upper_envelope_of_hand_drawn_lines():
-    # lines a + g*b: y=0 (flat), y=g, y=-g, y=-1+0.5g (never on top), y=0.5 (beats y=0 everywhere)
-    a = np.array([0.0, 0.0, 0.0, -1.0, 0.5])
-    b = np.array([0.0, 1.0, -1.0, 0.5, 0.0])
-    rows = np.zeros(5, dtype=int)
-    hull = upper_envelopes(rows, a, b)
-    # by increasing slope: y=-g leads for g < -0.5, then y=0.5 until g = 0.5, then y=g
-    assert hull.tolist() == [2, 4, 1]
+    # sentence 0, lines a + g*b: y=0 (flat), y=g, y=-g, y=-1+0.5g (never on top), y=0.5 (beats y=0),
+    # y=0.5 again (a duplicate: the first wins); sentence 1: one line
+    a = np.array([0.0, 0.0, 0.0, -1.0, 0.5, 0.5, 3.0])
+    b = np.array([0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 2.0])
+    lines, starts, counts = upper_envelopes(a, b, np.array([0, 6, 7]))
+    # y=-g leads until g = -0.5, then y=0.5 until g = 0.5, then y=g
+    assert lines.tolist() == [2, 4, 1, 6]
+    assert starts.tolist() == [-np.inf, -0.5, 0.5, -np.inf]
+    assert counts.tolist() == [3, 1]
+
+
+def test_upper_envelope_with_parallel_and_concurrent_lines():
+    # three lines through (0, 0) with slopes -1, 0, 1: the flat one leads only at g = 0 and is skipped
+    a = np.array([0.0, 0.0, 0.0, -5.0])
+    b = np.array([-1.0, 0.0, 1.0, 1.0])  # the last is parallel to y=g and below it
+    lines, starts, _ = upper_envelopes(a, b, np.array([0, 4]))
+    assert lines.tolist() == [0, 2] and starts.tolist() == [-np.inf, 0.0]
 
 
 def one_sentence_pool(features, stats):
@@ -84,20 +109,18 @@ def test_line_search_finds_the_interval_where_the_good_candidate_wins():
 def brute_force_best(pool, a, b):
     """BLEU at the middle of every interval between all pairwise crossings, and beyond the ends."""
     crossings = []
-    for s in range(a.shape[1]):
-        idx = np.flatnonzero(pool.valid[:, s])
-        for i in idx:
-            for j in idx:
-                if b[i, s] != b[j, s]:
-                    crossings.append((a[i, s] - a[j, s]) / (b[j, s] - b[i, s]))
+    for lo, hi in zip(pool.offsets[:-1], pool.offsets[1:]):
+        for i in range(lo, hi):
+            for j in range(lo, hi):
+                if b[i] != b[j]:
+                    crossings.append((a[i] - a[j]) / (b[j] - b[i]))
     points = np.unique(crossings)
     probes = np.concatenate([[points[0] - 1], (points[1:] + points[:-1]) / 2, [points[-1] + 1]]) if len(points) \
         else np.array([0.0])
     best = -1.0
     for g in probes:
-        scores = np.where(pool.valid, a + g * b, -np.inf)
-        choice = np.argmax(scores, axis=0)
-        best = max(best, float(bleu(pool.stats[choice, np.arange(a.shape[1])].sum(axis=0))))
+        choice = [lo + int(np.argmax((a + g * b)[lo:hi])) for lo, hi in zip(pool.offsets[:-1], pool.offsets[1:])]
+        best = max(best, float(bleu(pool.stats[choice].sum(axis=0))))
     return best
 
 
@@ -119,7 +142,7 @@ def test_line_search_equals_brute_force(seed):
     w = rng.normal(size=3)
     a = pool.scores(w)
     direction = rng.normal(size=3)
-    b = np.tensordot(direction, pool.features, axes=1)
+    b = direction @ pool.features
     step, value = line_search(pool, a, b)
     assert value == pytest.approx(brute_force_best(pool, a, b))
     # and the returned step really gives that BLEU
@@ -170,3 +193,77 @@ def test_fixed_and_constant_features_keep_their_weights():
                               fixed=[False, False, False, True, False])
     assert weights[3] == 0.7 and weights[4] == 0.3
     assert np.isfinite(value)
+
+
+# -- n-best lists and the outer loop --------------------------------------------------------------
+
+from tests.conftest import write_moses_system  # noqa: E402
+from tuning.nbest import read_nbest  # noqa: E402
+from pysmt.errors import PysmtError  # noqa: E402
+
+SOURCE_WORDS = "a b c d e f".split()
+
+
+def misleading_system(directory):
+    """Each source word has a right translation (x<word>) and a wrong one (y<word>); the first
+    phrase-table score prefers the wrong one and the second the right one, and with the default
+    weights (0.2 0.2) the wrong one wins: log .6 + log .4 > log .4 + log .5."""
+    phrases = "".join(f"{w} ||| y{w} ||| 0.6 0.4 ||| 0-0\n{w} ||| x{w} ||| 0.4 0.5 ||| 0-0\n" for w in SOURCE_WORDS)
+    targets = [f"{p}{w}" for w in SOURCE_WORDS for p in "xy"]
+    arpa = ("\\data\\\nngram 1=%d\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n" % (len(targets) + 3)
+            + "".join(f"-1\t{t}\t0\n" for t in targets) + "\n\\2-grams:\n-1\t<s> </s>\n\n\\end\\\n")
+    return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
+
+
+def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
+    import subprocess
+    import sys
+
+    ini = misleading_system(tmp_path / "system")
+    rng = random.Random(3)
+    sources = [" ".join(rng.sample(SOURCE_WORDS, 5)) for _ in range(8)]
+    (tmp_path / "dev.src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "dev.ref").write_text("\n".join(" ".join(f"x{w}" for w in s.split()) for s in sources) + "\n")
+    command = [sys.executable, "-m", "pysmt.cli", "tune", "-c", str(ini), "--src", str(tmp_path / "dev.src"),
+               "--ref", str(tmp_path / "dev.ref"), "--out", str(tmp_path / "tune"), "--max-iterations", "4",
+               "--restarts", "2", "--search", "normal"]
+    first = subprocess.run(command, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    log = [line.split("\t") for line in (tmp_path / "tune" / "log.tsv").read_text().splitlines()]
+    assert log[0][:2] == ["iteration", "dev_bleu"]
+    assert float(log[1][1]) == 0.0 and float(log[-1][1]) == 100.0  # untuned all wrong, tuned all right
+    tuned = tmp_path / "tune" / "pysmt.toml"
+    decoded = subprocess.run([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tuned), "-i",
+                              str(tmp_path / "dev.src")], capture_output=True, text=True, check=True).stdout
+    assert decoded.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
+    from pysmt.config import load_config
+    assert load_config(tuned).feature("UnknownWordPenalty0").weights == [1.0]  # not tunable: fixed
+    # a rerun resumes from the files: nothing is decoded again and the result is the same
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 0 and "decode dev" not in again.stderr
+    assert (tmp_path / "tune" / "pysmt.toml").read_text() == tuned.read_text()
+
+
+def test_tune_rejects_a_dev_set_of_unequal_sides_before_decoding(tmp_path):
+    import subprocess
+    import sys
+
+    ini = misleading_system(tmp_path / "system")
+    (tmp_path / "dev.src").write_text("a b\nc d\n")
+    (tmp_path / "dev.ref").write_text("xa xb\n")
+    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "tune", "-c", str(ini), "--src",
+                           str(tmp_path / "dev.src"), "--ref", str(tmp_path / "dev.ref"), "--out",
+                           str(tmp_path / "tune")], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "has 2 lines but" in proc.stderr and "has 1" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "tune").exists()
+
+
+def test_nbest_with_inconsistent_features_is_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "nbest.txt"
+    path.write_text("0 ||| x ||| LM0= -1 TM0= -2 -3 ||| -6\n0 ||| y ||| LM0= -1 TM0= -2 ||| -3\n")
+    with pytest.raises(PysmtError, match=r"nbest.txt, line 2: features LM0\(1\) TM0\(1\) differ"):
+        read_nbest(path, 1)
+    path.write_text("0 ||| x ||| LM0= -1 TM0= -2 -3 ||| -6\n")
+    labels, entries = read_nbest(path, 1)
+    assert labels == [("LM0", 1), ("TM0", 2)] and entries[0].features == (-1.0, -2.0, -3.0)

@@ -4,14 +4,13 @@ Along a direction ``r`` from weights ``w`` every candidate's model score is a li
 ``g``: ``a + g * b`` with ``a = f . w`` and ``b = f . r``. Each sentence's decoder output, as a
 function of ``g``, is its *upper envelope* of lines: a few candidates, each best on an interval.
 Merging every sentence's change points and sweeping BLEU's sufficient statistics over them gives
-corpus BLEU on every interval of the whole real line; the search returns the middle of the best.
+corpus BLEU on every interval of the real line; the search returns the middle of the best one.
 
-The candidates of all sentences sit in padded ``(max candidates, sentences)`` arrays so that the
-expensive part, finding which lines can ever reach an envelope, is a few whole-array numpy passes
-that run across sentences at once: after sorting each sentence's lines by slope, a line can lead
-for some ``g > 0`` only if no line of larger slope has an intercept as high (a running maximum
-from the end), and for some ``g < 0`` only if no line of smaller slope does (from the start). The
-few survivors then go through an exact convex-hull pass.
+The envelopes are the inner loop of MERT (thousands of line searches over millions of
+candidates), so they are compiled with numba: per sentence, one pass finds the leader at ``g = 0``
+and the extreme slopes, a second keeps only lines on or above the chords that join them (a
+quickhull step: lines below a chord never lead), and a gift-wrapping walk over the few survivors
+yields the envelope from ``g = -inf`` to ``g = +inf``.
 """
 
 from __future__ import annotations
@@ -19,22 +18,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from tuning.bleu import N_STATS, bleu
 
+#: Relative slack when discarding lines below a chord, so rounding never drops an envelope line.
+CHORD_SLACK = 1e-9
+
 
 @dataclass
 class CandidatePool:
-    """The n-best candidates of every dev sentence, padded to a rectangle.
+    """The n-best candidates of every dev sentence, concatenated.
 
-    ``features[j, k, s]`` is feature ``j`` of candidate ``k`` of sentence ``s`` (axis first, so a
-    coordinate direction's slopes are one contiguous slice); ``valid`` marks real candidates.
+    Sentence ``s`` owns candidates ``offsets[s]:offsets[s + 1]``; ``features[j]`` holds feature ``j``
+    of every candidate (axis first, so a coordinate direction's slopes are one contiguous array).
     """
 
-    features: np.ndarray  # (d, K, S)
-    stats: np.ndarray  # (K, S, 9)
-    valid: np.ndarray  # (K, S) bool
+    features: np.ndarray  # (d, N)
+    stats: np.ndarray  # (N, 9)
+    offsets: np.ndarray  # (S + 1,)
 
     @classmethod
     def from_lists(cls, features: Sequence[np.ndarray], stats: Sequence[np.ndarray]) -> CandidatePool:
@@ -44,104 +47,122 @@ class CandidatePool:
         if not features:
             raise ValueError("no sentences")
         d = np.asarray(features[0]).shape[1]
-        width = max(len(f) for f in features)
-        pool = cls(np.zeros((d, width, len(features))), np.zeros((width, len(features), N_STATS)),
-                   np.zeros((width, len(features)), dtype=bool))
         for s, (f, st) in enumerate(zip(features, stats)):
-            f, st = np.asarray(f, dtype=np.float64), np.asarray(st, dtype=np.float64)
+            f, st = np.asarray(f), np.asarray(st)
             if f.ndim != 2 or f.shape[1] != d or st.shape != (len(f), N_STATS) or not len(f):
                 raise ValueError(f"sentence {s}: need n x {d} features and n x {N_STATS} statistics with n > 0, "
                                  f"got {f.shape} and {st.shape}")
-            pool.features[:, :len(f), s] = f.T
-            pool.stats[:len(f), s] = st
-            pool.valid[:len(f), s] = True
-        return pool
+        offsets = np.concatenate([[0], np.cumsum([len(f) for f in features])]).astype(np.int64)
+        return cls(np.ascontiguousarray(np.vstack(features).T, dtype=np.float64),
+                   np.vstack(stats).astype(np.float64), offsets)
 
     @property
     def dimension(self) -> int:
         return self.features.shape[0]
 
     def scores(self, weights: np.ndarray) -> np.ndarray:
-        """Model scores ``(K, S)``; padding scores minus infinity."""
-        return np.where(self.valid, np.tensordot(weights, self.features, axes=1), -np.inf)
+        """Model score of every candidate."""
+        return weights @ self.features
+
+    def best(self, weights: np.ndarray) -> np.ndarray:
+        """Each sentence's best candidate under ``weights`` (the first on ties)."""
+        return segment_argmax(self.scores(weights), self.offsets)
 
     def bleu(self, weights: np.ndarray) -> float:
-        """Corpus BLEU of each sentence's best candidate under ``weights`` (first one on ties)."""
-        best = np.argmax(self.scores(weights), axis=0)
-        return float(bleu(self.stats[best, np.arange(len(best))].sum(axis=0)))
-
-    def slope_order(self, slopes: np.ndarray) -> np.ndarray:
-        """Flat indices into ``(K, S)`` arrays that sort each sentence's slopes (padding last), as (K, S).
-
-        Computed once per coordinate axis, since an axis's slopes are that feature's values.
-        """
-        rank = np.argsort(np.where(self.valid, slopes, np.inf), axis=0, kind="stable")
-        index_type = np.int32 if slopes.size < 2 ** 31 else np.int64
-        return (rank * slopes.shape[1] + np.arange(slopes.shape[1])).astype(index_type)
+        """Corpus BLEU (0-100) of each sentence's best candidate under ``weights``."""
+        return float(bleu(self.stats[self.best(weights)].sum(axis=0)))
 
 
-def envelope_candidates(a: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(candidate, sentence) of lines that can lead their sentence's envelope for some step (a small superset)."""
-    a_sorted = a.ravel().take(order)
-    before = np.empty_like(a_sorted)  # best intercept among smaller slopes
-    before[0] = -np.inf
-    np.maximum.accumulate(a_sorted[:-1], axis=0, out=before[1:])
-    after = np.empty_like(a_sorted)  # best intercept among larger slopes
-    after[-1] = -np.inf
-    np.maximum.accumulate(a_sorted[:0:-1], axis=0, out=after[-2::-1])
-    keep = (a_sorted >= np.minimum(before, after)) & (a_sorted > -np.inf)
-    return np.divmod(order[keep], a.shape[1])
+@numba.njit(cache=True)
+def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index of the first maximum of every segment ``values[offsets[s]:offsets[s + 1]]``."""
+    out = np.empty(len(offsets) - 1, dtype=np.int64)
+    for s in range(len(offsets) - 1):
+        best = offsets[s]
+        for k in range(offsets[s] + 1, offsets[s + 1]):
+            if values[k] > values[best]:
+                best = k
+        out[s] = best
+    return out
 
 
-def upper_envelopes(rows: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Indices (into the given arrays) of each row's envelope lines, by row then increasing slope.
+@numba.njit(cache=True)
+def upper_envelopes(a: np.ndarray, b: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every sentence's upper envelope of the lines ``a[k] + g * b[k]``.
 
-    The envelope of lines ``a + g * b`` is the upper convex hull of the points ``(b, a)``: among
-    equal slopes only the highest intercept counts, and a point on or below the chord of its
-    neighbours never leads. Removing all such points at once is safe (each is dominated by points
-    that stay or are themselves dominated), so rounds repeat until the chain is convex.
+    Returns ``(lines, starts, counts)``: the envelope lines of all sentences in order (each
+    sentence's from ``g = -inf`` rightwards), the step from which each leads (``-inf`` for a
+    sentence's first), and how many lines each sentence has. Among equal lines the first wins.
     """
-    idx = np.lexsort((a, b, rows))
-    same_row_next = rows[idx][1:] == rows[idx][:-1]
-    # equal slope in the same row: keep the last, which has the highest intercept
-    duplicate = np.zeros(len(idx), dtype=bool)
-    duplicate[:-1] = same_row_next & (b[idx][1:] == b[idx][:-1])
-    idx = idx[~duplicate]
-    while True:
-        r, x, y = rows[idx], b[idx], a[idx]
-        interior = np.zeros(len(idx), dtype=bool)
-        interior[1:-1] = (r[:-2] == r[1:-1]) & (r[2:] == r[1:-1])
-        below = np.zeros(len(idx), dtype=bool)
-        below[1:-1] = (y[1:-1] - y[:-2]) * (x[2:] - x[:-2]) <= (y[2:] - y[:-2]) * (x[1:-1] - x[:-2])
-        drop = interior & below
-        if not drop.any():
-            return idx
-        idx = idx[~drop]
+    n_sentences = len(offsets) - 1
+    lines = np.empty(len(a), dtype=np.int64)
+    starts = np.empty(len(a), dtype=np.float64)
+    counts = np.zeros(n_sentences, dtype=np.int64)
+    survivors = np.empty(len(a), dtype=np.int64)
+    out = 0
+    for s in range(n_sentences):
+        lo, hi = offsets[s], offsets[s + 1]
+        # leader at g = 0; smallest and largest slope (highest on ties); values kept in registers
+        top, left, right = lo, lo, lo
+        top_a, left_a, left_b, right_a, right_b = a[lo], a[lo], b[lo], a[lo], b[lo]
+        for k in range(lo + 1, hi):
+            ak, bk = a[k], b[k]
+            if ak > top_a:
+                top, top_a = k, ak
+            if bk < left_b or (bk == left_b and ak > left_a):
+                left, left_a, left_b = k, ak, bk
+            if bk > right_b or (bk == right_b and ak > right_a):
+                right, right_a, right_b = k, ak, bk
+        # keep lines on or above the chords left-top and top-right (quickhull's first split); a
+        # chord of zero width (the leader has an extreme slope) keeps nothing strictly beside it
+        top_b = b[top]
+        right_slope = (right_a - top_a) / (right_b - top_b) if right_b > top_b else np.inf
+        left_slope = (left_a - top_a) / (left_b - top_b) if left_b < top_b else -np.inf
+        m = 0
+        for k in range(lo, hi):
+            offset = b[k] - top_b
+            slope = right_slope if offset >= 0.0 else left_slope
+            chord = top_a + offset * slope if offset != 0.0 else top_a
+            keep = a[k] >= chord - CHORD_SLACK * (abs(chord) + 1.0)
+            survivors[m] = k
+            m += keep or k == left or k == right or k == top
+        # gift wrapping from the leader at -inf: the next leader is the line of larger slope that
+        # overtakes the current one first (the steepest of those overtaking at the same step)
+        current, start = left, -np.inf
+        while True:
+            lines[out] = current
+            starts[out] = start
+            out += 1
+            counts[s] += 1
+            best, best_step = -1, np.inf
+            for i in range(m):
+                k = survivors[i]
+                if b[k] <= b[current]:
+                    continue
+                step = (a[current] - a[k]) / (b[k] - b[current])
+                if step < best_step or (step == best_step and b[k] > b[best]):
+                    best, best_step = k, step
+            if best < 0:
+                break
+            current, start = best, max(best_step, start)
+    return lines[:out], starts[:out], counts
 
 
-def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray, order: np.ndarray | None = None
-                ) -> tuple[float, float]:
-    """The best step ``g`` for scores ``a + g * b`` (``(S, K)`` arrays) and its BLEU, by exact envelope sweep.
+def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """The best step ``g`` for scores ``a + g * b`` and its corpus BLEU (0-100), by exact envelope sweep.
 
     BLEU is constant on the open intervals between change points; the answer is the middle of the
     best one. Ties go to the interval holding ``g = 0`` (stay where we are), then to the leftmost;
     an unbounded best interval is entered 1 past its finite end.
     """
-    if order is None:
-        order = pool.slope_order(b)
-    cands, rows = envelope_candidates(a, order)
-    la, lb = a[cands, rows], b[cands, rows]
-    hull = upper_envelopes(rows, la, lb)
-    rows, cands, la, lb = rows[hull], cands[hull], la[hull], lb[hull]
-    stats = pool.stats[cands, rows]
-    first = np.ones(len(rows), dtype=bool)
-    first[1:] = rows[1:] != rows[:-1]
-    base = stats[first].sum(axis=0)  # every row's leftmost line: the leader as g -> -infinity
-    change = ~first
-    prev = np.flatnonzero(change) - 1
-    points = (la[prev] - la[change]) / (lb[change] - lb[prev])  # where line k overtakes line k-1
-    by_step = np.argsort(points, kind="stable")
-    points, deltas = points[by_step], (stats[change] - stats[prev])[by_step]
+    lines, starts, _ = upper_envelopes(a, b, pool.offsets)
+    stats = pool.stats[lines]
+    first = starts == -np.inf
+    base = stats[first].sum(axis=0)  # every sentence's leader as g -> -infinity
+    change = np.flatnonzero(~first)
+    by_step = np.argsort(starts[change], kind="stable")
+    change = change[by_step]
+    points, deltas = starts[change], stats[change] - stats[change - 1]
     last_of_group = np.ones(len(points), dtype=bool)
     last_of_group[:-1] = points[1:] != points[:-1]
     bounds = points[last_of_group]

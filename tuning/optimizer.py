@@ -26,8 +26,9 @@ DEFAULT_LOWER, DEFAULT_UPPER = -1.0, 1.0
 
 def constant_features(pool: CandidatePool) -> np.ndarray:
     """Boolean mask of features constant within every sentence's candidates (no signal to tune)."""
-    high = np.where(pool.valid, pool.features, -np.inf).max(axis=1)
-    low = np.where(pool.valid, pool.features, np.inf).min(axis=1)
+    starts = pool.offsets[:-1]
+    high = np.maximum.reduceat(pool.features, starts, axis=1)
+    low = np.minimum.reduceat(pool.features, starts, axis=1)
     return ~(high > low).any(axis=1)
 
 
@@ -38,7 +39,6 @@ class _Climber:
                  rng: np.random.Generator) -> None:
         self.pool, self.tunable, self.epsilon = pool, tunable, epsilon
         self.random_directions, self.rng = random_directions, rng
-        self.orders = {int(j): pool.slope_order(pool.features[j]) for j in tunable}
 
     def climb(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
         weights = weights.copy()
@@ -47,10 +47,10 @@ class _Climber:
         while True:
             start = current
             for j in self.tunable:
-                step, value = line_search(self.pool, scores, self.pool.features[j], self.orders[int(j)])
+                step, value = line_search(self.pool, scores, self.pool.features[j])
                 if value > current and step != 0.0:
                     weights[j] += step
-                    scores = scores + step * self.pool.features[j]
+                    scores += step * self.pool.features[j]
                     current = value
             if current - start >= self.epsilon:
                 continue
@@ -59,11 +59,11 @@ class _Climber:
                 direction = np.zeros(self.pool.dimension)
                 direction[self.tunable] = self.rng.standard_normal(len(self.tunable))
                 direction /= np.linalg.norm(direction)
-                slopes = np.tensordot(direction, self.pool.features, axes=1)
+                slopes = direction @ self.pool.features
                 step, value = line_search(self.pool, scores, slopes)
                 if value > current and step != 0.0:
                     weights += step * direction
-                    scores = scores + step * slopes
+                    scores += step * slopes
                     improved = improved or value - current >= self.epsilon
                     current = value
             if not improved:
@@ -73,7 +73,7 @@ class _Climber:
 def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
              lower: Sequence[float] | float | None = None, upper: Sequence[float] | float | None = None,
              restarts: int = 20, seed: int = 0, fixed: Sequence[bool] | None = None,
-             random_directions: int = 3, epsilon: float = 1e-4) -> tuple[np.ndarray, float]:
+             random_directions: int = 3, epsilon: float = 0.01) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and

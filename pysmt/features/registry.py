@@ -63,12 +63,19 @@ def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[Featu
     return specs
 
 
-def build_features(config: SystemConfig, specs: list[FeatureSpec]) -> tuple[list[Feature], list[list[float]]]:
-    """Instantiate the features and check their weights before any decoding starts."""
+def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None
+                   ) -> tuple[list[Feature], list[list[float]]]:
+    """Instantiate the features and check their weights before any decoding starts.
+
+    A feature without weights in the config and without defaults is an error, unless
+    ``missing_weight`` is given (the tuner starts new features there).
+    """
     features, weights = [], []
     for spec in specs:
         feature = feature_class(spec.type).from_config(spec.name, spec.params, config)
         w = spec.weights if spec.weights is not None else feature.default_weights()
+        if w is None and missing_weight is not None:
+            w = [missing_weight] * feature.num_scores
         if w is None:
             raise PysmtError(f"{config.path}: no weights for feature {spec.name} ({feature.num_scores} needed)")
         if len(w) != feature.num_scores:

@@ -1,0 +1,221 @@
+"""``pysmt tune``: MERT's outer loop (Moses' ``mert-moses.pl``), resumable.
+
+Each iteration decodes the dev set into an n-best list with the current weights, merges it into
+the pool of all earlier lists (deduplicated), and optimizes the weights on the pool from the
+current ones. It stops when no weight moves by ``1e-5`` or more, when a decode brings no new
+candidate, or at the iteration cap. The tuned config takes the weights whose decode scored the
+best dev BLEU (the last optimized weights are only a prediction until decoded).
+
+Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written atomically:
+``weights.txt`` (the weights decoded with, ``Name= w ...``), ``nbest.txt``, ``output.txt`` (the
+post-processed 1-best), ``optimized.txt`` and ``times.json``; a rerun reuses what is there, so an
+interrupted run resumes where it stopped. ``TUNE_DIR/log.tsv`` holds the per-iteration table.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+import sacrebleu
+
+from pysmt.config import load_config, read_weights_file
+from pysmt.decoder import Decoder, Translation
+from pysmt.errors import PysmtError
+from pysmt.formats import nbest_line
+from pysmt.textio import atomic_writer, read_lines
+from tuning.nbest import NbestPool, format_labels
+from tuning.optimizer import constant_features, optimize
+from tuning.bleu import BleuStatistics
+from tuning.line_search import CandidatePool
+
+#: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
+WEIGHT_TOLERANCE = 1e-5
+
+
+@dataclass
+class TuningOptions:
+    """Everything ``pysmt tune`` is told."""
+
+    config: Path
+    source: Path
+    references: list[Path]
+    out: Path
+    features: list[str] = field(default_factory=list)
+    nbest_size: int = 100
+    max_iterations: int = 25
+    threads: int = 1
+    restarts: int = 20
+    seed: int = 0
+    search: str | None = None
+
+
+@dataclass
+class Iteration:
+    number: int
+    dev_bleu: float
+    new: int
+    pool: int
+    predicted_bleu: float
+    decode_s: float
+    optimize_s: float
+
+
+def log(message: str) -> None:
+    print(f"pysmt tune: {message}", file=sys.stderr, flush=True)
+
+
+def read_dev(options: TuningOptions) -> tuple[list[str], list[list[str]]]:
+    """Dev source lines and, per sentence, its references; lengths are checked before any decoding."""
+    source = [text for _, text in read_lines(options.source)]
+    references = []
+    for path in options.references:
+        refs = [text for _, text in read_lines(path)]
+        if len(refs) != len(source):
+            raise PysmtError(f"{options.source} has {len(source):,} lines but {path} has {len(refs):,}: "
+                             "the dev source and its references must be parallel")
+        references.append(refs)
+    if not source:
+        raise PysmtError(f"{options.source}: empty dev set")
+    return source, [list(refs) for refs in zip(*references)]
+
+
+def weights_text(decoder: Decoder, weights: np.ndarray) -> str:
+    return "".join(f"{name}= {' '.join(repr(float(w)) for w in weights[lo:hi])}\n"
+                   for name, lo, hi in decoder.nbest_labels())
+
+
+def as_lists(decoder: Decoder, weights: np.ndarray) -> list[list[float]]:
+    return [weights[lo:hi].tolist() for _, lo, hi in decoder.nbest_labels()]
+
+
+def from_file(decoder: Decoder, path: Path) -> np.ndarray:
+    named = read_weights_file(path)
+    return np.concatenate([named[name] for name, _, _ in decoder.nbest_labels()])
+
+
+class Tuner:
+    """One tuning job in ``options.out``."""
+
+    def __init__(self, options: TuningOptions) -> None:
+        self.o = options
+        self.source, references = read_dev(options)
+        config = load_config(options.config)
+        log(f"loading {options.config}")
+        self.decoder = Decoder(config, options.features, options.search, missing_weight=0.0)  # type: ignore[arg-type]
+        labels = self.decoder.nbest_labels()
+        self.fixed = np.concatenate([[not feature.tunable] * (hi - lo)
+                                     for feature, (_, lo, hi) in zip(self.decoder.features, labels)])
+        self.pool = NbestPool(BleuStatistics(references), self.decoder.postprocess)
+        self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
+        self.history: list[Iteration] = []
+
+    def run(self) -> Path:
+        weights = np.concatenate(self.decoder.weights)
+        for number in range(1, self.o.max_iterations + 1):
+            run = self.o.out / f"run{number}"
+            run.mkdir(parents=True, exist_ok=True)
+            if (run / "weights.txt").exists():
+                weights = from_file(self.decoder, run / "weights.txt")
+            else:
+                with atomic_writer(run / "weights.txt") as out:
+                    out.write(weights_text(self.decoder, weights))
+            times = json.loads((run / "times.json").read_text()) if (run / "times.json").exists() else {}
+            if not (run / "nbest.txt").exists():
+                start = time.time()
+                self.decode(weights, run)
+                times = {"decode": time.time() - start}
+                self.save_times(run, times)
+            outputs = [text for _, text in read_lines(run / "output.txt")]
+            dev_bleu = sacrebleu.corpus_bleu(outputs, self.references).score
+            new = self.pool.add(run / "nbest.txt")
+            log(f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool")
+            if new == 0 and number > 1:
+                self.record(Iteration(number, dev_bleu, new, len(self.pool), float("nan"), times["decode"], 0.0))
+                log("no new candidates: stopping")
+                break
+            if (run / "optimized.txt").exists():
+                optimized = from_file(self.decoder, run / "optimized.txt")
+                predicted = float((run / "predicted-bleu.txt").read_text())
+            else:
+                start = time.time()
+                optimized, predicted = self.optimize(weights)
+                times["optimize"] = time.time() - start
+                with atomic_writer(run / "optimized.txt") as out:
+                    out.write(weights_text(self.decoder, optimized))
+                with atomic_writer(run / "predicted-bleu.txt") as out:
+                    out.write(f"{predicted!r}\n")
+                self.save_times(run, times)
+            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, times["decode"],
+                                  times["optimize"]))
+            if np.max(np.abs(optimized - weights)) < WEIGHT_TOLERANCE:
+                log("no weight changed: converged")
+                break
+            weights = optimized
+        return self.finish()
+
+    def decode(self, weights: np.ndarray, run: Path) -> None:
+        """Decode the dev set with ``weights`` into ``run/nbest.txt`` and ``run/output.txt``."""
+        from pysmt.runner import translate_stream
+        from tqdm import tqdm
+
+        self.decoder.set_weights(as_lists(self.decoder, weights))
+        labels = self.decoder.nbest_labels()
+        progress = tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr)
+        with atomic_writer(run / "nbest.txt") as nbest, atomic_writer(run / "output.txt") as output:
+            def emit(translation: Translation, nbest: TextIO = nbest, output: TextIO = output) -> None:
+                output.write(translation.output + "\n")
+                for candidate in translation.hypotheses[:self.o.nbest_size]:
+                    nbest.write(nbest_line(translation.index, candidate, labels) + "\n")
+                progress.update(1)
+
+            translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
+                             nbest_size=self.o.nbest_size)
+        progress.close()
+
+    def optimize(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
+        features, stats = self.pool.arrays()
+        constant = constant_features(CandidatePool.from_lists(features, stats))
+        names = [f"{name}[{k}]" if hi - lo > 1 else name for name, lo, hi in self.decoder.nbest_labels()
+                 for k in range(hi - lo)]
+        for j in np.flatnonzero(constant & ~self.fixed):
+            log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
+        return optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed, fixed=self.fixed)
+
+    @staticmethod
+    def save_times(run: Path, times: dict[str, float]) -> None:
+        with atomic_writer(run / "times.json") as out:
+            json.dump(times, out)
+
+    def record(self, iteration: Iteration) -> None:
+        self.history.append(iteration)
+        with atomic_writer(self.o.out / "log.tsv") as out:
+            out.write("iteration\tdev_bleu\tnew_candidates\tpool\tpredicted_bleu\tdecode_s\toptimize_s\n")
+            for it in self.history:
+                out.write(f"{it.number}\t{it.dev_bleu:.2f}\t{it.new}\t{it.pool}\t{it.predicted_bleu:.2f}\t"
+                          f"{it.decode_s:.1f}\t{it.optimize_s:.1f}\n")
+
+    def finish(self) -> Path:
+        """Write ``TUNE_DIR/pysmt.toml`` and ``weights.txt`` with the weights of the best decoded iteration."""
+        best = max(self.history, key=lambda it: it.dev_bleu)
+        weights = from_file(self.decoder, self.o.out / f"run{best.number}" / "weights.txt")
+        named = dict(zip((name for name, _, _ in self.decoder.nbest_labels()), as_lists(self.decoder, weights)))
+        specs = [replace(spec, weights=named[spec.name]) for spec in self.decoder.specs]
+        config = replace(self.decoder.config, features=specs)
+        path = self.o.out / "pysmt.toml"
+        config.write_toml(path)
+        with atomic_writer(self.o.out / "weights.txt") as out:
+            out.write(weights_text(self.decoder, weights))
+        log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")
+        log("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
+        return path
+
+
+def tune(options: TuningOptions) -> Path:
+    """Run (or resume) a tuning job; return the tuned config's path."""
+    return Tuner(options).run()

@@ -1,0 +1,55 @@
+"""The model's and the training's hyperparameters: one typed object, saved inside every checkpoint.
+
+``paper`` is Cho et al. (2014), appendix A: 1000 hidden units, rank-100 embeddings, 500 maxout
+units, a rank-100 factorized softmax and 15,000-word shortlists. ``default`` keeps the shape at a
+size that trains usefully within an hour on 2 CPU cores and scores thousands of pairs a second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """Sizes of the encoder-decoder and the settings of its training."""
+
+    preset: str
+    hidden: int  # GRU units of encoder and decoder (the paper's 1000)
+    embedding: int  # rank of the input embeddings (100)
+    maxout: int  # units after maxout pooling of pairs (500)
+    output_rank: int  # rank of the factorized softmax G = G_l G_r (100)
+    source_shortlist: int  # most frequent source words kept; the rest are [UNK] (15,000)
+    target_shortlist: int
+    batch_size: int = 64  # phrase pairs per update, drawn uniformly from the unique pairs
+    rho: float = 0.95  # Adadelta
+    epsilon: float = 1e-6
+    init_std: float = 0.01  # N(0, std^2) for non-recurrent weights; recurrent ones orthogonal
+    seed: int = 1234
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hyperparameters:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown hyperparameters {', '.join(unknown)}")
+        return cls(**data)
+
+
+PRESETS = {
+    "paper": Hyperparameters("paper", hidden=1000, embedding=100, maxout=500, output_rank=100,
+                             source_shortlist=15000, target_shortlist=15000),
+    "default": Hyperparameters("default", hidden=256, embedding=100, maxout=128, output_rank=100,
+                               source_shortlist=10000, target_shortlist=10000),
+}
+
+
+def preset(name: str, **overrides: Any) -> Hyperparameters:
+    """A named preset, optionally with some fields changed (tests use tiny sizes)."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}")
+    return replace(PRESETS[name], **overrides)

@@ -1,0 +1,131 @@
+"""The RNN Encoder-Decoder of Cho et al. (2014), appendix A, equation for equation.
+
+Encoder (``h_0 = 0``), for each source word ``x_t`` with rank-``embedding`` embedding ``e(x_t)``::
+
+    r   = sigmoid(W_r e(x_t) + U_r h)          z = sigmoid(W_z e(x_t) + U_z h)
+    h~  = tanh(W e(x_t) + U (r * h))           h = z * h + (1 - z) * h~
+    c   = tanh(V h_N)                          (the phrase's summary)
+
+Decoder, started at ``h'_0 = tanh(V' c)`` with ``e(y_0) = 0`` and conditioned on ``c`` in every gate::
+
+    r'  = sigmoid(W'_r e(y_{t-1}) + U'_r h' + C_r c)
+    z'  = sigmoid(W'_z e(y_{t-1}) + U'_z h' + C_z c)
+    h~' = tanh(W' e(y_{t-1}) + r' * (U' h' + C c))       h' = z' * h' + (1 - z') * h~'
+
+Deep output: ``s' = O_h h'_t + O_y e(y_{t-1}) + O_c c`` (``2 * maxout`` wide), maxout over pairs,
+then a softmax through the rank-``output_rank`` factorization ``G_l G_r``. The input projections
+carry biases (the paper omits them from its notation). ``W``-type matrices are stacked per gate
+group so each step is one matrix product per group.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from rnn_feature.hyperparameters import Hyperparameters
+from rnn_feature.vocabulary import EOS_ID
+
+
+class EncoderDecoder(nn.Module):
+    """Scores ``log p(target phrase | source phrase)`` and samples target phrases."""
+
+    def __init__(self, hp: Hyperparameters, source_size: int, target_size: int) -> None:
+        super().__init__()
+        self.hp = hp
+        H, E, M, R = hp.hidden, hp.embedding, hp.maxout, hp.output_rank
+        self.source_embedding = nn.Embedding(source_size, E)  # e(x)
+        self.target_embedding = nn.Embedding(target_size, E)  # e(y)
+        self.encoder_input = nn.Linear(E, 3 * H)  # [W_r; W_z; W]
+        self.encoder_gates = nn.Linear(H, 2 * H, bias=False)  # [U_r; U_z]
+        self.encoder_candidate = nn.Linear(H, H, bias=False)  # U
+        self.summary = nn.Linear(H, H, bias=False)  # V
+        self.decoder_init = nn.Linear(H, H, bias=False)  # V'
+        self.decoder_input = nn.Linear(E, 3 * H)  # [W'_r; W'_z; W']
+        self.decoder_gates = nn.Linear(H, 2 * H, bias=False)  # [U'_r; U'_z]
+        self.decoder_candidate = nn.Linear(H, H, bias=False)  # U'
+        self.decoder_context = nn.Linear(H, 3 * H, bias=False)  # [C_r; C_z; C]
+        self.output_hidden = nn.Linear(H, 2 * M)  # O_h
+        self.output_previous = nn.Linear(E, 2 * M, bias=False)  # O_y
+        self.output_context = nn.Linear(H, 2 * M, bias=False)  # O_c
+        self.output_rank = nn.Linear(M, R, bias=False)  # G_r
+        self.output_vocabulary = nn.Linear(R, target_size)  # G_l
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Gaussian N(0, 0.01^2) weights, orthogonal recurrent matrices (each square block), zero biases."""
+        generator = torch.Generator().manual_seed(self.hp.seed)
+        recurrent = {self.encoder_gates.weight, self.encoder_candidate.weight, self.decoder_gates.weight,
+                     self.decoder_candidate.weight}
+        with torch.no_grad():
+            for name, parameter in self.named_parameters():
+                if name.endswith("bias"):
+                    parameter.zero_()
+                elif any(parameter is r for r in recurrent):
+                    H = self.hp.hidden
+                    for block in range(parameter.shape[0] // H):
+                        gaussian = torch.randn(H, H, generator=generator, dtype=torch.float64)
+                        left, _, _ = torch.linalg.svd(gaussian)  # left singular vectors: orthogonal
+                        parameter[block * H:(block + 1) * H] = left.to(parameter.dtype)
+                else:
+                    parameter.copy_(torch.randn(parameter.shape, generator=generator) * self.hp.init_std)
+
+    # -- encoder -------------------------------------------------------------------------------
+
+    def encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> torch.Tensor:
+        """Summaries ``c`` (batch x hidden) of padded source phrases (batch x time)."""
+        inputs = self.encoder_input(self.source_embedding(source))  # all steps at once
+        h = inputs.new_zeros(source.shape[0], self.hp.hidden)
+        for t in range(source.shape[1]):
+            x_r, x_z, x_h = inputs[:, t].chunk(3, dim=1)
+            g_r, g_z = self.encoder_gates(h).chunk(2, dim=1)
+            r, z = torch.sigmoid(x_r + g_r), torch.sigmoid(x_z + g_z)
+            candidate = torch.tanh(x_h + self.encoder_candidate(r * h))
+            updated = z * h + (1 - z) * candidate
+            h = torch.where((t < source_lengths).unsqueeze(1), updated, h)  # padding leaves h alone
+        return torch.tanh(self.summary(h))
+
+    # -- decoder -------------------------------------------------------------------------------
+
+    def decoder_start(self, c: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """``h'_0`` and the context terms (``C_r c, C_z c, C c``, ``O_c c``) that every step reuses."""
+        c_r, c_z, c_h = self.decoder_context(c).chunk(3, dim=1)
+        return torch.tanh(self.decoder_init(c)), (c_r, c_z, c_h, self.output_context(c))
+
+    def decoder_step(self, h: torch.Tensor, previous: torch.Tensor, context: tuple[torch.Tensor, ...]
+                     ) -> torch.Tensor:
+        """One GRU step from ``h'_{t-1}`` given the projected previous word ``W' e(y_{t-1})`` (stacked)."""
+        c_r, c_z, c_h, _ = context
+        x_r, x_z, x_h = previous.chunk(3, dim=1)
+        g_r, g_z = self.decoder_gates(h).chunk(2, dim=1)
+        r, z = torch.sigmoid(x_r + g_r + c_r), torch.sigmoid(x_z + g_z + c_z)
+        candidate = torch.tanh(x_h + r * (self.decoder_candidate(h) + c_h))
+        return z * h + (1 - z) * candidate
+
+    def output_logits(self, h: torch.Tensor, previous_embedding: torch.Tensor, output_context: torch.Tensor
+                      ) -> torch.Tensor:
+        """Unnormalized scores over the target shortlist: deep output, maxout, factorized softmax."""
+        s = self.output_hidden(h) + self.output_previous(previous_embedding) + output_context
+        s = s.unflatten(-1, (self.hp.maxout, 2)).amax(dim=-1)
+        return self.output_vocabulary(self.output_rank(s))
+
+    def log_probs(self, source: torch.Tensor, source_lengths: torch.Tensor, target: torch.Tensor,
+                  target_lengths: torch.Tensor) -> torch.Tensor:
+        """``log p(y | x)`` per pair: the sum over the target words and the end-of-sequence symbol."""
+        c = self.encode(source, source_lengths)
+        h, context = self.decoder_start(c)
+        batch, steps = target.shape[0], target.shape[1] + 1
+        embedded = self.target_embedding(target)
+        previous = torch.cat([embedded.new_zeros(batch, 1, embedded.shape[2]), embedded], dim=1)  # e(y_0) = 0
+        projected = self.decoder_input(previous)
+        states = []
+        for t in range(steps):
+            h = self.decoder_step(h, projected[:, t], context)
+            states.append(h)
+        hidden = torch.stack(states, dim=1)
+        logits = self.output_logits(hidden, previous, context[3].unsqueeze(1))
+        gold = torch.cat([target, target.new_zeros(batch, 1)], dim=1)
+        positions = torch.arange(steps, device=target.device).unsqueeze(0)
+        gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)
+        token_log_probs = torch.log_softmax(logits, dim=-1).gather(2, gold.unsqueeze(2)).squeeze(2)
+        return (token_log_probs * (positions <= target_lengths.unsqueeze(1))).sum(dim=1)

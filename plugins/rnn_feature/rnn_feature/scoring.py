@@ -1,0 +1,82 @@
+"""Batched scoring of phrase pairs: ``log p(target | source)``.
+
+Pairs are sorted by length so each batch is padded as little as possible, scored under
+``torch.inference_mode`` and put back in input order. The decoder feature and ``pysmt rnn score``
+both go through :func:`score_encoded`, so they give the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from pysmt.textio import atomic_writer
+from rnn_feature.data import Ragged, TableLine, read_table
+from rnn_feature.model import EncoderDecoder
+from rnn_feature.vocabulary import Shortlist
+
+BATCH_SIZE = 512
+CHUNK_LINES = 100_000  # phrase-table lines held at once by `pysmt rnn score`
+
+
+def score_encoded(model: EncoderDecoder, source: Ragged, target: Ragged, batch_size: int = BATCH_SIZE
+                  ) -> np.ndarray:
+    """``log p(target_k | source_k)`` for every pair ``k``, float64, in input order."""
+    device = next(model.parameters()).device
+    order = np.lexsort((target.lengths(), source.lengths()))
+    scores = np.empty(len(source))
+    with torch.inference_mode():
+        for lo in range(0, len(order), batch_size):
+            index = order[lo:lo + batch_size]
+            src, src_len = source.padded(index)
+            tgt, tgt_len = target.padded(index)
+            batch = model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device))
+            scores[index] = batch.double().cpu().numpy()
+    return scores
+
+
+def score_phrases(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist,
+                  pairs: Sequence[tuple[Sequence[str], Sequence[str]]], batch_size: int = BATCH_SIZE) -> np.ndarray:
+    """Scores of (source words, target words) pairs."""
+    source = Ragged.from_lists([source_vocab.encode(s) for s, _ in pairs])
+    target = Ragged.from_lists([target_vocab.encode(t) for _, t in pairs])
+    return score_encoded(model, source, target, batch_size)
+
+
+def chunks(lines: Iterator[TableLine], size: int) -> Iterator[list[TableLine]]:
+    chunk: list[TableLine] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def score_table(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist, table: Path, out: Path,
+                batch_size: int = BATCH_SIZE) -> int:
+    """Copy a phrase table, appending ``p(target | source)`` by the RNN to each line's scores.
+
+    The column holds the probability (``exp`` of the log-probability, 17 significant digits),
+    because Moses' phrase-table convention is probabilities that the decoder logs on loading; so
+    the new table works as a 5-score table in pysmt and in Moses. The table streams through in
+    chunks, so it may be larger than memory. Returns the number of lines.
+    """
+    done = 0
+    progress = tqdm(unit=" pairs", desc="rnn score", unit_scale=True)
+    with atomic_writer(out) as handle:
+        for chunk in chunks(read_table(table), CHUNK_LINES):
+            scores = score_phrases(model, source_vocab, target_vocab, [(c.source, c.target) for c in chunk], batch_size)
+            for line, score in zip(chunk, scores):
+                fields = list(line.fields)
+                fields[2] = f"{fields[2].strip()} {float(np.exp(score)):.17g}"
+                handle.write(" ||| ".join(fields) + "\n")
+            done += len(chunk)
+            progress.update(len(chunk))
+    progress.close()
+    return done

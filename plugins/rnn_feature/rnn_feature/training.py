@@ -1,0 +1,187 @@
+"""Training the encoder-decoder on a phrase table's unique pairs (``pysmt rnn train``).
+
+Minibatches of ``batch_size`` pairs are drawn uniformly (with replacement) from the training
+pairs by a seeded numpy generator; Adadelta (rho 0.95, epsilon 1e-6) minimizes the mean negative
+log-likelihood per pair. A held-out set (1% of the pairs, at most 10,000) gives validation
+perplexity per target token (end-of-sequence included) every ``valid_every`` updates; the best
+model is kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds, or
+when validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written
+every ``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning
+the same command resumes from it and continues exactly as an uninterrupted run would.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from pysmt.errors import PysmtError
+from rnn_feature.data import EncodedPairs, count_words, encode_table
+from rnn_feature.hyperparameters import Hyperparameters
+from rnn_feature.model import EncoderDecoder
+from rnn_feature.store import (LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, build_model, load_checkpoint,
+                               save_checkpoint)
+from rnn_feature.vocabulary import Shortlist
+
+PAIRS = "pairs.npz"
+VALID_SHARE, VALID_MAX = 0.01, 10_000
+
+
+@dataclass
+class TrainingLimits:
+    max_updates: int | None = None
+    max_time: float | None = None  # seconds of training in this run
+    valid_every: int = 2000
+    checkpoint_every: int = 2000
+    patience: int = 10
+
+
+def log(message: str) -> None:
+    print(f"pysmt rnn train: {message}", file=sys.stderr, flush=True)
+
+
+def prepare(table: Path, out: Path, hp: Hyperparameters) -> EncodedPairs:
+    """Shortlists and encoded pairs in ``out`` (made once; a resumed run reads them back)."""
+    if (out / PAIRS).exists() and (out / SOURCE_VOCAB).exists() and (out / TARGET_VOCAB).exists():
+        return EncodedPairs.load(out / PAIRS)
+    log(f"counting words in {table}")
+    source_counts, target_counts = count_words(table)
+    source = Shortlist.most_frequent(source_counts, hp.source_shortlist)
+    target = Shortlist.most_frequent(target_counts, hp.target_shortlist)
+    log(f"encoding pairs ({len(source_counts):,} source and {len(target_counts):,} target words; "
+        f"shortlists of {len(source):,} and {len(target):,})")
+    pairs = encode_table(table, source, target)
+    source.save(out / SOURCE_VOCAB)
+    target.save(out / TARGET_VOCAB)
+    pairs.save(out / PAIRS)
+    return pairs
+
+
+def split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) pair indices: a seeded 1% (at most 10,000) held out."""
+    order = np.random.default_rng(seed).permutation(n)
+    n_valid = min(VALID_MAX, max(1, int(n * VALID_SHARE))) if n > 1 else 0
+    return np.sort(order[n_valid:]), np.sort(order[:n_valid])
+
+
+def perplexity(model: EncoderDecoder, pairs: EncodedPairs, index: np.ndarray, device: torch.device) -> float:
+    """Per-token perplexity (target words plus end-of-sequence) of pairs ``index``."""
+    from rnn_feature.scoring import score_encoded
+
+    if not len(index):
+        return float("nan")
+    model.eval()
+    total = float(score_encoded(model, pairs.source.take(index), pairs.target.take(index)).sum())
+    model.train()
+    tokens = int(pairs.target.lengths()[index].sum()) + len(index)
+    return math.exp(-total / tokens)
+
+
+def model_state(model: EncoderDecoder, update: int) -> dict:
+    """What every checkpoint holds: hyperparameters, weights, vocabulary sizes, the update count."""
+    return {"hyperparameters": model.hp.to_dict(), "model": model.state_dict(), "update": update,
+            "source_size": model.source_embedding.num_embeddings, "target_size": model.target_embedding.num_embeddings}
+
+
+def save_best(out: Path, model: EncoderDecoder, update: int, valid: float) -> None:
+    save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid})
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted
+
+
+def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits) -> float:
+    """Train (or resume) a model in ``out``; return the best validation perplexity."""
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = prepare(table, out, hp)
+    train_index, valid_index = split(len(pairs), hp.seed)
+    if not len(train_index):
+        raise PysmtError(f"{table}: no phrase pairs to train on")
+    torch.manual_seed(hp.seed)
+    if (out / LAST).exists():
+        state = load_checkpoint(out / LAST)
+        saved = Hyperparameters.from_dict(state["hyperparameters"])
+        if saved != hp:
+            raise PysmtError(f"{out / LAST} was trained with preset {saved.preset!r} ({saved}); "
+                             f"resuming it with {hp.preset!r} ({hp}) is not possible: use another --out")
+        model = build_model(state, out / LAST)
+        log(f"resuming at update {state['update']:,}")
+    else:
+        state = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}
+        model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
+    model.to(device).train()
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon)
+    if state["optimizer"] is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    rng = np.random.default_rng(hp.seed)
+    if state["rng"] is not None:
+        rng.bit_generator.state = state["rng"]
+    update, best, bad = state["update"], state["best"], state["bad_validations"]
+
+    def checkpoint() -> None:
+        save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
+                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad})
+
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    start = time.time()
+    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr)
+    try:
+        while True:
+            if limits.max_updates is not None and update >= limits.max_updates:
+                log(f"reached {limits.max_updates:,} updates")
+                break
+            if limits.max_time is not None and time.time() - start >= limits.max_time:
+                log(f"reached --max-time ({limits.max_time:.0f} s)")
+                break
+            if bad >= limits.patience:
+                log(f"validation perplexity has not improved {bad} times in a row: stopping early")
+                break
+            batch = train_index[rng.integers(0, len(train_index), hp.batch_size)]
+            src, src_len = pairs.source.padded(batch)
+            tgt, tgt_len = pairs.target.padded(batch)
+            loss = -model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device)).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            update += 1
+            progress.update(1)
+            rate = progress.format_dict.get("rate") or 0.0
+            progress.set_postfix(loss=f"{loss.item():.3f}", pairs_s=f"{rate * hp.batch_size:.0f}")
+            if update % limits.valid_every == 0:
+                valid = perplexity(model, pairs, valid_index, device)
+                if valid < best:
+                    best, bad = valid, 0
+                    save_best(out, model, update, valid)
+                else:
+                    bad += 1
+                with open(out / "log.tsv", "a", encoding="utf-8") as handle:
+                    handle.write(f"{update}\t{loss.item():.4f}\t{valid:.3f}\t{time.time() - start:.0f}\n")
+                log(f"update {update:,}: validation perplexity {valid:.2f} (best {best:.2f})")
+            if update % limits.checkpoint_every == 0:
+                checkpoint()
+    except (KeyboardInterrupt, Interrupted):
+        log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
+        checkpoint()
+        raise SystemExit(130) from None
+    finally:
+        progress.close()
+        signal.signal(signal.SIGTERM, previous)
+    checkpoint()
+    if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
+        best = perplexity(model, pairs, valid_index, device)
+        save_best(out, model, update, best)
+    return best

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up pysmt from nothing: a virtual environment in .venv with pysmt and its test tools,
+# Set up pysmt from nothing: a virtual environment in .venv with pysmt, its plugins and test tools,
 # and KenLM's lmplz/build_binary in third_party/kenlm/bin.
 # Safe to rerun: it only installs what is missing or out of date.
 set -euo pipefail
@@ -10,5 +10,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# The plugins need torch. Pin the CPU build first: an unpinned torch would pull several GB of CUDA
+# packages. Users with their own CUDA build of torch install the plugins directly instead.
+.venv/bin/python -m pip install --quiet torch==2.13.0
+.venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
 bash scripts/build-kenlm-tools.sh   # lmplz and build_binary for `pysmt train` / `pysmt lm`
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

@@ -138,7 +138,8 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
 
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     start = time.time()
-    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr)
+    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr,
+                    mininterval=1.0)
     try:
         while True:
             if limits.max_updates is not None and update >= limits.max_updates:
@@ -159,8 +160,9 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
             optimizer.step()
             update += 1
             progress.update(1)
-            rate = progress.format_dict.get("rate") or 0.0
-            progress.set_postfix(loss=f"{loss.item():.3f}", pairs_s=f"{rate * hp.batch_size:.0f}")
+            if update % 20 == 0:
+                rate = progress.format_dict.get("rate") or 0.0
+                progress.set_postfix(loss=f"{loss.item():.3f}", pairs_s=f"{rate * hp.batch_size:.0f}", refresh=False)
             if update % limits.valid_every == 0:
                 valid = perplexity(model, pairs, valid_index, device)
                 if valid < best:

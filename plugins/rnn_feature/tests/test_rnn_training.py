@@ -1,0 +1,121 @@
+"""Training, resuming, the two scoring paths, the features, and bad input."""
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.search.options import PhrasePair
+from rnn_feature.features import RnnFeature, ShortlistPenaltyFeature
+from rnn_feature.hyperparameters import preset
+from rnn_feature.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
+from rnn_feature.training import TrainingLimits, train
+from rnn_feature.vocabulary import Shortlist
+
+TINY = preset("default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30,
+              target_shortlist=30, batch_size=16)
+WORDS = ["un", "deux", "trois", "quatre", "cinq", "six"]
+ENGLISH = ["one", "two", "three", "four", "five", "six"]
+
+
+def toy_table(path: Path, n: int = 200, seed: int = 0) -> Path:
+    """A word-for-word toy language: English number words translated to French ones, 1-3 words (258 pairs exist)."""
+    rng = np.random.default_rng(seed)
+    lines = set()
+    while len(lines) < n:
+        k = rng.integers(0, 6, rng.integers(1, 4))
+        lines.add(f"{' '.join(ENGLISH[i] for i in k)} ||| {' '.join(WORDS[i] for i in k)} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.write("\n".join(sorted(lines)) + "\n")
+    return path
+
+
+def test_training_loss_falls_on_a_toy_task(tmp_path):
+    table = toy_table(tmp_path / "pt.gz")
+    best = train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=400, valid_every=100))
+    log = [line.split("\t") for line in (tmp_path / "m" / "log.tsv").read_text().splitlines()]
+    perplexities = [float(row[2]) for row in log]
+    assert perplexities[-1] < perplexities[0] < 30  # 30 = the shortlist size: a uniform guess
+    assert best == pytest.approx(min(perplexities), abs=5e-4) and best < 4  # log.tsv keeps 3 decimals
+    model, source, target = load_model(tmp_path / "m")
+    assert len(target) <= 30 and "un" in target and "one" in source
+
+
+def test_resume_reproduces_an_uninterrupted_run(tmp_path):
+    table = toy_table(tmp_path / "pt.gz")
+    limits = dict(valid_every=20, checkpoint_every=20)
+    train(table, tmp_path / "whole", TINY, torch.device("cpu"), TrainingLimits(max_updates=60, **limits))
+    train(table, tmp_path / "parts", TINY, torch.device("cpu"), TrainingLimits(max_updates=30, **limits))
+    train(table, tmp_path / "parts", TINY, torch.device("cpu"), TrainingLimits(max_updates=60, **limits))
+    whole, parts = load_checkpoint(tmp_path / "whole" / LAST), load_checkpoint(tmp_path / "parts" / LAST)
+    assert whole["update"] == parts["update"] == 60
+    for name, value in whole["model"].items():
+        assert torch.equal(value, parts["model"][name]), name
+
+
+def test_resuming_with_another_preset_is_an_error(tmp_path):
+    table = toy_table(tmp_path / "pt.gz")
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
+    with pytest.raises(PysmtError, match="trained with preset"):
+        train(table, tmp_path / "m", preset("default"), torch.device("cpu"), TrainingLimits(max_updates=10))
+
+
+def system(tmp_path: Path) -> SystemConfig:
+    return SystemConfig(path=tmp_path / "pysmt.toml", features=[])
+
+
+def test_the_table_column_and_the_decoder_feature_agree(tmp_path):
+    table = toy_table(tmp_path / "pt.gz", n=120)
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=50, valid_every=25))
+    out = tmp_path / "scored.gz"
+    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "rnn", "score", "--model", str(tmp_path / "m"),
+                           "--phrase-table", str(table), "--out", str(out), "--device", "cpu", "--batch-size", "7"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
+    assert len(lines) == 120
+    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    pairs = [PhrasePair(f[0], tuple(f[1].split()), table="TM0", table_scores=None) for f in
+             (line.split(" ||| ") for line in lines)]
+    scores, estimates = feature.evaluate(pairs)
+    column = np.array([float(line.split(" ||| ")[2].split()[4]) for line in lines])
+    assert [len(line.split(" ||| ")[2].split()) for line in lines] == [5] * 120  # appended, 4 -> 5 scores
+    assert np.allclose(np.log(column), scores[:, 0], rtol=1e-6, atol=1e-6)
+    assert estimates is None
+    again, _ = feature.evaluate(pairs[:3])  # from the cache
+    assert np.array_equal(again[:, 0], scores[:3, 0])
+
+
+def test_unknown_words_score_through_unk_and_wp_counts_them(tmp_path):
+    table = toy_table(tmp_path / "pt.gz", n=60)
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
+    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    pairs = [PhrasePair("zebra quagga", ("zèbre", "couagga"), table="TM0", table_scores=None),
+             PhrasePair("one", ("un", "zèbre"), table="TM0", table_scores=None)]
+    scores, _ = feature.evaluate(pairs)
+    assert np.isfinite(scores).all()
+    wp = ShortlistPenaltyFeature.from_config("WP0", {"model": str(tmp_path / "m")}, system(tmp_path))
+    assert wp.evaluate(pairs)[0][:, 0].tolist() == [-2.0, -1.0]
+    assert Shortlist.load(tmp_path / "m" / "target.vocab").words[:2] == ["[EOS]", "[UNK]"]
+
+
+def test_bad_inputs_give_clear_errors(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("one ||| un ||| 0.5\ntwo |||  ||| 0.5\n")
+    with pytest.raises(PysmtError, match=r"bad.txt, line 2: empty target phrase"):
+        train(bad, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=1))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / MODEL).write_bytes(b"not a checkpoint")
+    with pytest.raises(PysmtError, match="not a readable pysmt-rnn checkpoint"):
+        load_model(tmp_path / "broken")
+    with pytest.raises(PysmtError, match="no such checkpoint"):
+        load_model(tmp_path / "nothing")
+    if not torch.cuda.is_available():
+        with pytest.raises(PysmtError, match="--device cpu"):
+            resolve_device("cuda")

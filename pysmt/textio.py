@@ -39,6 +39,13 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             yield line_no, decode_line(raw, path, line_no)
 
 
+def current_umask() -> int:
+    """The process' umask (reading it means setting it, so it is set straight back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator[TextIO]:
     """Write a text file atomically: to a temporary file beside it, renamed into place on success.
@@ -58,6 +65,7 @@ def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator
             handle = open(tmp, "w", encoding="utf-8")
         with handle:
             yield handle
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp's 0600 would surprise users sharing a system
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from rnn_feature.hyperparameters import Hyperparameters
-from rnn_feature.vocabulary import EOS_ID
+from rnn_feature.vocabulary import EOS_ID, UNK_ID
 
 
 class EncoderDecoder(nn.Module):
@@ -129,3 +129,33 @@ class EncoderDecoder(nn.Module):
         gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)
         token_log_probs = torch.log_softmax(logits, dim=-1).gather(2, gold.unsqueeze(2)).squeeze(2)
         return (token_log_probs * (positions <= target_lengths.unsqueeze(1))).sum(dim=1)
+
+    # -- sampling ------------------------------------------------------------------------------
+
+    def sample(self, source: torch.Tensor, source_lengths: torch.Tensor, max_length: int,
+               generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Target phrases drawn from ``p(y | x)``, one per source row, word by word (ancestral sampling).
+
+        ``[UNK]`` is never drawn (it is not a phrase anyone could use), so each step samples from
+        the shortlist's words and end-of-sequence, renormalized. Returns the padded word ids
+        (batch x ``max_length``) and each sample's length, or -1 for a sample that reached
+        ``max_length`` words without ending. Score samples with :meth:`log_probs`.
+        """
+        c = self.encode(source, source_lengths)
+        h, context = self.decoder_start(c)
+        batch = source.shape[0]
+        words = source.new_zeros(batch, max_length)
+        lengths = source.new_full((batch,), -1)
+        previous = c.new_zeros(batch, self.hp.embedding)
+        for t in range(max_length + 1):
+            h = self.decoder_step(h, self.decoder_input(previous), context)
+            logits = self.output_logits(h, previous, context[3])
+            logits[:, UNK_ID] = -torch.inf
+            drawn = torch.multinomial(torch.softmax(logits.float(), dim=-1), 1, generator=generator).squeeze(1)
+            ended = (drawn == EOS_ID) & (lengths < 0)
+            lengths = torch.where(ended, torch.full_like(lengths, t), lengths)
+            if t == max_length or bool((lengths >= 0).all()):
+                break
+            words[:, t] = torch.where(lengths < 0, drawn, words[:, t])
+            previous = self.target_embedding(drawn)
+        return words, lengths

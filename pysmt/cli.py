@@ -7,6 +7,7 @@ A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TextIO
@@ -81,13 +82,16 @@ def decode(config_path: str, input_path: str | None, features: str | None, weigh
     model tokens, as in Moses.
     """
     from pysmt.decoder import Decoder
+    from pysmt.features.registry import add_feature_types
     from pysmt.formats import alignment_line, nbest_line
     from pysmt.runner import input_lines, translate_stream
 
     config = load_config(config_path)
+    # features added with --features join the config first, so --weights can give their weights too
+    config = replace(config, features=add_feature_types(config, split_names(features)))
     if weights_path:
         config = config.with_weights(read_weights_file(weights_path), weights_path)
-    decoder = Decoder(config, split_names(features), search)  # type: ignore[arg-type]
+    decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
     labels = decoder.nbest_labels()
     handle = open(input_path, "rb") if input_path else sys.stdin.buffer
     name = input_path or "<stdin>"

@@ -77,7 +77,9 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores
         if w is None:
-            raise PysmtError(f"{config.path}: no weights for feature {spec.name} ({feature.num_scores} needed)")
+            raise PysmtError(f"{config.path}: no weights for feature {spec.name} ({feature.num_scores} needed); "
+                             f"give them with --weights FILE ('{spec.name}= w ...') or learn them with "
+                             f"pysmt tune")
         if len(w) != feature.num_scores:
             raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores "
                              f"but {len(w)} weights")

@@ -123,12 +123,17 @@ class EncoderDecoder(nn.Module):
             h = self.decoder_step(h, projected[:, t], context)
             states.append(h)
         hidden = torch.stack(states, dim=1)
-        logits = self.output_logits(hidden, previous, context[3].unsqueeze(1))
-        gold = torch.cat([target, target.new_zeros(batch, 1)], dim=1)
         positions = torch.arange(steps, device=target.device).unsqueeze(0)
-        gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)
-        token_log_probs = torch.log_softmax(logits, dim=-1).gather(2, gold.unsqueeze(2)).squeeze(2)
-        return (token_log_probs * (positions <= target_lengths.unsqueeze(1))).sum(dim=1)
+        valid = positions <= target_lengths.unsqueeze(1)  # the words and end-of-sequence, not the padding
+        gold = torch.cat([target, target.new_zeros(batch, 1)], dim=1)
+        gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)[valid]
+        # the softmax only where there is a word to predict: padding costs no output layer
+        logits = self.output_logits(hidden[valid], previous[valid],
+                                    context[3].unsqueeze(1).expand(-1, steps, -1)[valid])
+        token_log_probs = torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)  # fused: faster than logsumexp
+        per_step = token_log_probs.new_zeros(batch, steps)
+        per_step[valid] = token_log_probs
+        return per_step.sum(dim=1)
 
     # -- sampling ------------------------------------------------------------------------------
 

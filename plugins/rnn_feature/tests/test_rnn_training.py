@@ -14,6 +14,7 @@ from pysmt.errors import PysmtError
 from pysmt.search.options import PhrasePair
 from rnn_feature.features import RnnFeature, ShortlistPenaltyFeature
 from rnn_feature.hyperparameters import preset
+from rnn_feature.scoring import score_phrases
 from rnn_feature.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
@@ -119,3 +120,39 @@ def test_bad_inputs_give_clear_errors(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(PysmtError, match="--device cpu"):
             resolve_device("cuda")
+
+
+def test_decode_with_rnn_and_wp_features(tmp_path):
+    """`pysmt decode --features rnn,wp` on a system with a model in SYSTEM/rnn: the n-best lists carry
+    RNN0 (log p(target | source) of the phrases used) and WP0 (minus the words outside the shortlist)."""
+    system = tmp_path / "system"
+    system.mkdir()
+    pairs = [(e, f) for e, f in zip(ENGLISH, WORDS)] + [("one two", "un deux")]
+    (system / "phrases.txt").write_text("".join(f"{e} ||| {f} ||| 0.5 0.5\n" for e, f in pairs))
+    (system / "lm.arpa").write_text("\\data\\\nngram 1=9\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n"
+                                    + "".join(f"-1\t{f}\n" for f in WORDS) + "\n\\2-grams:\n-1\t<s> un\n\n\\end\\\n")
+    (system / "moses.ini").write_text("[feature]\nKENLM order=2 path=lm.arpa\nWordPenalty\nUnknownWordPenalty\n"
+                                      "PhraseDictionaryMemory path=phrases.txt num-features=2\n\n[weight]\n"
+                                      "KENLM0= 0.5\nWordPenalty0= -1\nPhraseDictionaryMemory0= 0.2 0.2\n")
+    five = [(a, b) for a in range(5) for b in range(5)]  # no "six": it stays outside the shortlists
+    with gzip.open(tmp_path / "pt.gz", "wt", encoding="utf-8") as out:
+        out.writelines(f"{ENGLISH[a]} {ENGLISH[b]} ||| {WORDS[a]} {WORDS[b]} ||| 1 1 1 1\n" for a, b in five)
+    train(tmp_path / "pt.gz", system / "rnn", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
+    target = Shortlist.load(system / "rnn" / "target.vocab")
+    (tmp_path / "w.txt").write_text("RNN0= 0.3\nWP0= -0.5\n")
+    (tmp_path / "in.txt").write_text("three\nsix\n")
+    command = [sys.executable, "-m", "pysmt.cli", "decode", "-c", str(system / "moses.ini"), "-i",
+               str(tmp_path / "in.txt"), "--features", "rnn,wp", "--nbest", str(tmp_path / "nbest.txt")]
+    missing = subprocess.run(command, capture_output=True, text=True)
+    assert missing.returncode == 1 and "no weights for feature RNN0" in missing.stderr
+    proc = subprocess.run(command + ["--weights", str(tmp_path / "w.txt")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["trois", "six"]
+    model, source, _ = load_model(system / "rnn")
+    expected = score_phrases(model, source, target, [(["three"], ["trois"]), (["six"], ["six"])])
+    for line, rnn, outside in zip(open(tmp_path / "nbest.txt"), expected, [0, 1]):
+        fields = line.split(" ||| ")
+        scores = fields[2].split()
+        assert float(scores[scores.index("RNN0=") + 1]) == pytest.approx(rnn, abs=1e-3)
+        assert float(scores[scores.index("WP0=") + 1]) == -outside
+    assert "six" not in target and "trois" in target

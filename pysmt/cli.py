@@ -194,7 +194,8 @@ def tune(config_path: str, source: str, references: tuple[str, ...], out_dir: st
     Rerunning the same command resumes an interrupted job. Features a config has no weights for
     (e.g. added with --features) start at 0; the unknown-word penalty stays fixed.
     """
-    from tuning.loop import TuningOptions, tune as run_tuning
+    from tuning.loop import TuningOptions
+    from tuning.loop import tune as run_tuning
 
     options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
                             split_names(features), nbest_size, max_iterations, threads, restarts, seed, search)

@@ -1,6 +1,5 @@
 """Training pieces against hand-made cases and Moses' own outputs; one end-to-end run."""
 
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -87,9 +86,9 @@ def test_lexical_weights_by_hand():
 def test_phrase_and_reordering_tables_by_hand(tmp_path, monkeypatch, processes, run_size):
     """Counts, both phrase probabilities, lexical weights (an unaligned word against NULL), alignments,
     smoothed orientations and Moses' byte order, whether written in one run or merged from many."""
+    import pysmt.training.scoring as scoring
     from pysmt.training.extraction import extract_corpus
     from pysmt.training.scoring import count_pairs, write_tables
-    import pysmt.training.scoring as scoring
 
     monkeypatch.setattr(scoring, "RUN_SIZE", run_size)
     for name, text in (("f", "a b\na\na c\n"), ("e", "x y\nx\nz\n"), ("al", "0-0 1-1\n0-0\n0-0\n")):

@@ -197,9 +197,9 @@ def test_fixed_and_constant_features_keep_their_weights():
 
 # -- n-best lists and the outer loop --------------------------------------------------------------
 
+from pysmt.errors import PysmtError  # noqa: E402
 from tests.conftest import write_moses_system  # noqa: E402
 from tuning.nbest import read_nbest  # noqa: E402
-from pysmt.errors import PysmtError  # noqa: E402
 
 SOURCE_WORDS = "a b c d e f".split()
 

@@ -29,10 +29,10 @@ from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
 from pysmt.formats import nbest_line
 from pysmt.textio import atomic_writer, read_lines
-from tuning.nbest import NbestPool, format_labels
-from tuning.optimizer import constant_features, optimize
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
+from tuning.nbest import NbestPool, format_labels
+from tuning.optimizer import constant_features, optimize
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
@@ -161,8 +161,9 @@ class Tuner:
 
     def decode(self, weights: np.ndarray, run: Path) -> None:
         """Decode the dev set with ``weights`` into ``run/nbest.txt`` and ``run/output.txt``."""
-        from pysmt.runner import translate_stream
         from tqdm import tqdm
+
+        from pysmt.runner import translate_stream
 
         self.decoder.set_weights(as_lists(self.decoder, weights))
         labels = self.decoder.nbest_labels()

@@ -18,12 +18,14 @@ it occurs, so counting is numpy work and memory stays a few dozen bytes per inst
 
 from __future__ import annotations
 
-import multiprocessing
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
+
+from pysmt.training.parallel import ordered_map
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")
@@ -150,25 +152,14 @@ def _extract_range(bounds: tuple[int, int]) -> PhraseInstances:
 
 def extract_corpus(sources: list[tuple[int, ...]], targets: list[tuple[int, ...]],
                    alignments: list[str], max_length: int = 7, processes: int = 2,
-                   progress: object = None) -> PhraseInstances:
+                   progress: tqdm | None = None) -> PhraseInstances:
     """Extract every phrase pair of an integer-encoded, aligned corpus (in order, on several processes)."""
     global _CORPUS
     _CORPUS = (sources, targets, alignments, max_length)
     step = 2000
     ranges = [(k, min(k + step, len(sources))) for k in range(0, len(sources), step)]
-    parts = []
     try:
-        if processes > 1 and len(ranges) > 1:
-            with multiprocessing.get_context("fork").Pool(processes) as pool:
-                for part in pool.imap(_extract_range, ranges):
-                    parts.append(part)
-                    if progress is not None:
-                        progress.update(step)  # type: ignore[attr-defined]
-        else:
-            for bounds in ranges:
-                parts.append(_extract_range(bounds))
-                if progress is not None:
-                    progress.update(bounds[1] - bounds[0])  # type: ignore[attr-defined]
+        parts = ordered_map(_extract_range, ranges, processes, progress, size=lambda bounds: bounds[1] - bounds[0])
     finally:
         _CORPUS = None
     return PhraseInstances.concatenate(parts) if parts else _extract_range((0, 0))

@@ -19,18 +19,19 @@ the integer-encoded occurrences.
 from __future__ import annotations
 
 import heapq
-import multiprocessing
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from pysmt.textio import atomic_writer
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables
+from pysmt.training.parallel import ordered_map
 
 
 @dataclass
@@ -164,7 +165,7 @@ def _write_run(job: tuple[int, int, str]) -> str:
 
 def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
                  phrase_table: Path, reordering_table: Path | None, processes: int = 2,
-                 progress: object = None) -> int:
+                 progress: tqdm | None = None) -> int:
     """Write the phrase table (and reordering table) sorted as Moses sorts them; return the pair count.
 
     Pairs are formatted and sorted in runs of ``RUN_SIZE`` on ``processes`` workers, written to
@@ -175,19 +176,8 @@ def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePair
     _SCORING = (inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), order)
     jobs = [(lo, min(lo + RUN_SIZE, len(order)), str(phrase_table.parent / f".{phrase_table.name}.run{k}"))
             for k, lo in enumerate(range(0, len(order), RUN_SIZE))]
-    runs: list[str] = []
     try:
-        if processes > 1 and len(jobs) > 1:
-            with multiprocessing.get_context("fork").Pool(processes) as pool:
-                for path in pool.imap(_write_run, jobs):
-                    runs.append(path)
-                    if progress is not None:
-                        progress.update(RUN_SIZE)  # type: ignore[attr-defined]
-        else:
-            for job in jobs:
-                runs.append(_write_run(job))
-                if progress is not None:
-                    progress.update(job[1] - job[0])  # type: ignore[attr-defined]
+        runs = ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0])
         _SCORING = None
         handles = [open(path, encoding="utf-8") for path in runs]
         with ExitStack() as stack:

@@ -34,7 +34,8 @@ def train(table: str, out_dir: str, preset: str, device: str, max_time: float | 
     from pysmt.errors import PysmtError
     from rnn_feature.hyperparameters import preset as make_preset
     from rnn_feature.store import resolve_device
-    from rnn_feature.training import TrainingLimits, train as run_training
+    from rnn_feature.training import TrainingLimits
+    from rnn_feature.training import train as run_training
 
     if not Path(table).is_file():
         raise PysmtError(f"{table}: no such phrase table")

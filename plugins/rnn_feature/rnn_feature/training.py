@@ -28,8 +28,7 @@ from pysmt.errors import PysmtError
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
-from rnn_feature.store import (LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, build_model, load_checkpoint,
-                               save_checkpoint)
+from rnn_feature.store import LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, build_model, load_checkpoint, save_checkpoint
 from rnn_feature.vocabulary import Shortlist
 
 PAIRS = "pairs.npz"

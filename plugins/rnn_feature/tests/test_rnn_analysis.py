@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from rnn_feature.analysis import ranked, top_phrases
-from rnn_feature.training import TrainingLimits, train
 from rnn_feature.data import Ragged
 from rnn_feature.hyperparameters import preset
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.scoring import score_phrases
 from rnn_feature.table_sample import Reservoir, SampleSizes, named_sources, sample_table
+from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import EOS_ID, UNK_ID, Shortlist
 from test_rnn_training import TINY, toy_table
 

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-
 from rnn_feature.data import Ragged
 from rnn_feature.hyperparameters import preset
 from rnn_feature.model import EncoderDecoder

@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.search.options import PhrasePair
 from rnn_feature.features import RnnFeature, ShortlistPenaltyFeature
 from rnn_feature.hyperparameters import preset
 from rnn_feature.scoring import score_phrases
 from rnn_feature.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.search.options import PhrasePair
 
 TINY = preset("default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30,
               target_shortlist=30, batch_size=16)

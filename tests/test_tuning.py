@@ -195,6 +195,18 @@ def test_fixed_and_constant_features_keep_their_weights():
     assert np.isfinite(value)
 
 
+def test_optimized_weights_are_l1_normalized_without_changing_the_winners():
+    features, stats, _ = toy_nbest(3)
+    features = [np.hstack([f, np.full((len(f), 1), 3.0)]) for f in features]  # constant: stays as it is
+    weights, value = optimize(features, stats, [1.0, 2.0, -3.0, 4.0, 0.3], restarts=2)
+    assert np.abs(weights[:4]).sum() == pytest.approx(1.0) and weights[4] == 0.3
+    assert CandidatePool.from_lists(features, stats).bleu(weights) == pytest.approx(value)
+    varying = [np.hstack([f, np.arange(len(f))[:, None]]) for f in features]  # a fixed feature that varies
+    weights, _ = optimize(varying, stats, [1.0, 2.0, -3.0, 4.0, 0.3, 0.5], restarts=2,
+                          fixed=[False] * 5 + [True])
+    assert np.abs(weights[:4]).sum() != pytest.approx(1.0)  # not normalized: rankings would change
+
+
 # -- n-best lists and the outer loop --------------------------------------------------------------
 
 from pysmt.errors import PysmtError  # noqa: E402

@@ -11,6 +11,12 @@ with ``seed``: the same inputs give the same weights.
 Fixed features (``fixed``) keep their weights; features whose value never varies within a
 sentence's list cannot change any decision and keep their weights too (reported by
 :func:`constant_features`).
+
+The result is L1-normalized as Moses' ``mert`` does: the tuned weights are divided by the sum of
+their absolute values. Scaling does not change which candidate wins (when the untuned features are
+constant within each sentence's list, which is checked), but it keeps the weights' scale, and so
+the decoder's beam threshold, the same from one iteration to the next; without it, line searches
+that end far out on a line inflate the scale and the next decode prunes much harder.
 """
 
 from __future__ import annotations
@@ -99,4 +105,16 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
         w, value = climber.climb(start)
         if value > best_bleu:
             best_w, best_bleu = w, value
-    return best_w, best_bleu
+    return l1_normalized(pool, best_w, tunable), best_bleu
+
+
+def l1_normalized(pool: CandidatePool, weights: np.ndarray, tuned: np.ndarray) -> np.ndarray:
+    """``weights`` with the ``tuned`` ones divided by their L1 norm, when that changes no sentence's ranking."""
+    untuned = np.ones(pool.dimension, dtype=bool)
+    untuned[tuned] = False
+    norm = float(np.abs(weights[tuned]).sum())
+    if norm == 0.0 or not constant_features(pool)[untuned].all():
+        return weights  # an untuned feature varies within a list: scaling the others would change rankings
+    normalized = weights.copy()
+    normalized[tuned] /= norm
+    return normalized

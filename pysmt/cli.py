@@ -168,7 +168,9 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
                               Path(alignment) if alignment else None, symmetrization, max_phrase_length,
                               first_step=first_step, last_step=last_step, force=force, processes=processes)
     Pipeline(options).run()
-    click.echo(f"pysmt train: system in {out_dir} (decode with: pysmt decode -c {Path(out_dir) / 'pysmt.toml'})")
+    config = Path(out_dir) / "pysmt.toml"
+    if config.is_file():
+        click.echo(f"pysmt train: system in {out_dir} (decode with: pysmt decode -c {config})")
 
 
 @main.command()

@@ -26,7 +26,7 @@ def align(source: Path, target: Path, out: Path, heuristic: str = "grow-diag-fin
         with open(source, encoding="utf-8") as src, open(target, encoding="utf-8") as tgt:
             try:
                 eflomal.Aligner().align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
-                                        quiet=True)
+                                        quiet=False)  # eflomal reports its sampling iterations: the step's progress
             except (ValueError, OSError) as err:
                 raise PysmtError(f"eflomal failed on {source} and {target}: {err}") from None
         symmetrize_files(source, target, forward, reverse, out, heuristic)

@@ -38,11 +38,12 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
         arpa = Path(tmp) / "lm.arpa"
         with open(arpa, "wb") as arpa_out:
             cat = subprocess.Popen(["cat", *map(str, texts)], stdout=subprocess.PIPE)
+            # lmplz's own progress bars go to the terminal (stderr is inherited), and so do its errors
             run = subprocess.run([lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"],
-                                 stdin=cat.stdout, stdout=arpa_out, stderr=subprocess.PIPE)
+                                 stdin=cat.stdout, stdout=arpa_out)
             cat.wait()
         if run.returncode != 0:
-            raise PysmtError(f"lmplz failed: {run.stderr.decode(errors='replace')[-2000:]}")
+            raise PysmtError(f"lmplz failed (exit status {run.returncode}); its messages are above")
         binary = Path(tmp) / "lm.bin"
         run = subprocess.run([build_binary, str(arpa), str(binary)], capture_output=True)
         if run.returncode != 0:

@@ -117,6 +117,9 @@ class Tuner:
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
+        tuned = ~self.fixed
+        if np.abs(weights[tuned]).sum() > 0:  # mert-moses.pl decodes its first run with L1-normalized weights too
+            weights[tuned] /= np.abs(weights[tuned]).sum()
         for number in range(1, self.o.max_iterations + 1):
             run = self.o.out / f"run{number}"
             run.mkdir(parents=True, exist_ok=True)

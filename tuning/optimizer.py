@@ -27,7 +27,8 @@ import numpy as np
 
 from tuning.line_search import CandidatePool, line_search
 
-DEFAULT_LOWER, DEFAULT_UPPER = -1.0, 1.0
+#: Where random restarts are drawn: mert-moses.pl's default range for every feature.
+DEFAULT_LOWER, DEFAULT_UPPER = 0.0, 1.0
 
 
 def constant_features(pool: CandidatePool) -> np.ndarray:
@@ -85,7 +86,7 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and
     ``stats[i]`` the ``(n_i, 9)`` BLEU statistics of the same candidates (Moses' order, see
     :mod:`tuning.bleu`). ``lower``/``upper`` bound the random restart points (scalars or one value
-    per feature; default -1 and 1). ``fixed`` marks features whose weight must not move.
+    per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must not move.
     """
     pool = CandidatePool.from_lists(features, stats)
     d = pool.dimension

@@ -250,6 +250,9 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
     assert decoded.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
     from pysmt.config import load_config
     assert load_config(tuned).feature("UnknownWordPenalty0").weights == [1.0]  # not tunable: fixed
+    first = (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()
+    assert sum(abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]) \
+        == pytest.approx(1.0)  # the first decode too, as mert-moses.pl
     # a rerun resumes from the files: nothing is decoded again and the result is the same
     again = subprocess.run(command, capture_output=True, text=True)
     assert again.returncode == 0 and "decode dev" not in again.stderr

@@ -94,7 +94,8 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
     if init_w.shape != (d,):
         raise ValueError(f"{len(init_w)} initial weights for {d} features")
     frozen = np.zeros(d, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
-    tunable = np.flatnonzero(~frozen & ~constant_features(pool))
+    constant = constant_features(pool)
+    tunable = np.flatnonzero(~frozen & ~constant)
     low = np.broadcast_to(np.asarray(DEFAULT_LOWER if lower is None else lower, dtype=np.float64), (d,))
     high = np.broadcast_to(np.asarray(DEFAULT_UPPER if upper is None else upper, dtype=np.float64), (d,))
     rng = np.random.default_rng(seed)
@@ -106,15 +107,16 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
         w, value = climber.climb(start)
         if value > best_bleu:
             best_w, best_bleu = w, value
-    return l1_normalized(pool, best_w, tunable), best_bleu
+    return l1_normalized(best_w, tunable, constant), best_bleu
 
 
-def l1_normalized(pool: CandidatePool, weights: np.ndarray, tuned: np.ndarray) -> np.ndarray:
-    """``weights`` with the ``tuned`` ones divided by their L1 norm, when that changes no sentence's ranking."""
-    untuned = np.ones(pool.dimension, dtype=bool)
+def l1_normalized(weights: np.ndarray, tuned: np.ndarray, constant: np.ndarray) -> np.ndarray:
+    """``weights`` with the ``tuned`` ones divided by their L1 norm, when that changes no sentence's ranking:
+    when every other feature is ``constant`` (the mask of :func:`constant_features`)."""
+    untuned = np.ones(len(weights), dtype=bool)
     untuned[tuned] = False
     norm = float(np.abs(weights[tuned]).sum())
-    if norm == 0.0 or not constant_features(pool)[untuned].all():
+    if norm == 0.0 or not constant[untuned].all():
         return weights  # an untuned feature varies within a list: scaling the others would change rankings
     normalized = weights.copy()
     normalized[tuned] /= norm

@@ -14,7 +14,7 @@
     type = "phrase-table"       # a name registered under the entry-point group pysmt.features
     name = "TranslationModel0"  # label in weight files and n-best lists (default: type's label + index)
     path = "phrase-table.gz"    # paths are relative to this file
-    num-scores = 4
+    num-features = 4
     table-limit = 20
     weights = [0.2, 0.2, 0.2, 0.2]
 
@@ -23,6 +23,7 @@ Features appear in decoding and n-best lists in the order they are listed.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -35,9 +36,6 @@ import tomli_w
 
 from pysmt.errors import PysmtError, at_line
 from pysmt.textio import atomic_writer, read_lines
-
-#: Feature parameters that name files, resolved relative to the config file.
-PATH_PARAMS = ("path",)
 
 #: Moses feature names and the pysmt feature types that read the same models.
 MOSES_FEATURE_TYPES = {
@@ -52,6 +50,9 @@ MOSES_FEATURE_TYPES = {
 
 #: moses.ini parameters that pysmt names differently (``type`` names the feature type in pysmt.toml).
 MOSES_PARAM_RENAMES = {"LexicalReordering": {"type": "model"}}
+
+#: moses.ini feature parameters that mean nothing for a single-factor system and are dropped.
+MOSES_IGNORED_PARAMS = {"factor", "input-factor", "output-factor", "lazyken"}
 
 #: moses.ini sections that mean nothing for a single-factor phrase-based system and are skipped.
 MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "threads", "n-best-list", "v"}
@@ -69,12 +70,55 @@ class SearchConfig:
     max_phrase_length: int = 20
 
     def validate(self, where: str) -> None:
+        for f in fields(SearchConfig):
+            kind = {"int": int, "float": float, "str": str}.get(str(f.type), str)
+            value = typed_value(getattr(self, f.name), kind, f"{where}: [search] {f.name.replace('_', '-')}")
+            setattr(self, f.name, value)
         if self.algorithm not in ("normal", "cube"):
             raise PysmtError(f"{where}: search algorithm must be 'normal' or 'cube', not {self.algorithm!r}")
         if self.stack_size < 1 or self.pop_limit < 1 or self.max_phrase_length < 1:
             raise PysmtError(f"{where}: stack-size, pop-limit and max-phrase-length must be positive")
         if not 0.0 <= self.beam_threshold < 1.0:
             raise PysmtError(f"{where}: beam-threshold must be in [0, 1)")
+        if self.distortion_limit < -1:
+            raise PysmtError(f"{where}: distortion-limit must be -1 (unlimited) or more")
+
+
+def typed_value(value: Any, kind: type, where: str) -> Any:
+    """``value`` as a config value of ``kind`` (int, float, bool or str), or an error naming ``where``.
+
+    moses.ini gives every value as a string, TOML gives typed values; both are accepted, but a
+    float is no int, a bool no number, and numbers must be finite.
+    """
+    try:
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("1", "true", "yes", "0", "false", "no"):
+                return str(value).lower() in ("1", "true", "yes")
+            raise ValueError
+        if kind is int:
+            if isinstance(value, bool) or isinstance(value, float):
+                raise ValueError
+            return int(value)
+        if kind is float:
+            if isinstance(value, bool):
+                raise ValueError
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError
+            return number
+        if isinstance(value, (dict, list)):
+            raise ValueError
+        return str(value)
+    except (TypeError, ValueError):
+        article = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind.__name__, "a string")
+        raise PysmtError(f"{where} must be {article}, not {value!r}") from None
+
+
+def finite_weights(values: list[Any], where: str) -> list[float]:
+    """Weights as floats; anything but a finite number (nan, inf, text) is an error naming ``where``."""
+    return [typed_value(v, float, f"{where}: weight {k + 1}") for k, v in enumerate(values)]
 
 
 @dataclass
@@ -130,20 +174,23 @@ class SystemConfig:
         if unknown:
             raise PysmtError(f"{source}: weights for unknown feature(s) {', '.join(unknown)}; "
                              f"the system has {', '.join(sorted(names))}")
-        features = [replace(spec, weights=list(weights[spec.name])) if spec.name in weights else spec
-                    for spec in self.features]
+        features = [replace(spec, weights=finite_weights(weights[spec.name], f"{source}: {spec.name}"))
+                    if spec.name in weights else spec for spec in self.features]
         return replace(self, features=features)
 
     def write_toml(self, path: str | Path) -> None:
         """Write this config as ``pysmt.toml``; model paths are made relative to the new file."""
+        from pysmt.features.registry import feature_class  # registry imports features, which import config
+
         path = Path(path)
         base = path.parent.resolve()
         search = {f.name.replace("_", "-"): getattr(self.search, f.name) for f in fields(SearchConfig)}
         features = []
         for spec in self.features:
             entry: dict[str, Any] = {"type": spec.type, "name": spec.name}
+            kinds = feature_class(spec.type).parameters
             for key, value in spec.params.items():
-                if key in PATH_PARAMS:
+                if kinds.get(key) is Path:
                     value = os.path.relpath(Path(value).resolve(), base)
                 entry[key] = value
             if spec.weights is not None:
@@ -184,15 +231,6 @@ def default_names(types: list[str], explicit: list[str | None], labels: dict[str
     return names
 
 
-def resolve_paths(params: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Make file parameters absolute, relative to the config file's folder."""
-    resolved = dict(params)
-    for key in PATH_PARAMS:
-        if key in resolved:
-            resolved[key] = str((base / os.path.expandvars(str(resolved[key]))).resolve())
-    return resolved
-
-
 def check_unique_names(features: list[FeatureSpec], path: Path) -> None:
     seen: set[str] = set()
     for spec in features:
@@ -212,28 +250,33 @@ def read_toml(path: Path) -> SystemConfig:
     unknown = sorted(set(search_data) - set(search_keys))
     if unknown:
         raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}")
+    if not isinstance(search_data, dict):
+        raise PysmtError(f"{path}: [search] must be a table of settings")
     search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})
     search.validate(str(path))
     processing = read_processing(data.get("processing"), path)
     raw_features = data.get("feature", [])
     if not isinstance(raw_features, list) or not raw_features:
         raise PysmtError(f"{path}: no [[feature]] sections")
-    from pysmt.features.registry import default_label  # registry imports features, which import config
+    from pysmt.features.registry import default_label, feature_params  # (import cycle: registry needs config)
 
     types, explicit, params, weights = [], [], [], []
     for number, entry in enumerate(raw_features, start=1):
+        if not isinstance(entry, dict):
+            raise PysmtError(f"{path}: feature number {number} must be a [[feature]] table")
         entry = dict(entry)
         if "type" not in entry:
             raise PysmtError(f"{path}: [[feature]] number {number} has no 'type'")
-        types.append(entry.pop("type"))
+        types.append(str(entry.pop("type")))
         explicit.append(entry.pop("name", None))
         w = entry.pop("weights", None)
-        if w is not None and not (isinstance(w, list) and all(isinstance(x, (int, float)) for x in w)):
+        if w is not None and not isinstance(w, list):
             raise PysmtError(f"{path}: feature {types[-1]!r}: weights must be a list of numbers")
-        weights.append(None if w is None else [float(x) for x in w])
-        params.append(resolve_paths(entry, path.parent))
+        weights.append(None if w is None else finite_weights(w, f"{path}: feature {types[-1]!r}"))
+        params.append(entry)
     names = default_names(types, explicit, {t: default_label(t) for t in types})
-    features = [FeatureSpec(t, n, p, w) for t, n, p, w in zip(types, names, params, weights)]
+    features = [FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), w)
+                for t, n, p, w in zip(types, names, params, weights)]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=search, processing=processing)
 
@@ -289,7 +332,7 @@ def read_weights_file(path: str | Path) -> dict[str, list[float]]:
         if not line or line.startswith("["):
             continue
         name, values = parse_weight_line(line, path, line_no)
-        weights[name] = values
+        weights[name] = finite_weights(values, f"{path}, line {line_no}: {name}")
     return weights
 
 
@@ -331,16 +374,20 @@ def read_moses_ini(path: Path) -> SystemConfig:
                 args[new] = args.pop(old)
         types.append(moses_type)
         explicit.append(args.pop("name", None))
-        params.append(resolve_paths(args, path.parent))
+        params.append({key: value for key, value in args.items() if key not in MOSES_IGNORED_PARAMS})
     names = default_names(types, explicit, {t: t for t in types})
     weights: dict[str, list[float]] = {}
     for line_no, line in sections.get("weight", []):
         name, values = parse_weight_line(line, path, line_no)
-        weights[name] = values
+        weights[name] = finite_weights(values, f"{path}, line {line_no}: {name}")
     unknown = sorted(set(weights) - set(names))
     if unknown:
         raise PysmtError(f"{path}: [weight] names unknown feature(s) {', '.join(unknown)}")
-    features = [FeatureSpec(MOSES_FEATURE_TYPES[t], n, p, weights.get(n)) for t, n, p in zip(types, names, params)]
+    from pysmt.features.registry import feature_params  # (import cycle: registry needs config)
+
+    features = [FeatureSpec(MOSES_FEATURE_TYPES[t], n, feature_params(MOSES_FEATURE_TYPES[t], n, p, path.parent,
+                                                                      str(path)), weights.get(n))
+                for t, n, p in zip(types, names, params)]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=moses_search_config(sections, path))
 

@@ -47,26 +47,37 @@ def current_umask() -> int:
 
 
 @contextmanager
-def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator[TextIO]:
-    """Write a text file atomically: to a temporary file beside it, renamed into place on success.
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed into place (with umask permissions) on success.
 
-    An interrupted job never leaves a half-written file under the final name, so a rerun can trust
-    that an existing output is complete.
+    Every file pysmt writes goes through here (text through :func:`atomic_writer`, binary outputs such
+    as checkpoints and arrays directly), so an interrupted job never leaves a half-written file under
+    the final name, a rerun can trust that an existing output is complete, and every output gets the
+    same permissions (``mkstemp``'s 0600 would surprise users sharing a system).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    compress = path.suffix == ".gz" if gzip_output is None else gzip_output
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes[-1:]))
     os.close(fd)
+    tmp = Path(name)
     try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+@contextmanager
+def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator[TextIO]:
+    """Write a text file atomically (see :func:`atomic_path`); gzip when the name ends in ``.gz``."""
+    path = Path(path)
+    compress = path.suffix == ".gz" if gzip_output is None else gzip_output
+    with atomic_path(path) as tmp:
         if compress:
             handle: TextIO = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)  # type: ignore[assignment]
         else:
             handle = open(tmp, "w", encoding="utf-8")
         with handle:
             yield handle
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp's 0600 would surprise users sharing a system
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

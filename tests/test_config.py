@@ -56,6 +56,8 @@ def test_toml_round_trip_keeps_everything(tiny_system, tmp_path):
 
 def test_toml_default_names_and_errors(tmp_path):
     path = tmp_path / "pysmt.toml"
+    for name in ("lm.arpa", "lm2.arpa"):
+        (tmp_path / name).write_text("")
     path.write_text('[search]\nalgorithm = "cube"\n[[feature]]\ntype = "kenlm"\npath = "lm.arpa"\n'
                     '[[feature]]\ntype = "kenlm"\npath = "lm2.arpa"\n[[feature]]\ntype = "word-penalty"\n')
     config = load_config(path)

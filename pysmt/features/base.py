@@ -46,6 +46,15 @@ class Feature:
 
     #: Prefix of the feature's default name (``LM`` gives ``LM0``, ``LM1``...).
     default_label: ClassVar[str] = "Feature"
+    #: The parameters a config section may give, with their kind: ``int``, ``float``, ``bool``,
+    #: ``str`` or ``Path`` (a file or folder, relative to the config file, which must exist). Any
+    #: other key is an error naming the file, the feature and the key, so a misspelling never
+    #: passes silently; ``from_config`` receives the values converted and paths made absolute.
+    parameters: ClassVar[dict[str, type]] = {}
+    #: Defaults of ``Path`` parameters, relative to the system's folder (the RNN's ``{"model": "rnn"}``).
+    #: They are resolved when the config is read, so a config that ``tune`` or ``filter`` writes
+    #: elsewhere keeps pointing at the same files.
+    default_paths: ClassVar[dict[str, str]] = {}
     #: Whether MERT may change its weights (Moses' ``tuneable``).
     tunable: ClassVar[bool] = True
     #: Scores depend on the phrase pair alone: scored once, before the table limit, and cached.
@@ -134,12 +143,3 @@ def require_param(params: dict[str, Any], key: str, feature: str) -> Any:
     if key not in params:
         raise PysmtError(f"feature {feature}: missing parameter {key!r}")
     return params[key]
-
-
-def int_param(params: dict[str, Any], key: str, feature: str, default: int | None = None) -> int:
-    """An integer parameter (moses.ini gives strings, TOML numbers)."""
-    value = params.get(key, default) if default is not None else require_param(params, key, feature)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise PysmtError(f"feature {feature}: parameter {key!r} must be an integer, not {value!r}") from None

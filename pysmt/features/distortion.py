@@ -7,7 +7,7 @@ phrase's end, so hypotheses ending at the same place recombine.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pysmt.config import SystemConfig
 from pysmt.features.base import StatefulFeature
@@ -17,6 +17,7 @@ from pysmt.search.options import Sentence, TranslationOption
 
 class DistortionFeature(StatefulFeature):
     default_label = "Distortion"
+    parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> DistortionFeature:

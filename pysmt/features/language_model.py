@@ -10,14 +10,15 @@ context the model can still use), so equal states mean equal futures and recombi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import kenlm
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import StatefulFeature, int_param, require_param
+from pysmt.features.base import StatefulFeature, require_param
 from pysmt.models.language_model import LOG10_TO_LN, load_kenlm
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
@@ -25,6 +26,7 @@ from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 
 class KenLMFeature(StatefulFeature):
     default_label = "LM"
+    parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
 
     def __init__(self, name: str, model: kenlm.Model) -> None:
         super().__init__(name, 1)
@@ -38,10 +40,10 @@ class KenLMFeature(StatefulFeature):
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:
         model = load_kenlm(require_param(params, "path", name))
-        order = int_param(params, "order", name, model.order)
+        order = params.get("order", model.order)
         if order != model.order:
             raise PysmtError(f"feature {name}: order={order} but {params['path']} is a {model.order}-gram model")
-        if int_param(params, "num-features", name, 1) != 1:
+        if params.get("num-features", 1) != 1:
             raise PysmtError(f"feature {name}: only num-features=1 is supported (no OOV feature)")
         return cls(name, model)
 

@@ -14,13 +14,14 @@ table scores 0 (or ``default-scores``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import StatefulFeature, int_param, require_param
+from pysmt.features.base import StatefulFeature, require_param
 from pysmt.models.reordering_table import ReorderingTable
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
@@ -75,6 +76,7 @@ class ReorderingModelType:
 
 class LexicalReorderingFeature(StatefulFeature):
     default_label = "LexicalReordering"
+    parameters: ClassVar[dict[str, type]] = {"model": str, "path": Path, "num-features": int, "default-scores": str}
 
     def __init__(self, name: str, kind: ReorderingModelType, table: ReorderingTable,
                  default_scores: tuple[float, ...] | None = None) -> None:
@@ -93,7 +95,7 @@ class LexicalReorderingFeature(StatefulFeature):
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:
         kind = ReorderingModelType(str(require_param(params, "model", name)))
-        declared = int_param(params, "num-features", name, kind.num_scores)
+        declared = params.get("num-features", kind.num_scores)
         if declared != kind.num_scores:
             raise PysmtError(f"feature {name}: model {params['model']} has {kind.num_scores} scores, "
                              f"num-features says {declared}")
@@ -101,9 +103,12 @@ class LexicalReorderingFeature(StatefulFeature):
                                 source_only=kind.source_only)
         defaults = None
         if "default-scores" in params:
-            values = [float(v) for v in str(params["default-scores"]).split(",")]
-            if len(values) != kind.table_scores:
-                raise PysmtError(f"feature {name}: default-scores needs {kind.table_scores} values")
+            try:
+                values = [float(v) for v in params["default-scores"].split(",")]
+            except ValueError:
+                raise PysmtError(f"feature {name}: default-scores must be comma-separated probabilities") from None
+            if len(values) != kind.table_scores or not all(0 < v <= 1 for v in values):
+                raise PysmtError(f"feature {name}: default-scores needs {kind.table_scores} probabilities in (0, 1]")
             defaults = tuple(np.log(values).tolist())
         return cls(name, kind, table, defaults)
 

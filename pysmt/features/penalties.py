@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from pysmt.search.options import PhrasePair
 
 class WordPenaltyFeature(Feature):
     default_label = "WordPenalty"
+    parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> WordPenaltyFeature:
@@ -31,6 +32,7 @@ class WordPenaltyFeature(Feature):
 
 class PhrasePenaltyFeature(Feature):
     default_label = "PhrasePenalty"
+    parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhrasePenaltyFeature:
@@ -42,6 +44,7 @@ class PhrasePenaltyFeature(Feature):
 
 class UnknownWordPenaltyFeature(Feature):
     default_label = "UnknownWordPenalty"
+    parameters: ClassVar[dict[str, type]] = {"num-features": int}
     tunable = False
 
     @classmethod

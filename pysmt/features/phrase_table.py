@@ -8,28 +8,23 @@ already stores log scores instead of probabilities).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import Feature, int_param, require_param
+from pysmt.features.base import Feature, require_param
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.search.options import PhrasePair
-
-
-def bool_param(params: dict[str, Any], key: str, default: bool) -> bool:
-    value = params.get(key, default)
-    if isinstance(value, bool):
-        return value
-    return str(value).lower() in ("1", "true", "yes")
 
 
 class PhraseTableFeature(Feature):
     """Proposes translations from a Moses phrase table; its scores are the table's (logged) columns."""
 
     default_label = "TranslationModel"
+    parameters: ClassVar[dict[str, type]] = {"path": Path, "num-features": int, "table-limit": int, "log-scores": bool}
     provides_phrases = True
 
     def __init__(self, name: str, table: PhraseTable, table_limit: int = 20) -> None:
@@ -39,11 +34,14 @@ class PhraseTableFeature(Feature):
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhraseTableFeature:
-        table = PhraseTable(require_param(params, "path", name), log_scores=bool_param(params, "log-scores", False))
-        declared = int_param(params, "num-features", name, table.num_scores)
+        table = PhraseTable(require_param(params, "path", name), log_scores=params.get("log-scores", False))
+        declared = params.get("num-features", table.num_scores)
         if declared != table.num_scores:
             raise PysmtError(f"feature {name}: num-features={declared} but {table.path} has {table.num_scores} scores")
-        return cls(name, table, int_param(params, "table-limit", name, 20))
+        limit = params.get("table-limit", 20)
+        if limit < 0:
+            raise PysmtError(f"feature {name}: table-limit must be 0 (keep all) or more, not {limit}")
+        return cls(name, table, limit)
 
     def translations(self, source: str) -> list[PhrasePair]:
         """Every target side of ``source`` (unscored, unpruned), in table order."""

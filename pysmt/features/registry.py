@@ -11,10 +11,14 @@ uses it. The core never imports a plugin by name.
 
 from __future__ import annotations
 
+import difflib
+import os
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any
 
-from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.config import FeatureSpec, SystemConfig, typed_value
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature
 
@@ -47,6 +51,40 @@ def default_label(type_name: str) -> str:
     return feature_class(type_name).default_label if type_name in registered else type_name
 
 
+def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path, where: str,
+                   *, defaults: bool = True) -> dict[str, Any]:
+    """A feature section's parameters checked against the feature's declared ``parameters``.
+
+    This is the one schema check of feature sections, for pysmt.toml, moses.ini and ``--param``
+    alike: an unknown key (a misspelling) or a value of the wrong kind is an error naming
+    ``where`` (the file or option), the feature and the key. ``Path`` parameters are made absolute
+    relative to ``base`` (the config's folder) and must exist; with ``defaults`` the feature's
+    ``default_paths`` that exist are filled in the same way, so that a config written elsewhere
+    later still points at them (a default that does not exist is left for the feature to report).
+    """
+    cls = feature_class(type_name)
+    known = cls.parameters
+    params: dict[str, Any] = {}
+    for key, value in given.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            takes = ", ".join(sorted(known)) or "no parameters"
+            raise PysmtError(f"{where}: feature {name}: unknown parameter {key!r}{hint}; {type_name} takes {takes}")
+        if known[key] is Path:
+            resolved = (base / os.path.expandvars(str(value))).resolve()
+            if not resolved.exists():
+                raise PysmtError(f"{where}: feature {name}: {key} {resolved}: no such file or folder")
+            params[key] = str(resolved)
+        else:
+            params[key] = typed_value(value, known[key], f"{where}: feature {name}: {key}")
+    if defaults:
+        for key, relative in cls.default_paths.items():
+            if key not in params and (base / relative).exists():
+                params[key] = str((base / relative).resolve())
+    return params
+
+
 def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[FeatureSpec]:
     """The config's features plus one of each requested type the config does not already have."""
     specs = list(config.features)
@@ -57,7 +95,8 @@ def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[Featu
             continue
         label = default_label(type_name)
         index = sum(1 for name in labels if name.startswith(label) and name[len(label):].isdigit())
-        specs.append(FeatureSpec(type_name, f"{label}{index}"))
+        name = f"{label}{index}"
+        specs.append(FeatureSpec(type_name, name, feature_params(type_name, name, {}, config.directory, "--features")))
         labels.append(specs[-1].name)
         present.add(type_name)
     return specs

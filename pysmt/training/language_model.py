@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from pysmt.errors import PysmtError
+from pysmt.textio import atomic_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,8 +45,7 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
             cat.wait()
         if run.returncode != 0:
             raise PysmtError(f"lmplz failed (exit status {run.returncode}); its messages are above")
-        binary = Path(tmp) / "lm.bin"
-        run = subprocess.run([build_binary, str(arpa), str(binary)], capture_output=True)
-        if run.returncode != 0:
-            raise PysmtError(f"build_binary failed: {run.stderr.decode(errors='replace')[-2000:]}")
-        os.replace(binary, out)
+        with atomic_path(out) as binary:
+            run = subprocess.run([build_binary, str(arpa), str(binary)], capture_output=True)
+            if run.returncode != 0:
+                raise PysmtError(f"build_binary failed: {run.stderr.decode(errors='replace')[-2000:]}")

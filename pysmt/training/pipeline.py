@@ -16,7 +16,6 @@ marker exists is skipped (``--force`` redoes it), so an interrupted run resumes 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from tqdm import tqdm
 
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.textio import atomic_path, atomic_writer, read_lines
 
 STEPS = ("prepare", "align", "lex", "extract", "score", "lm", "config")
 
@@ -213,9 +212,8 @@ class Pipeline:
                                    self.o.max_phrase_length, self.o.processes, bar)
         bar.close()
         log(f"extracted {len(instances):,} phrase pair occurrences")
-        tmp = self.extract.with_suffix(".tmp.npz")
-        instances.save(str(tmp))
-        os.replace(tmp, self.extract)
+        with atomic_path(self.extract) as tmp:
+            instances.save(str(tmp))
 
     def step_score(self) -> None:
         from pysmt.training.extraction import PhraseInstances

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
 
+from pysmt.textio import atomic_path
+
 PIPE = "|"
 PIPE_ESCAPE = "&#124;"
 
@@ -74,7 +76,8 @@ class TextProcessor:
 
 def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
     """Train a Moses truecase model on tokenized text and save it in Moses' format."""
-    MosesTruecaser().train([line.split() for line in tokenized], save_to=str(model_path))
+    with atomic_path(model_path) as tmp:
+        MosesTruecaser().train([line.split() for line in tokenized], save_to=str(tmp))
 
 
 _METHOD = None  # the bound TextProcessor method a worker process applies

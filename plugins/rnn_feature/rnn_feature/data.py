@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from pysmt.errors import at_line
-from pysmt.textio import read_lines
+from pysmt.textio import atomic_path, read_lines
 from rnn_feature.vocabulary import Shortlist
 
 
@@ -83,10 +83,9 @@ class EncodedPairs:
         return len(self.source)
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, source_flat=self.source.flat, source_offsets=self.source.offsets,
-                 target_flat=self.target.flat, target_offsets=self.target.offsets)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            np.savez(tmp, source_flat=self.source.flat, source_offsets=self.source.offsets,
+                     target_flat=self.target.flat, target_offsets=self.target.offsets)
 
     @classmethod
     def load(cls, path: Path) -> EncodedPairs:

@@ -2,7 +2,8 @@
 
 Both find the model directory from their ``model`` parameter, by default ``rnn/`` beside the
 system's config (where ``pysmt rnn train --out SYSTEM/rnn`` puts it), so ``pysmt decode
---features rnn,wp`` works on a system with a trained model.
+--features rnn,wp`` works on a system with a trained model; elsewhere ``model = "DIR"`` in the
+feature's ``[[feature]]`` section or ``--param rnn.model=DIR`` names it.
 
 ``rnn`` is a per-sentence feature (``context_free = False``): the decoder hands it every
 translation option of a sentence at once, and it scores the pairs it has not seen before in one
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
 from pysmt.features.base import Feature
 from pysmt.search.options import PhrasePair, TranslationOption
 from rnn_feature.store import TARGET_VOCAB
@@ -27,8 +29,13 @@ from rnn_feature.vocabulary import Shortlist
 CACHE_LIMIT = 2_000_000
 
 
-def model_directory(params: dict[str, Any], system: SystemConfig) -> Path:
-    return Path(params["model"]) if "model" in params else system.directory / "rnn"
+def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> Path:
+    """The ``model`` parameter (made absolute, and filled with ``rnn/`` beside the config when that exists)."""
+    if "model" not in params:
+        raise PysmtError(f"feature {name}: no RNN model: {system.directory / 'rnn'} does not exist; train one there "
+                         f"with `pysmt rnn train --phrase-table TABLE --out {system.directory / 'rnn'}`, or name its "
+                         f"folder with model = \"DIR\" in the feature's [[feature]] section or --param {name}.model=DIR")
+    return Path(params["model"])
 
 
 class RnnFeature(Feature):
@@ -36,6 +43,8 @@ class RnnFeature(Feature):
 
     default_label: ClassVar[str] = "RNN"
     context_free: ClassVar[bool] = False
+    parameters: ClassVar[dict[str, type]] = {"model": Path, "device": str, "batch-size": int}
+    default_paths: ClassVar[dict[str, str]] = {"model": "rnn"}
 
     def __init__(self, name: str, directory: Path, device: str = "auto", batch_size: int = 512) -> None:
         super().__init__(name, 1)
@@ -47,8 +56,10 @@ class RnnFeature(Feature):
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> RnnFeature:
-        return cls(name, model_directory(params, system), str(params.get("device", "auto")),
-                   int(params.get("batch-size", 512)))
+        batch_size = params.get("batch-size", 512)
+        if batch_size < 1:
+            raise PysmtError(f"feature {name}: batch-size must be at least 1, not {batch_size}")
+        return cls(name, model_directory(name, params, system), params.get("device", "auto"), batch_size)
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -70,6 +81,8 @@ class ShortlistPenaltyFeature(Feature):
     """The paper's WP: minus the number of target words outside the networks' target shortlist."""
 
     default_label: ClassVar[str] = "WP"
+    parameters: ClassVar[dict[str, type]] = {"model": Path, "shortlist": Path}
+    default_paths: ClassVar[dict[str, str]] = {"model": "rnn"}
 
     def __init__(self, name: str, shortlist: Shortlist) -> None:
         super().__init__(name, 1)
@@ -77,7 +90,7 @@ class ShortlistPenaltyFeature(Feature):
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> ShortlistPenaltyFeature:
-        path = Path(params["shortlist"]) if "shortlist" in params else model_directory(params, system) / TARGET_VOCAB
+        path = Path(params["shortlist"]) if "shortlist" in params else model_directory(name, params, system) / TARGET_VOCAB
         return cls(name, Shortlist.load(path))
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]

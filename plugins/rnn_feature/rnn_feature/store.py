@@ -9,7 +9,6 @@ of one.
 
 from __future__ import annotations
 
-import os
 import pickle
 import zipfile
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import torch
 
 from pysmt.errors import PysmtError
+from pysmt.textio import atomic_path
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
@@ -39,9 +39,8 @@ def resolve_device(name: str) -> torch.device:
 
 
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:

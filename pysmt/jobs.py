@@ -1,0 +1,127 @@
+"""Resumable jobs remember what they were started with, so that a rerun resumes only the same job.
+
+``pysmt train``, ``pysmt tune``, ``pysmt rnn train`` (and every later long job) write ``job.json``
+into their output folder before doing any work: the command, the options that shape the result,
+and a fingerprint (size and modification time) of every input file. Rerunning the command:
+
+* with the same options and unchanged inputs resumes the job;
+* with anything else stops with an error naming each difference, and how to start afresh
+  (``--force``, which the job then honours by redoing its work, or a new ``--out``);
+* on a folder that holds files but no ``job.json`` (made by something else) also stops, rather
+  than guess what those files are.
+
+Options that do not change the result (threads, iteration caps, time limits) are left out of the
+record by the caller, so they can change between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pysmt.errors import PysmtError
+from pysmt.textio import atomic_writer
+
+JOB_FILE = "job.json"
+JSONValue = Any
+
+
+def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
+    """Size and modification time of a file, or of every file under a folder (a missing path is an error)."""
+    if not path.exists():
+        raise PysmtError(f"{label} {path}: no such file or folder")
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        stats = [p.stat() for p in files]
+        return {"path": str(path.resolve()), "files": len(files), "size": sum(s.st_size for s in stats),
+                "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
+    stat = path.stat()
+    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _paths(value: str | Path | Iterable[str | Path] | None) -> list[Path]:
+    if value is None:
+        return []
+    if isinstance(value, (str, Path)):
+        return [Path(value)]
+    return [Path(v) for v in value]
+
+
+def _show(value: JSONValue) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]" if value else "none"
+    return "none" if value is None else str(value)
+
+
+def _describe_input_change(label: str, old: list[dict], new: list[dict]) -> str:
+    old_paths, new_paths = [f["path"] for f in old], [f["path"] for f in new]
+    if old_paths != new_paths:
+        return f"{label}: {_show(old_paths)} -> {_show(new_paths)}"
+    changed = [n["path"] for o, n in zip(old, new) if o != n]
+    return f"{label}: {', '.join(changed)} changed since the job started (size or modification time)"
+
+
+@dataclass
+class Job:
+    """One resumable job in ``out``: ``command`` with its result-shaping ``options`` and ``inputs``."""
+
+    out: Path
+    command: str
+    options: Mapping[str, JSONValue]
+    inputs: Mapping[str, str | Path | Iterable[str | Path] | None]
+
+    @property
+    def record_path(self) -> Path:
+        return self.out / JOB_FILE
+
+    def record(self) -> dict[str, JSONValue]:
+        return {"command": self.command,
+                "options": {key: json.loads(json.dumps(value, default=str)) for key, value in self.options.items()},
+                "inputs": {label: [fingerprint(p, label) for p in _paths(value)] for label, value in self.inputs.items()}}
+
+    def differences(self, old: dict[str, JSONValue], new: dict[str, JSONValue]) -> list[str]:
+        """What differs between a stored record and this run's, one phrase per difference."""
+        if old.get("command") != new["command"]:
+            return [f"it is a {old.get('command')!r} job, not {new['command']!r}"]
+        found = []
+        for key in sorted(set(old.get("options", {})) | set(new["options"])):
+            before, now = old.get("options", {}).get(key), new["options"].get(key)
+            if before != now:
+                found.append(f"{key}: {_show(before)} -> {_show(now)}")
+        for label in sorted(set(old.get("inputs", {})) | set(new["inputs"])):
+            before, now = old.get("inputs", {}).get(label, []), new["inputs"].get(label, [])
+            if before != now:
+                found.append(_describe_input_change(label, before, now))
+        return found
+
+    def start(self, force: bool = False) -> bool:
+        """Record the job before any work; return True when it resumes earlier work, False when it starts afresh.
+
+        Raises a :class:`PysmtError` naming every difference when ``out`` holds another job (or
+        unknown files) and ``force`` is not given. With ``force`` the caller must discard the old work.
+        """
+        new = self.record()
+        if self.record_path.is_file():
+            try:
+                old = json.loads(self.record_path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                old = {"command": "?"}
+            changes = self.differences(old, new)
+            if changes and not force:
+                raise PysmtError(f"{self.out} holds a {old.get('command', '?')} job started with other inputs or "
+                                 f"options ({'; '.join(changes)}): rerun with --force to start afresh there, "
+                                 "or give a new --out")
+            if not changes and not force:
+                return True
+        elif self.out.is_dir() and any(self.out.iterdir()) and not force:
+            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: "
+                             "rerun with --force to start afresh there, or give a new --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(self.record_path) as out:
+            json.dump({**new, "started": time.strftime("%Y-%m-%d %H:%M:%S")}, out, indent=1)
+            out.write("\n")
+        return False

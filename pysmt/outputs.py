@@ -1,0 +1,122 @@
+"""Where a command may write: checked before any work, so a mistake costs nothing and destroys nothing.
+
+Every command names its outputs and its inputs here first. No output may be an input (``decode -i
+in.txt --nbest in.txt`` would empty ``in.txt``), no two outputs may be the same file, and every
+output's folder must be writable. The checks run before any model is loaded, so a typo in an
+output path fails in a second rather than after minutes of loading.
+
+Files that are filled as the work goes (n-best lists, alignments) are written through
+:func:`streamed_output`: into a temporary file beside the final name, moved into place when the run
+ends. An earlier file of that name is left alone until then, and is never truncated by a run that
+fails before producing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from pysmt.errors import PysmtError
+from pysmt.textio import current_umask
+
+PathLike = str | Path
+#: An input: one path, several, or None (not given).
+Inputs = Mapping[str, PathLike | Iterable[PathLike] | None]
+
+
+def _paths(value: PathLike | Iterable[PathLike] | None) -> list[Path]:
+    if value is None:
+        return []
+    if isinstance(value, (str, Path)):
+        return [Path(value)]
+    return [Path(v) for v in value]
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (after links and ``..``; hard links count as the same file)."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def writable_folder(folder: Path, label: str, create: bool) -> None:
+    """Fail unless files can be created in ``folder`` (or, with ``create``, in its nearest existing parent)."""
+    probe = folder
+    if create:
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+    if not probe.is_dir():
+        what = "is not a folder" if probe.exists() else "does not exist"
+        raise PysmtError(f"{label}: cannot write in {probe}: the folder {what}")
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as err:
+        raise PysmtError(f"{label}: cannot write in {probe} ({err.strerror})") from None
+
+
+def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
+                  folders: Mapping[str, PathLike | None] | None = None, create: bool = False) -> None:
+    """Check, before any work, that no output is an input or another output and that all can be written.
+
+    ``outputs`` are files, ``folders`` output folders; both are labelled by the option that named
+    them, and so are the ``inputs``, which may include the files a config refers to. Output folders,
+    and with ``create`` the folders of output files, may be missing (the command makes them) as
+    long as their nearest existing parent is writable; otherwise a file's folder must exist, as a
+    shell redirection needs.
+    """
+    files = {label: Path(path) for label, path in outputs.items() if path is not None}
+    named_inputs = [(label, path) for label, value in inputs.items() for path in _paths(value)]
+    for label, path in files.items():
+        if path.is_dir():
+            raise PysmtError(f"{label} {path}: is a folder, not a file")
+        for input_label, input_path in named_inputs:
+            if same_file(path, input_path):
+                raise PysmtError(f"{label} {path} is also the input {input_label} {input_path}: "
+                                 "an output may not overwrite an input; choose another path")
+        writable_folder(path.parent, f"{label} {path}", create=create)
+    labels = list(files)
+    for k, first in enumerate(labels):
+        for second in labels[k + 1:]:
+            if same_file(files[first], files[second]):
+                raise PysmtError(f"{first} and {second} are the same file ({files[first]}): give them different paths")
+    for label, folder in (folders or {}).items():
+        if folder is None:
+            continue
+        folder = Path(folder)
+        if folder.exists() and not folder.is_dir():
+            raise PysmtError(f"{label} {folder}: is a file, not a folder")
+        for input_label, input_path in named_inputs:
+            if same_file(folder, input_path):
+                raise PysmtError(f"{label} {folder} is also the input {input_label}: choose another folder")
+        writable_folder(folder, f"{label} {folder}", create=True)
+
+
+@contextmanager
+def streamed_output(path: PathLike | None) -> Iterator[TextIO | None]:
+    """A text file written as results come, under a temporary name, moved to ``path`` when the run ends.
+
+    The move happens on success and also when the run stops part-way (Ctrl-C, a bad input line)
+    after writing something, so finished work is kept; a run that wrote nothing leaves an earlier
+    file of that name untouched. ``None`` gives ``None`` (no such output requested).
+    """
+    if path is None:
+        yield None
+        return
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(name)
+    handle = os.fdopen(fd, "w", encoding="utf-8")
+    try:
+        yield handle
+    finally:
+        handle.close()
+        if tmp.stat().st_size or not path.exists():
+            os.chmod(tmp, 0o666 & ~current_umask())
+            os.replace(tmp, path)
+        else:
+            tmp.unlink()

@@ -9,6 +9,9 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
+# Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
+# same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
+.venv/bin/python -m pip uninstall --quiet --yes pysmt 2>/dev/null || true
 .venv/bin/python -m pip install --quiet -e '.[test]'
 # The plugins need torch. Pin the CPU build first: an unpinned torch would pull several GB of CUDA
 # packages. Users with their own CUDA build of torch install the plugins directly instead.

@@ -6,16 +6,16 @@ A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
-from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 from tqdm import tqdm
 
-from pysmt.config import load_config, read_weights_file
 from pysmt.errors import PysmtError
 from pysmt.training.pipeline import PRESETS, STEPS
 from pysmt.training.symmetrize import HEURISTICS
@@ -23,8 +23,18 @@ from pysmt.training.symmetrize import HEURISTICS
 COMMANDS_GROUP = "pysmt.commands"
 
 
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush of what is still buffered cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 class PysmtGroup(click.Group):
-    """Turns user errors into one-line messages and adds the plugins' subcommands."""
+    """Turns user errors into one-line messages and adds the plugins' subcommands.
+
+    Exit statuses: 1 for an error (one line on stderr, no traceback), 2 for a bad option (click's),
+    130 for Ctrl-C (the shell's convention for SIGINT), 0 when the output's reader stops early.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -32,8 +42,16 @@ class PysmtGroup(click.Group):
         except PysmtError as err:
             raise click.ClickException(str(err)) from None
         except BrokenPipeError:
-            sys.stderr.close()  # output piped into `head`: stop quietly
+            silence_stdout()  # output piped into `head`: stop quietly
             return None
+        except KeyboardInterrupt:
+            click.echo("\npysmt: interrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+        except OSError as err:  # a full disk, a vanished folder: the system's words, without a traceback
+            if err.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+                silence_stdout()
+            where = f"{err.filename}: " if err.filename else "writing output: "
+            raise click.ClickException(f"{where}{err.strerror or err}") from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
@@ -47,7 +65,7 @@ class PysmtGroup(click.Group):
 
 
 @click.group(cls=PysmtGroup)
-@click.version_option(package_name="pysmt")
+@click.version_option(package_name="pysmt-mt")
 def main() -> None:
     """Phrase-based statistical machine translation, compatible with Moses models."""
 
@@ -56,84 +74,103 @@ def split_names(value: str | None) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()] if value else []
 
 
+def system_options(function: Any) -> Any:
+    """The options that say which system to use: shared by decode, tune and filter."""
+    options = [
+        click.option("-c", "--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
+                     help="System config: pysmt.toml or moses.ini."),
+        click.option("--features", help="Comma-separated registered features to add, e.g. rnn,cslm,wp."),
+        click.option("--param", "params", multiple=True, metavar="FEATURE.KEY=VALUE",
+                     help="Set a feature's config parameter (FEATURE: its name or type), e.g. "
+                          "--param rnn.model=systems/news/rnn; paths are relative to the working folder. Repeatable."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+POSITIVE = click.IntRange(min=1)
+
+
 @main.command()
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
-              help="System config: pysmt.toml or moses.ini.")
-@click.option("-i", "--input", "input_path", type=click.Path(dir_okay=False), help="Input file (default: stdin).")
-@click.option("--features", help="Comma-separated registered features to add, e.g. rnn,cslm,wp.")
-@click.option("--weights", "weights_path", type=click.Path(dir_okay=False),
+@system_options
+@click.option("-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False),
+              help="Input file (default: stdin).")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
               help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.")
 @click.option("--nbest", "nbest_path", type=click.Path(dir_okay=False), help="Write an n-best list (Moses format).")
-@click.option("--nbest-size", default=100, show_default=True, help="Entries per sentence in the n-best list.")
+@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE, help="Entries per sentence in the n-best list.")
 @click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
 @click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
               help="Write source-target word alignments of the best translations (Pharaoh format).")
-@click.option("--threads", default=1, show_default=True, help="Decoding processes.")
+@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
 @click.option("--prepared", is_flag=True,
               help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
-def decode(config_path: str, input_path: str | None, features: str | None, weights_path: str | None,
-           nbest_path: str | None, nbest_size: int, distinct: bool, alignment_path: str | None,
-           threads: int, search: str | None, prepared: bool) -> None:
+def decode(config_path: str, features: str | None, params: tuple[str, ...], input_path: str | None,
+           weights_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
+           alignment_path: str | None, threads: int, search: str | None, prepared: bool) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
 
     Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
     text prepared as their models were, and give tokens. N-best lists and alignments are always on
-    model tokens, as in Moses.
+    model tokens, as in Moses. They are written as sentences are done, into a temporary file that
+    replaces --nbest/--alignment when the run ends.
     """
     from pysmt.decoder import Decoder
-    from pysmt.features.registry import add_feature_types
+    from pysmt.features.registry import configure_system, system_inputs
     from pysmt.formats import alignment_line, nbest_line
+    from pysmt.outputs import check_outputs, streamed_output
     from pysmt.runner import input_lines, translate_stream
 
-    config = load_config(config_path)
-    # features added with --features join the config first, so --weights can give their weights too
-    config = replace(config, features=add_feature_types(config, split_names(features)))
-    if weights_path:
-        config = config.with_weights(read_weights_file(weights_path), weights_path)
+    outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
+    check_outputs(outputs, {"--input": input_path, "--config": config_path, "--weights": weights_path})
+    config = configure_system(config_path, split_names(features), params, weights_path)
+    check_outputs(outputs, system_inputs(config))
     decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
     labels = decoder.nbest_labels()
     handle = open(input_path, "rb") if input_path else sys.stdin.buffer
     name = input_path or "<stdin>"
     total = sum(1 for _ in open(input_path, "rb")) if input_path else None
-    nbest_out: TextIO | None = open(nbest_path, "w", encoding="utf-8") if nbest_path else None
-    alignment_out: TextIO | None = open(alignment_path, "w", encoding="utf-8") if alignment_path else None
-    progress = tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr)
+    with streamed_output(nbest_path) as nbest_out, streamed_output(alignment_path) as alignment_out, \
+            tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress:
 
-    def emit(translation: Any) -> None:
-        sys.stdout.write(translation.output + "\n")
-        sys.stdout.flush()
-        if nbest_out:
-            for candidate in translation.hypotheses[:nbest_size]:
-                nbest_out.write(nbest_line(translation.index, candidate, labels) + "\n")
-            nbest_out.flush()
-        if alignment_out:
-            alignment_out.write((alignment_line(translation.hypotheses[0]) if translation.hypotheses else "") + "\n")
-            alignment_out.flush()
-        progress.update(1)
+        def emit(translation: Any) -> None:
+            sys.stdout.write(translation.output + "\n")
+            sys.stdout.flush()
+            if nbest_out:
+                for candidate in translation.hypotheses[:nbest_size]:
+                    nbest_out.write(nbest_line(translation.index, candidate, labels) + "\n")
+                nbest_out.flush()
+            if alignment_out:
+                alignment_out.write((alignment_line(translation.hypotheses[0]) if translation.hypotheses else "")
+                                    + "\n")
+                alignment_out.flush()
+            progress.update(1)
 
-    try:
         translate_stream(decoder, input_lines(handle, name), emit, threads=threads,
                          nbest_size=nbest_size if nbest_path else 1, distinct=distinct, process=not prepared)
-    finally:
-        progress.close()
-        for out in (nbest_out, alignment_out):
-            if out:
-                out.close()
 
 
 @main.command("filter")
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
-              help="System config: pysmt.toml or moses.ini.")
-@click.option("-i", "--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              help="The tokenized text that will be decoded.")
+@system_options
+@click.option("-i", "--input", "input_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The text that will be decoded, as `decode` will take it.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for the filtered tables and their pysmt.toml.")
-def filter_command(config_path: str, input_path: str, out_dir: str) -> None:
-    """Keep only the table entries an input can use (Moses' filter-model-given-input.pl)."""
+              help="Folder for the filtered tables and their pysmt.toml (not the system's own folder).")
+@click.option("--prepared", is_flag=True, help="The input is already tokenized and truecased (as `decode --prepared`).")
+def filter_command(config_path: str, features: str | None, params: tuple[str, ...], input_path: str, out_dir: str,
+                   prepared: bool) -> None:
+    """Keep only the table entries an input can use (Moses' filter-model-given-input.pl).
+
+    The input is prepared as `decode` prepares it (the system's [processing]), so the filtered
+    system translates that input exactly as the full one does.
+    """
+    from pysmt.features.registry import configure_system
     from pysmt.filtering import filter_system
 
-    out = filter_system(load_config(config_path), input_path, Path(out_dir))
+    config = configure_system(config_path, split_names(features), params)
+    out = filter_system(config, input_path, Path(out_dir), prepared=prepared)
     click.echo(f"pysmt filter: wrote {out}")
 
 
@@ -148,15 +185,17 @@ def filter_command(config_path: str, input_path: str, out_dir: str) -> None:
               help="Data folder the preset's corpora live in.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="System folder to write.")
 @click.option("--prepared", is_flag=True, help="The corpus is already tokenized and cased as wanted.")
-@click.option("--alignment", type=click.Path(dir_okay=False),
+@click.option("--alignment", type=click.Path(exists=True, dir_okay=False),
               help="Use this symmetrized Pharaoh alignment of the cleaned corpus instead of running eflomal.")
 @click.option("--symmetrization", default="grow-diag-final-and", show_default=True,
               type=click.Choice(list(HEURISTICS)))
-@click.option("--max-phrase-length", default=7, show_default=True)
+@click.option("--max-phrase-length", default=7, show_default=True, type=click.IntRange(1, 20))
 @click.option("--first-step", default=STEPS[0], show_default=True, help="Step name or number: " + ", ".join(STEPS))
 @click.option("--last-step", default=STEPS[-1], show_default=True)
-@click.option("--force", is_flag=True, help="Redo steps that are already done.")
-@click.option("--processes", default=2, show_default=True, help="Worker processes for the parallel steps.")
+@click.option("--force", is_flag=True,
+              help="Start afresh: redo every step, also in a folder that holds another job.")
+@click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes for the parallel steps.")
 def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
           data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
           max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int) -> None:
@@ -174,33 +213,37 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
 
 
 @main.command()
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False),
-              help="System config to tune: pysmt.toml or moses.ini.")
-@click.option("--src", "source", required=True, type=click.Path(dir_okay=False),
+@system_options
+@click.option("--src", "source", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt).")
-@click.option("--ref", "references", required=True, multiple=True, type=click.Path(dir_okay=False),
+@click.option("--ref", "references", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Dev set reference, raw text (repeatable for several references).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.")
-@click.option("--features", help="Comma-separated registered features to add and tune, e.g. rnn,cslm,wp.")
-@click.option("--nbest-size", default=100, show_default=True, help="N-best entries per sentence and iteration.")
-@click.option("--max-iterations", default=25, show_default=True)
-@click.option("--threads", default=1, show_default=True, help="Decoding processes.")
-@click.option("--restarts", default=20, show_default=True, help="Random restarts of the optimizer.")
+@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE,
+              help="N-best entries per sentence and iteration.")
+@click.option("--max-iterations", default=25, show_default=True, type=POSITIVE)
+@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
+@click.option("--restarts", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Random restarts of the optimizer.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the optimizer's random restarts and directions.")
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
-def tune(config_path: str, source: str, references: tuple[str, ...], out_dir: str, features: str | None,
-         nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int, search: str | None) -> None:
+@click.option("--force", is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out.")
+def tune(config_path: str, features: str | None, params: tuple[str, ...], source: str, references: tuple[str, ...],
+         out_dir: str, nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int,
+         search: str | None, force: bool) -> None:
     """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
 
-    Rerunning the same command resumes an interrupted job. Features a config has no weights for
-    (e.g. added with --features) start at 0; the unknown-word penalty stays fixed.
+    Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
+    change); another system, dev set or setting is refused unless --force. Features a config has
+    no weights for (e.g. added with --features) start at 0; the unknown-word penalty stays fixed.
     """
     from tuning.loop import TuningOptions
     from tuning.loop import tune as run_tuning
 
     options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
-                            split_names(features), nbest_size, max_iterations, threads, restarts, seed, search)
+                            split_names(features), nbest_size, max_iterations, threads, restarts, seed, search,
+                            list(params), force)
     path = run_tuning(options)
     click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
 
@@ -209,7 +252,8 @@ def tune(config_path: str, source: str, references: tuple[str, ...], out_dir: st
 @click.option("--text", "texts", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="KenLM binary to write.")
-@click.option("--order", default=5, show_default=True)
+@click.option("--order", default=5, show_default=True, type=click.IntRange(1, 6),
+              help="N-gram order, at most 6 (what the kenlm Python module reads).")
 def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
     """Estimate a modified Kneser-Ney n-gram LM with KenLM's lmplz and binarize it."""
     from pysmt.training.language_model import build_language_model

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
-from pysmt.config import SystemConfig
+from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.decoder import text_processors
+from pysmt.features.registry import system_inputs
 from pysmt.models.phrase_table import FIELD_SEPARATOR
+from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
 
 #: Feature types whose table is keyed by source phrase and can be filtered.
 FILTERABLE = ("phrase-table", "lexical-reordering")
 
 
-def source_phrases(input_path: str | Path, max_length: int) -> set[str]:
-    """Every word n-gram (n <= max_length) of the input, words joined by single spaces."""
+def source_phrases(input_path: str | Path, max_length: int, prepare: Callable[[str], str] | None = None) -> set[str]:
+    """Every word n-gram (n <= max_length) of the input, after ``prepare``, words joined by single spaces."""
     phrases: set[str] = set()
     for _, line in read_lines(input_path):
-        words = line.split()
+        words = (prepare(line) if prepare else line).split()
         for start in range(len(words)):
             for end in range(start + 1, min(len(words), start + max_length) + 1):
                 phrases.add(" ".join(words[start:end]))
@@ -38,15 +42,30 @@ def filter_table(path: str | Path, keep: set[str], out_path: Path) -> tuple[int,
     return kept, read
 
 
-def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | Path) -> Path:
-    """Write filtered copies of the tables and a ``pysmt.toml`` that uses them; return the config path."""
+def filtered_name(k: int, spec: FeatureSpec) -> str:
+    return f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.gz"
+
+
+def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | Path, *, prepared: bool = False) -> Path:
+    """Write filtered copies of the tables and a ``pysmt.toml`` that uses them; return the config path.
+
+    Unless ``prepared``, the input goes through the system's [processing] first, as ``decode``
+    would take it. Every other path of the system (models, plugins' folders, truecasers) is
+    written relative to the new config, so the filtered system translates the input as the full one.
+    """
     out_dir = Path(out_dir)
+    tables = {k: spec for k, spec in enumerate(config.features) if spec.type in FILTERABLE and "path" in spec.params}
+    outputs = {f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"}
+    outputs.update({f"--out {out_dir} (its {filtered_name(k, spec)})": out_dir / filtered_name(k, spec)
+                    for k, spec in tables.items()})
+    check_outputs(outputs, {"--input": input_path, **system_inputs(config)}, folders={"--out": out_dir}, create=True)
+    source_text, _ = text_processors(None if prepared else config.processing)
+    keep = source_phrases(input_path, config.search.max_phrase_length, source_text.prepare if source_text else None)
     out_dir.mkdir(parents=True, exist_ok=True)
-    keep = source_phrases(input_path, config.search.max_phrase_length)
     features = []
     for k, spec in enumerate(config.features):
-        if spec.type in FILTERABLE and "path" in spec.params:
-            target = out_dir / f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.gz"
+        if k in tables:
+            target = out_dir / filtered_name(k, spec)
             kept, read = filter_table(spec.params["path"], keep, target)
             print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {target}")
             spec = replace(spec, params={**spec.params, "path": str(target.resolve())})

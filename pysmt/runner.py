@@ -7,13 +7,13 @@ stops the run with an error naming the line, after everything before it has been
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
+from pysmt.parallel import worker_pool
 from pysmt.textio import decode_line
 
 
@@ -58,7 +58,7 @@ def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine
     done = 0
     try:
         if threads > 1:
-            with multiprocessing.get_context("fork").Pool(threads) as pool:
+            with worker_pool(threads) as pool:
                 for result in pool.imap(_translate, items, chunksize=1):
                     done += _emit(result, emit)
         else:

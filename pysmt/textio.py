@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator, TextIO
+
+from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
 
@@ -32,11 +35,24 @@ def decode_line(raw: bytes, path: str | Path, line_no: int) -> str:
         raise at_line(path, line_no, f"invalid UTF-8 ({err.reason} at byte {err.start})") from None
 
 
-def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_no, text)`` for every line of a plain or gzip UTF-8 file."""
+def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_no, text)`` for every line of a plain or gzip UTF-8 file.
+
+    With ``progress`` (a label), a progress bar over the file's bytes on disk goes to stderr once
+    reading has taken more than a couple of seconds (a 5.5M-pair table takes a minute to load).
+    """
     with open_binary(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            yield line_no, decode_line(raw, path, line_no)
+        if progress is None:
+            for line_no, raw in enumerate(handle, start=1):
+                yield line_no, decode_line(raw, path, line_no)
+            return
+        raw_file = getattr(handle, "fileobj", handle)  # a gzip file's position in the compressed bytes
+        with tqdm(total=Path(path).stat().st_size, desc=progress, unit="B", unit_scale=True, delay=2,
+                  file=sys.stderr, leave=False) as bar:
+            for line_no, raw in enumerate(handle, start=1):
+                if line_no % 65536 == 0:
+                    bar.update(raw_file.tell() - bar.n)
+                yield line_no, decode_line(raw, path, line_no)
 
 
 def current_umask() -> int:

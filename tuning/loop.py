@@ -10,11 +10,14 @@ Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written at
 ``weights.txt`` (the weights decoded with, ``Name= w ...``), ``nbest.txt``, ``output.txt`` (the
 post-processed 1-best), ``optimized.txt`` and ``times.json``; a rerun reuses what is there, so an
 interrupted run resumes where it stopped. ``TUNE_DIR/log.tsv`` holds the per-iteration table.
+``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.jobs`): a rerun with
+other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -24,10 +27,13 @@ from typing import TextIO
 import numpy as np
 import sacrebleu
 
-from pysmt.config import load_config, read_weights_file
+from pysmt.config import SystemConfig, read_weights_file
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
+from pysmt.features.registry import configure_system, system_inputs
 from pysmt.formats import nbest_line
+from pysmt.jobs import Job
+from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
@@ -53,6 +59,10 @@ class TuningOptions:
     restarts: int = 20
     seed: int = 0
     search: str | None = None
+    #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
+    params: list[str] = field(default_factory=list)
+    #: Start afresh in an ``out`` that holds an earlier job.
+    force: bool = False
 
 
 @dataclass
@@ -99,15 +109,36 @@ def from_file(decoder: Decoder, path: Path) -> np.ndarray:
     return np.concatenate([named[name] for name, _, _ in decoder.nbest_labels()])
 
 
+#: What a tuning folder holds besides its run folders.
+TUNE_FILES = ("pysmt.toml", "weights.txt", "log.tsv")
+
+
+def start_job(options: TuningOptions, config: SystemConfig) -> None:
+    """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh."""
+    out = options.out
+    inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
+    check_outputs({f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs,
+                  folders={"--out": out}, create=True)
+    settings = {"features": options.features, "params": options.params, "nbest_size": options.nbest_size,
+                "restarts": options.restarts, "seed": options.seed, "search": options.search}
+    if not Job(out, "tune", settings, inputs).start(options.force):
+        for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
+            if old.is_dir():
+                shutil.rmtree(old)
+            elif old.exists():
+                old.unlink()
+
+
 class Tuner:
     """One tuning job in ``options.out``."""
 
     def __init__(self, options: TuningOptions) -> None:
         self.o = options
         self.source, references = read_dev(options)
-        config = load_config(options.config)
+        config = configure_system(options.config, options.features, options.params)
+        start_job(options, config)
         log(f"loading {options.config}")
-        self.decoder = Decoder(config, options.features, options.search, missing_weight=0.0)  # type: ignore[arg-type]
+        self.decoder = Decoder(config, algorithm=options.search, missing_weight=0.0)  # type: ignore[arg-type]
         labels = self.decoder.nbest_labels()
         self.fixed = np.concatenate([[not feature.tunable] * (hi - lo)
                                      for feature, (_, lo, hi) in zip(self.decoder.features, labels)])

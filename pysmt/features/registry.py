@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from pysmt.config import FeatureSpec, SystemConfig, typed_value
+from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, load_config, read_weights_file, typed_value
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature
 
@@ -125,3 +127,56 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
         features.append(feature)
         weights.append(list(w))
     return features, weights
+
+
+def apply_params(specs: list[FeatureSpec], assignments: Sequence[str], base: Path) -> list[FeatureSpec]:
+    """The specs with ``--param FEATURE.key=value`` assignments applied (FEATURE: a feature's name or type).
+
+    Values go through the same schema check as config files; paths are relative to ``base`` (the
+    working directory, for the command line).
+    """
+    specs = list(specs)
+    for text in assignments:
+        target, dot, rest = text.partition(".")
+        key, equals, value = rest.partition("=")
+        if not (target and dot and key and equals):
+            raise PysmtError(f"--param {text!r}: expected FEATURE.key=value (FEATURE: a feature's name or type), "
+                             "e.g. --param rnn.model=systems/news/rnn")
+        chosen = [k for k, s in enumerate(specs) if s.name == target] or \
+                 [k for k, s in enumerate(specs) if s.type == target]
+        if not chosen:
+            raise PysmtError(f"--param {text}: the system has no feature named or of type {target!r}; it has "
+                             f"{', '.join(s.name for s in specs)}")
+        for k in chosen:
+            spec = specs[k]
+            given = feature_params(spec.type, spec.name, {key: value}, base, "--param", defaults=False)
+            specs[k] = replace(spec, params={**spec.params, **given})
+    return specs
+
+
+def configure_system(config_path: str | Path, features: Sequence[str] = (), params: Sequence[str] = (),
+                     weights_path: str | Path | None = None) -> SystemConfig:
+    """A system config as a command is told: the file, plus ``--features``, ``--param`` and ``--weights``.
+
+    Features added with ``--features`` join the config first, so ``--param`` and ``--weights`` can
+    address them too. Nothing is loaded yet: every model file has only been checked to exist.
+    """
+    config = load_config(config_path)
+    specs = apply_params(add_feature_types(config, list(features)), params, Path.cwd())
+    config = replace(config, features=specs)
+    if weights_path:
+        config = config.with_weights(read_weights_file(weights_path), str(weights_path))
+    return config
+
+
+def system_inputs(config: SystemConfig) -> dict[str, list[Path]]:
+    """Every file a system reads, labelled for error messages: the config and its models."""
+    inputs: dict[str, list[Path]] = {"--config": [config.path]}
+    for spec in config.features:
+        kinds = feature_class(spec.type).parameters
+        for key, value in spec.params.items():
+            if kinds.get(key) is Path:
+                inputs[f"{spec.name} {key}"] = [Path(value)]
+    if config.processing is not None:
+        inputs["[processing]"] = [Path(p) for p in (getattr(config.processing, name) for name in PROCESSING_PATHS) if p]
+    return inputs

@@ -72,7 +72,7 @@ class PhraseTable:
         self.num_scores = 0
         self.max_source_length = 0
         add_word = self.target_vocab.add
-        for line_no, line in read_lines(self.path):
+        for line_no, line in read_lines(self.path, progress=f"load {self.path.name}"):
             if not line.strip():
                 continue
             fields = split_fields(line, self.path, line_no, 3)

@@ -32,7 +32,7 @@ class ReorderingTable:
         self.rows: dict[str, int] = {}
         values = array("d")
         key_fields = 1 if source_only else 2
-        for line_no, line in read_lines(self.path):
+        for line_no, line in read_lines(self.path, progress=f"load {self.path.name}"):
             if not line.strip():
                 continue
             fields = split_fields(line, self.path, line_no, key_fields + 1)

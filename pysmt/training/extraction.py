@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.training.parallel import ordered_map
+from pysmt.parallel import ordered_map
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")

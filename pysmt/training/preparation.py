@@ -8,7 +8,6 @@ Moses' tokenizer escapes it) in prepared text and restored on output.
 
 from __future__ import annotations
 
-import multiprocessing
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
 
+from pysmt.parallel import worker_pool
 from pysmt.textio import atomic_path
 
 PIPE = "|"
@@ -102,7 +102,7 @@ def process_lines(lines: list[str], lang: str, *, truecase_model: Path | None = 
         for part in chunks:
             yield from _apply(part)
         return
-    with multiprocessing.get_context("fork").Pool(processes, _init_worker, args) as pool:
+    with worker_pool(processes, _init_worker, args) as pool:
         for part in pool.imap(_apply, chunks):
             yield from part
 

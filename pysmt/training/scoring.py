@@ -31,7 +31,7 @@ from pysmt.textio import atomic_writer
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables
-from pysmt.training.parallel import ordered_map
+from pysmt.parallel import ordered_map
 
 
 @dataclass

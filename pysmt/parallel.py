@@ -1,15 +1,34 @@
-"""Ordered work on forked processes, for the training steps that split a corpus into chunks."""
+"""Work on forked processes: every pool pysmt starts (decoding threads, training steps) comes from here.
+
+Workers are forked, so they share the parent's loaded models and data copy-on-write, and they
+ignore Ctrl-C: the terminal sends SIGINT to the whole process group, and only the parent should
+react (stop the pool, keep what was written, exit with status 130), not print one traceback per
+worker.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from multiprocessing.pool import Pool
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
 J = TypeVar("J")
 R = TypeVar("R")
+
+
+def _start_worker(initializer: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*args)
+
+
+def worker_pool(processes: int, initializer: Callable[..., None] | None = None, args: tuple[Any, ...] = ()) -> Pool:
+    """A pool of ``processes`` forked workers that leave Ctrl-C to the parent."""
+    return multiprocessing.get_context("fork").Pool(processes, _start_worker, (initializer, args))
 
 
 def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, progress: tqdm | None = None,
@@ -21,7 +40,7 @@ def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, p
     """
     results: list[R] = []
     if processes > 1 and len(jobs) > 1:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
+        with worker_pool(processes) as pool:
             for job, result in zip(jobs, pool.imap(function, jobs)):
                 results.append(result)
                 if progress is not None:

@@ -113,7 +113,12 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
     """
     features, weights = [], []
     for spec in specs:
-        feature = feature_class(spec.type).from_config(spec.name, spec.params, config)
+        try:
+            feature = feature_class(spec.type).from_config(spec.name, spec.params, config)
+        except PysmtError as err:  # a value the feature refuses: say which config it came from
+            if str(err).startswith(f"feature {spec.name}:"):
+                raise PysmtError(f"{config.path}: {err}") from None
+            raise
         w = spec.weights if spec.weights is not None else feature.default_weights()
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores

@@ -252,8 +252,8 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], source
 @click.option("--text", "texts", multiple=True, required=True, type=click.Path(dir_okay=False),
               help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="KenLM binary to write.")
-@click.option("--order", default=5, show_default=True, type=click.IntRange(1, 6),
-              help="N-gram order, at most 6 (what the kenlm Python module reads).")
+@click.option("--order", default=5, show_default=True, type=click.IntRange(2, 6),
+              help="N-gram order: 2 to 6 (KenLM builds no unigram binary; its Python module reads up to 6).")
 def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
     """Estimate a modified Kneser-Ney n-gram LM with KenLM's lmplz and binarize it."""
     from pysmt.training.language_model import build_language_model

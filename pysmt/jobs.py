@@ -98,6 +98,23 @@ class Job:
                 found.append(_describe_input_change(label, before, now))
         return found
 
+    def stored(self) -> dict[str, JSONValue] | None:
+        """The record in ``job.json`` (``{}`` when the file is not a job record), or None without that file."""
+        if not self.record_path.is_file():
+            return None
+        try:
+            old = json.loads(self.record_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {}
+        return old if isinstance(old, dict) and "command" in old else {}
+
+    def holds_other_work(self) -> bool:
+        """Whether ``out`` holds another job's work, or files of unknown origin (fails on a missing input)."""
+        new, old = self.record(), self.stored()
+        if old is None:
+            return self.out.is_dir() and any(self.out.iterdir())
+        return not old or bool(self.differences(old, new))
+
     def start(self, force: bool = False) -> bool:
         """Record the job before any work; return True when it resumes earlier work, False when it starts afresh.
 
@@ -105,21 +122,20 @@ class Job:
         unknown files) and ``force`` is not given. With ``force`` the caller must discard the old work.
         """
         new = self.record()
-        if self.record_path.is_file():
-            try:
-                old = json.loads(self.record_path.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                old = {"command": "?"}
+        old = self.stored()
+        afresh = "rerun with --force to start afresh there, or give a new --out"
+        if old == {} and not force:
+            raise PysmtError(f"{self.record_path} is not a pysmt job record, so {self.out} may hold another job's "
+                             f"files: {afresh}")
+        if old:
             changes = self.differences(old, new)
             if changes and not force:
-                raise PysmtError(f"{self.out} holds a {old.get('command', '?')} job started with other inputs or "
-                                 f"options ({'; '.join(changes)}): rerun with --force to start afresh there, "
-                                 "or give a new --out")
+                raise PysmtError(f"{self.out} holds a {old['command']} job started with other inputs or "
+                                 f"options ({'; '.join(changes)}): {afresh}")
             if not changes and not force:
                 return True
-        elif self.out.is_dir() and any(self.out.iterdir()) and not force:
-            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: "
-                             "rerun with --force to start afresh there, or give a new --out")
+        elif old is None and self.out.is_dir() and any(self.out.iterdir()) and not force:
+            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: {afresh}")
         self.out.mkdir(parents=True, exist_ok=True)
         with atomic_writer(self.record_path) as out:
             json.dump({**new, "started": time.strftime("%Y-%m-%d %H:%M:%S")}, out, indent=1)

@@ -56,7 +56,7 @@ def writable_folder(folder: Path, label: str, create: bool) -> None:
         with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as err:
-        raise PysmtError(f"{label}: cannot write in {probe} ({err.strerror})") from None
+        raise PysmtError(f"{label}: cannot create files in {probe} ({err.strerror})") from None
 
 
 def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,

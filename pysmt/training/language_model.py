@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from pysmt.errors import PysmtError
+from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,21 +34,67 @@ def kenlm_tool(name: str) -> str:
                      "libboost-thread-dev libboost-test-dev), or set PYSMT_KENLM_BIN to its folder")
 
 
+def tool_message(stderr: str) -> str:
+    """The line of a KenLM tool's messages that says what went wrong (its exception's explanation)."""
+    lines = [line.strip() for line in stderr.replace("\r", "\n").splitlines()]
+    lines = [line for line in lines if line and line != "ERROR" and set(line) - set("-*0123456789")]
+    for k, line in enumerate(lines):
+        if " threw " in line and k + 1 < len(lines):
+            return lines[k + 1]
+    return lines[-1] if lines else "no message"
+
+
+def has_words(texts: list[Path]) -> bool:
+    """Whether any of the texts holds a word (read only up to the first one)."""
+    for path in texts:
+        with open(path, "rb") as handle:
+            if any(line.strip() for line in handle):
+                return True
+    return False
+
+
+def run_forwarding_stderr(command: list[str], stdin: IO[bytes] | None, stdout: IO[bytes]) -> tuple[int, str]:
+    """Run a tool whose progress goes to our stderr as it comes; return its exit status and its last messages."""
+    process = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    tail = b""
+    terminal = getattr(sys.stderr, "buffer", None)
+    while chunk := process.stderr.read1(4096):
+        tail = (tail + chunk)[-8192:]
+        if terminal is not None:
+            terminal.write(chunk)
+            terminal.flush()
+    return process.wait(), tail.decode(errors="replace")
+
+
 def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: str = "20%") -> None:
     """Estimate an ``order``-gram modified Kneser-Ney LM on ``texts`` and write it as a KenLM binary."""
+    texts = [Path(t) for t in texts]
+    check_outputs({"--out": out}, {"--text": texts}, create=True)
+    for text in texts:
+        if not text.is_file():
+            raise PysmtError(f"--text {text}: no such file")
+    if order < 2:
+        raise PysmtError(f"--order {order}: KenLM's binary models need an order of at least 2")
+    if not has_words(texts):
+        raise PysmtError(f"--text {', '.join(map(str, texts))}: no words to estimate a language model from")
     lmplz, build_binary = kenlm_tool("lmplz"), kenlm_tool("build_binary")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         arpa = Path(tmp) / "lm.arpa"
         with open(arpa, "wb") as arpa_out:
             cat = subprocess.Popen(["cat", *map(str, texts)], stdout=subprocess.PIPE)
-            # lmplz's own progress bars go to the terminal (stderr is inherited), and so do its errors
-            run = subprocess.run([lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"],
-                                 stdin=cat.stdout, stdout=arpa_out)
+            # lmplz's progress bars go on to the terminal as they come; its last message explains a failure
+            status, messages = run_forwarding_stderr(
+                [lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"], cat.stdout, arpa_out)
+            assert cat.stdout is not None
+            cat.stdout.close()  # so that cat stops (SIGPIPE) rather than blocks when lmplz has died
             cat.wait()
-        if run.returncode != 0:
-            raise PysmtError(f"lmplz failed (exit status {run.returncode}); its messages are above")
+        if status != 0:
+            how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+            raise PysmtError(f"lmplz failed ({how}): {tool_message(messages)}")
         with atomic_path(out) as binary:
             run = subprocess.run([build_binary, str(arpa), str(binary)], capture_output=True)
             if run.returncode != 0:
-                raise PysmtError(f"build_binary failed: {run.stderr.decode(errors='replace')[-2000:]}")
+                raise PysmtError(f"build_binary failed (exit status {run.returncode}): "
+                                 f"{tool_message(run.stderr.decode(errors='replace'))}")

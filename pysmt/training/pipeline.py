@@ -11,11 +11,18 @@ Steps (Moses' ``train-model.perl`` order; ``--first-step``/``--last-step`` take 
 7. ``config``   ``pysmt.toml`` with Moses' untuned default weights
 
 Each step writes its outputs atomically and then a marker ``steps/<name>.done``; a step whose
-marker exists is skipped (``--force`` redoes it), so an interrupted run resumes where it stopped.
+marker and outputs exist is skipped (``--force`` redoes it), so an interrupted run resumes where it
+stopped. Before any work the run records itself in ``job.json`` (:mod:`pysmt.jobs`): a rerun with
+other corpora, languages or result-shaping options stops with an error naming what changed, unless
+``--force`` starts afresh (the other job's step markers are then discarded). Each step declares the
+files it reads and the step that makes them; a run whose ``--first-step`` skips a step whose files
+are missing stops before doing anything, saying which step to start from.
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -25,8 +32,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.textio import atomic_path, atomic_writer, read_lines
+from pysmt.errors import PysmtError, at_line
+from pysmt.jobs import Job
+from pysmt.outputs import check_outputs
+from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines
 
 STEPS = ("prepare", "align", "lex", "extract", "score", "lm", "config")
 
@@ -38,6 +47,9 @@ PRESETS = {
 }
 
 REORDERING_MODEL = "wbe-msd-bidirectional-fe-allff"
+
+#: A Pharaoh alignment point ``i-j``: 0-based source and target word numbers.
+POINT = re.compile(r"([0-9]+)-([0-9]+)")
 
 
 @dataclass
@@ -70,9 +82,10 @@ def step_name(value: str) -> str:
 
 
 def count_lines(path: Path) -> int:
+    """The lines of a plain or gzip file (as :func:`~pysmt.textio.read_lines` reads it)."""
     if not path.is_file():
         raise PysmtError(f"{path}: no such file")
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         return sum(1 for _ in handle)
 
 
@@ -100,6 +113,29 @@ class Pipeline:
         self.lm = out / "lm.bin"
         self.config = out / "pysmt.toml"
         self.timings: dict[str, float] = {}
+        truecase = [] if options.prepared else [self.truecase_src, self.truecase_tgt]
+        corpus = [self.train_src, self.train_tgt]
+        #: What each step writes (what its marker vouches for) ...
+        self.outputs: dict[str, list[Path]] = {
+            "prepare": corpus + [self.lm_extra] + truecase,
+            "align": [self.aligned],
+            "lex": [self.lex_f2e, self.lex_e2f],
+            "extract": [self.extract],
+            "score": [self.phrase_table, self.reordering_table],
+            "lm": [self.lm],
+            "config": [self.config],
+        }
+        #: ... and what it reads of the other steps' outputs.
+        self.needs: dict[str, list[Path]] = {
+            "prepare": [],
+            "align": corpus,
+            "lex": corpus + [self.aligned],
+            "extract": corpus + [self.aligned],
+            "score": [self.extract, self.lex_f2e, self.lex_e2f] + corpus + [self.aligned],
+            "lm": [self.train_tgt, self.lm_extra],
+            "config": [self.phrase_table, self.reordering_table, self.lm] + truecase,
+        }
+        self.maker = {path: step for step, paths in self.outputs.items() for path in paths}
 
     def check_inputs(self) -> None:
         """Fail before any work if a bitext's sides differ in length or a file is missing."""
@@ -115,23 +151,85 @@ class Pipeline:
         if self.o.alignment is not None:
             count_lines(self.o.alignment)
 
+    def job(self) -> Job:
+        """This run as a :class:`~pysmt.jobs.Job`: the options that shape the system, and its input files."""
+        o = self.o
+        options = {"src_lang": o.src_lang, "tgt_lang": o.tgt_lang, "prepared": o.prepared,
+                   "symmetrization": o.symmetrization, "max_phrase_length": o.max_phrase_length,
+                   "lm_order": o.lm_order}
+        corpus = [Path(f"{prefix}.{lang}") for prefix in o.corpora for lang in (o.src_lang, o.tgt_lang)]
+        inputs = {"--corpus": corpus, "--lm-text": o.lm_texts, "--alignment": o.alignment}
+        return Job(o.out, "train", options, inputs)
+
+    def marker(self, step: str) -> Path:
+        return self.o.out / "steps" / f"{step}.done"
+
+    def done(self, step: str) -> bool:
+        """Whether a step finished (its marker is written last) and its outputs are still there."""
+        return self.marker(step).is_file() and all(path.is_file() for path in self.outputs[step])
+
+    def missing(self, first: int, last: int, discarded: bool) -> list[tuple[str, Path, str]]:
+        """``(step, file, maker)`` for each file a step in ``first..last`` needs that nothing provides.
+
+        A file is provided by its maker when the maker runs earlier in this invocation, or when it
+        is done already (unless the folder's earlier work is ``discarded``).
+        """
+        found = []
+        for step in STEPS[first:last + 1]:
+            for path in self.needs[step]:
+                maker = self.maker[path]
+                if STEPS.index(maker) < first and (discarded or not self.done(maker)):
+                    found.append((step, path, maker))
+        return found
+
+    def check_plan(self, first: int, last: int, discarded: bool) -> None:
+        """Fail before any work if a step in the range would lack a file that an earlier, skipped step makes."""
+        missing = self.missing(first, last, discarded)
+        if not missing:
+            return
+        step = missing[0][0]
+        _, path, maker = min((m for m in missing if m[0] == step), key=lambda m: STEPS.index(m[2]))
+        start = next(k for k in range(first - 1, -1, -1) if not self.missing(k, last, discarded))
+        rel = path.relative_to(self.o.out) if path.is_relative_to(self.o.out) else path
+        message = f"step {step} needs {rel}, which step {maker} makes"
+        if discarded:
+            message += f" (what {self.o.out} holds is another job's, which --force discards)"
+        elif path.is_file():
+            message += f" (step {maker} did not finish)"
+        if start < STEPS.index(maker):
+            message += " (and the steps before it have not run either)"
+        message += f": run pysmt train with --first-step {STEPS[start]}" + (" (or earlier)" if start else "")
+        raise PysmtError(message)
+
     def run(self) -> None:
         first, last = STEPS.index(step_name(self.o.first_step)), STEPS.index(step_name(self.o.last_step))
         if first > last:
             raise PysmtError(f"--first-step {self.o.first_step} comes after --last-step {self.o.last_step}")
+        if not self.o.corpora:
+            raise PysmtError("no --corpus given")
+        if self.o.src_lang == self.o.tgt_lang:
+            raise PysmtError(f"--src-lang and --tgt-lang are both {self.o.src_lang!r}: give two languages")
+        job = self.job()
+        check_outputs({}, job.inputs, folders={"--out": self.o.out})
         if first == 0:
             self.check_inputs()
-        self.o.out.mkdir(parents=True, exist_ok=True)
+        discarded = job.holds_other_work()  # (fails on a missing input file, whatever the first step)
+        if discarded and not self.o.force:
+            job.start()  # fails, naming what differs
+        self.check_plan(first, last, discarded)
+        job.start(force=self.o.force)
+        if discarded:  # --force over another job's work: none of its steps counts as done
+            shutil.rmtree(self.o.out / "steps", ignore_errors=True)
         for name in STEPS[first:last + 1]:
-            marker = self.o.out / "steps" / f"{name}.done"
-            if marker.exists() and not self.o.force:
+            if self.done(name) and not self.o.force:
                 log(f"step {name}: done already (use --force to redo)")
                 continue
             log(f"step {name} ...")
             start = time.time()
+            self.marker(name).unlink(missing_ok=True)
             getattr(self, f"step_{name}")()
             self.timings[name] = time.time() - start
-            with atomic_writer(marker) as out:
+            with atomic_writer(self.marker(name)) as out:
                 out.write(f"{self.timings[name]:.1f} s\n")
             log(f"step {name}: {self.timings[name]:.1f} s")
 
@@ -171,6 +269,8 @@ class Pipeline:
                 else:
                     report.dropped[reason] += 1
         log(f"cleaning: {report.summary()}")
+        if not report.kept:
+            raise PysmtError(f"cleaning kept no sentence pair of the --corpus ({report.summary()}): nothing to train on")
         with atomic_writer(self.lm_extra) as out:
             for path in self.o.lm_texts:
                 lines = [line for _, line in read_lines(path)]
@@ -184,14 +284,34 @@ class Pipeline:
 
         self.aligned.parent.mkdir(parents=True, exist_ok=True)
         if self.o.alignment is not None:
-            n, expected = count_lines(self.o.alignment), count_lines(self.train_src)
-            if n != expected:
-                raise PysmtError(f"{self.o.alignment} has {n:,} lines but the corpus {self.train_src} has {expected:,}")
-            with atomic_writer(self.aligned) as out:
-                for _, line in read_lines(self.o.alignment):
-                    out.write(line + "\n")
+            self.copy_alignment()
             return
         align(self.train_src, self.train_tgt, self.aligned, self.o.symmetrization)
+
+    def copy_alignment(self) -> None:
+        """Copy ``--alignment`` into the model, checking it is a Pharaoh alignment of the cleaned corpus."""
+        label = f"--alignment {self.o.alignment}"
+        n, expected = count_lines(self.o.alignment), count_lines(self.train_src)
+        if n != expected:
+            raise PysmtError(f"{label} has {n:,} lines but the cleaned corpus {self.train_src} has {expected:,}: "
+                             "it must align the corpus as step prepare left it (after cleaning), line for line")
+        lines = zip(read_lines(self.o.alignment), read_lines(self.train_src), read_lines(self.train_tgt))
+        with atomic_writer(self.aligned) as out:
+            for (line_no, line), (_, src), (_, tgt) in lines:
+                n_src, n_tgt = len(src.split()), len(tgt.split())
+                for token in line.split():
+                    point = POINT.fullmatch(token)
+                    if point is None:
+                        raise at_line(label, line_no, f"{token!r} is not an alignment point i-j "
+                                                      "(0-based source and target word numbers)")
+                    i, j = point.groups()
+                    if int(i) >= n_src:
+                        raise at_line(label, line_no, f"point {token}: source word {i} is out of range, as line "
+                                                      f"{line_no} of {self.train_src} has {n_src} words")
+                    if int(j) >= n_tgt:
+                        raise at_line(label, line_no, f"point {token}: target word {j} is out of range, as line "
+                                                      f"{line_no} of {self.train_tgt} has {n_tgt} words")
+                out.write(line + "\n")
 
     @cached_property
     def corpus(self):  # noqa: ANN201 - AlignedCorpus, imported lazily

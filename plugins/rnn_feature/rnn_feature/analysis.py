@@ -128,12 +128,29 @@ def scatter(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortl
         f"{tm.mean():.2f}, RNN {rnn.mean():.2f}.", ""])
 
 
+def tsne_perplexity(n: int) -> float:
+    """The t-SNE perplexity used for ``n`` points: a third of them, between 2 and 30."""
+    return float(min(30, max(2, (n - 1) // 3)))
+
+
+def tsne_minimum() -> int:
+    """The fewest points t-SNE maps (scikit-learn wants more points than the perplexity)."""
+    return next(n for n in range(1, 100) if n > tsne_perplexity(n))
+
+
+def check_tsne_points(n: int, what: str) -> None:
+    """A clear error when ``n`` points are too few for a t-SNE map, before scikit-learn raises its own."""
+    if n < tsne_minimum():
+        raise PysmtError(f"{what}: {n} point{'s' if n != 1 else ''} to map, but t-SNE needs at least {tsne_minimum()} "
+                         f"(more points than its perplexity, {tsne_perplexity(n):g})")
+
+
 def tsne(points: np.ndarray, seed: int) -> np.ndarray:
     """Barnes-Hut t-SNE to 2-D (scikit-learn), seeded."""
     from sklearn.manifold import TSNE
 
-    perplexity = float(min(30, max(2, (len(points) - 1) // 3)))
-    return TSNE(n_components=2, method="barnes_hut", perplexity=perplexity, init="pca",
+    check_tsne_points(len(points), "t-SNE")
+    return TSNE(n_components=2, method="barnes_hut", perplexity=tsne_perplexity(len(points)), init="pca",
                 random_state=seed).fit_transform(points)
 
 
@@ -164,7 +181,9 @@ def phrase_summaries(model: EncoderDecoder, source_vocab: Shortlist, phrases: Se
 def maps(model: EncoderDecoder, source_vocab: Shortlist, phrases: Sequence[str], out: Path, words: int = 1000,
          labelled_phrases: int = 300, seed: int = 0) -> str:
     """Fig. 4 and 5: t-SNE maps of the ``words`` most frequent source words and of long phrases' ``c``."""
-    n_words = min(words, len(source_vocab) - 2)
+    n_words = max(0, min(words, len(source_vocab) - 2))
+    check_tsne_points(n_words, f"the word map (--words {words}; the model's source shortlist has "
+                               f"{len(source_vocab) - 2} words besides [EOS] and [UNK])")
     embeddings = model.source_embedding.weight.detach().float().cpu().numpy()[2:2 + n_words]  # skip [EOS], [UNK]
     labelled_map(tsne(embeddings, seed), source_vocab.words[2:2 + n_words], out / "word-embeddings.png",
                  f"source word embeddings e(x): the {n_words:,} most frequent words (t-SNE)", 5)
@@ -180,4 +199,7 @@ def maps(model: EncoderDecoder, source_vocab: Shortlist, phrases: Sequence[str],
         text += ["![phrase representations](phrase-representations.png)", "",
                  f"Fig. 5: the summaries c of {len(phrases):,} source phrases of four or more words, "
                  f"{len(shown)} of them labelled.", ""]
+    else:
+        text += [f"No map of phrase representations (Fig. 5): {len(phrases)} source phrases of four or more words "
+                 "were drawn from the table, and it takes at least 5.", ""]
     return "\n".join(text)

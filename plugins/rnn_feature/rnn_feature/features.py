@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -22,8 +22,11 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature
 from pysmt.search.options import PhrasePair, TranslationOption
-from rnn_feature.store import TARGET_VOCAB
+from rnn_feature.store import TARGET_VOCAB, resolve_device
 from rnn_feature.vocabulary import Shortlist
+
+if TYPE_CHECKING:
+    import torch
 
 #: Cached pair scores kept across sentences before the cache is emptied.
 CACHE_LIMIT = 2_000_000
@@ -46,7 +49,7 @@ class RnnFeature(Feature):
     parameters: ClassVar[dict[str, type]] = {"model": Path, "device": str, "batch-size": int}
     default_paths: ClassVar[dict[str, str]] = {"model": "rnn"}
 
-    def __init__(self, name: str, directory: Path, device: str = "auto", batch_size: int = 512) -> None:
+    def __init__(self, name: str, directory: Path, device: str | torch.device = "auto", batch_size: int = 512) -> None:
         super().__init__(name, 1)
         from rnn_feature.store import load_model
 
@@ -59,7 +62,8 @@ class RnnFeature(Feature):
         batch_size = params.get("batch-size", 512)
         if batch_size < 1:
             raise PysmtError(f"feature {name}: batch-size must be at least 1, not {batch_size}")
-        return cls(name, model_directory(name, params, system), params.get("device", "auto"), batch_size)
+        device = resolve_device(params.get("device", "auto"), f"feature {name}: device =")  # before loading anything
+        return cls(name, model_directory(name, params, system), device, batch_size)
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:

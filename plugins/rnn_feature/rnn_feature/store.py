@@ -9,8 +9,7 @@ of one.
 
 from __future__ import annotations
 
-import pickle
-import zipfile
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,29 @@ from rnn_feature.vocabulary import Shortlist
 
 MODEL, LAST = "model.pt", "last.pt"
 SOURCE_VOCAB, TARGET_VOCAB = "source.vocab", "target.vocab"
+DEVICE_NAMES = "auto, cpu, cuda or cuda:N"
 
 
-def resolve_device(name: str) -> torch.device:
-    """``auto`` (CUDA when there is a GPU), ``cpu`` or ``cuda[:N]``; CUDA without a GPU is a clear error."""
+def resolve_device(name: str | torch.device, label: str = "--device") -> torch.device:
+    """``auto`` (CUDA when there is a GPU), ``cpu`` or ``cuda[:N]``; anything else is a clear error.
+
+    So is CUDA without a GPU. Commands call this before loading anything, so a mistyped
+    ``--device`` fails at once; ``label`` names the setting in the messages.
+    """
+    name = str(name).strip().lower()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise PysmtError(f"--device {name} was requested but no CUDA GPU is available here; use --device cpu")
-    try:
-        return torch.device(name)
-    except RuntimeError as err:
-        raise PysmtError(f"unknown device {name!r} ({err}); use auto, cpu or cuda") from None
+    if name == "cpu":
+        return torch.device("cpu")
+    match = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if match is None:
+        raise PysmtError(f"{label} {name}: unknown device; use {DEVICE_NAMES}")
+    if not torch.cuda.is_available():
+        raise PysmtError(f"{label} {name} was requested but no CUDA GPU is available here; use {label} cpu")
+    if match.group(1) is not None and int(match.group(1)) >= torch.cuda.device_count():
+        raise PysmtError(f"{label} {name}: there is no such GPU here ({torch.cuda.device_count()} visible: "
+                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+    return torch.device(name)
 
 
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
@@ -49,21 +59,32 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise PysmtError(f"{path}: no such checkpoint (train one with `pysmt rnn train`)")
     try:
         state = torch.load(path, map_location="cpu", weights_only=False)
-    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError) as err:
-        raise PysmtError(f"{path}: not a readable pysmt-rnn checkpoint ({err})") from None
+    except Exception as err:  # noqa: BLE001 - a user's file: whatever torch makes of garbage is one clear error
+        reason = first_line(err) if path.stat().st_size else "an empty file"
+        raise PysmtError(f"{path}: not a readable pysmt-rnn checkpoint ({reason}); "
+                         "train the model again with `pysmt rnn train`") from None
     if not isinstance(state, dict) or "hyperparameters" not in state or "model" not in state:
         raise PysmtError(f"{path}: not a pysmt-rnn checkpoint (no hyperparameters or weights)")
     return state
 
 
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (torch's messages run over several), or its type."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def build_model(state: dict[str, Any], path: Path) -> EncoderDecoder:
     """The model a checkpoint describes, with its weights."""
-    hp = Hyperparameters.from_dict(state["hyperparameters"])
-    model = EncoderDecoder(hp, state["source_size"], state["target_size"])
+    try:
+        hp = Hyperparameters.from_dict(state["hyperparameters"])
+        model = EncoderDecoder(hp, int(state["source_size"]), int(state["target_size"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise PysmtError(f"{path}: not a pysmt-rnn checkpoint ({type(err).__name__}: {first_line(err)})") from None
     try:
         model.load_state_dict(state["model"])
     except RuntimeError as err:
-        raise PysmtError(f"{path}: weights do not fit preset {hp.preset!r} ({str(err).splitlines()[0]})") from None
+        raise PysmtError(f"{path}: weights do not fit preset {hp.preset!r} ({first_line(err)})") from None
     return model
 
 

@@ -8,6 +8,12 @@ model is kept in ``model.pt``. Training stops at ``max_updates``, after ``max_ti
 when validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written
 every ``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning
 the same command resumes from it and continues exactly as an uninterrupted run would.
+
+Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
+(seed included) and a fingerprint of the phrase table. A rerun with another table (or a changed
+one), preset or seed stops with an error naming the differences instead of resuming on the old
+pairs; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts afresh.
+The limits and the device are not recorded: they may change between runs.
 """
 
 from __future__ import annotations
@@ -25,13 +31,17 @@ import torch
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
+from pysmt.jobs import JOB_FILE, Job
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.store import LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, build_model, load_checkpoint, save_checkpoint
 from rnn_feature.vocabulary import Shortlist
 
-PAIRS = "pairs.npz"
+PAIRS, LOG = "pairs.npz", "log.tsv"
+#: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
+TRAINING_FILES = (LAST, MODEL, PAIRS, SOURCE_VOCAB, TARGET_VOCAB, LOG)
+JOB_COMMAND = "rnn train"
 VALID_SHARE, VALID_MAX = 0.01, 10_000
 
 
@@ -48,8 +58,32 @@ def log(message: str) -> None:
     print(f"pysmt rnn train: {message}", file=sys.stderr, flush=True)
 
 
+def start_job(table: Path, out: Path, hp: Hyperparameters, force: bool = False) -> bool:
+    """Record the job in ``out`` before any work; True when it resumes earlier training of the same job.
+
+    Another table, preset or seed is an error unless ``force``; starting afresh deletes the
+    earlier training files (only :data:`TRAINING_FILES`). A folder holding nothing but a record
+    (a run that failed before writing anything, e.g. on a bad table line) has nothing to lose and
+    starts afresh without ``force``.
+    """
+    if not table.is_file():
+        raise PysmtError(f"--phrase-table {table}: {'not a file' if table.exists() else 'no such file'}")
+    if out.exists() and not out.is_dir():
+        raise PysmtError(f"--out {out}: is a file, not a folder")
+    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
+    job = Job(out, JOB_COMMAND, hp.to_dict(), {"--phrase-table": table})
+    if job.start(force or record_only):
+        return True
+    for name in TRAINING_FILES:
+        (out / name).unlink(missing_ok=True)
+    return False
+
+
 def prepare(table: Path, out: Path, hp: Hyperparameters) -> EncodedPairs:
-    """Shortlists and encoded pairs in ``out`` (made once; a resumed run reads them back)."""
+    """Shortlists and encoded pairs in ``out`` (made once per job; a resumed run reads them back).
+
+    They are reused only when the job record (:func:`start_job`) says the table is unchanged.
+    """
     if (out / PAIRS).exists() and (out / SOURCE_VOCAB).exists() and (out / TARGET_VOCAB).exists():
         return EncodedPairs.load(out / PAIRS)
     log(f"counting words in {table}")
@@ -103,9 +137,15 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     raise Interrupted
 
 
-def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits) -> float:
-    """Train (or resume) a model in ``out``; return the best validation perplexity."""
-    out.mkdir(parents=True, exist_ok=True)
+def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
+          force: bool = False) -> float:
+    """Train (or resume) a model in ``out``; return the best validation perplexity.
+
+    A rerun resumes only the same job (same table, unchanged, same hyperparameters); anything else
+    is an error unless ``force``, which discards the folder's earlier training first.
+    """
+    table, out = Path(table), Path(out)
+    start_job(table, out, hp, force)
     pairs = prepare(table, out, hp)
     train_index, valid_index = split(len(pairs), hp.seed)
     if not len(train_index):
@@ -116,7 +156,8 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
         saved = Hyperparameters.from_dict(state["hyperparameters"])
         if saved != hp:
             raise PysmtError(f"{out / LAST} was trained with preset {saved.preset!r} ({saved}); "
-                             f"resuming it with {hp.preset!r} ({hp}) is not possible: use another --out")
+                             f"resuming it with {hp.preset!r} ({hp}) is not possible: rerun with --force to start "
+                             "afresh there, or give a new --out")
         model = build_model(state, out / LAST)
         log(f"resuming at update {state['update']:,}")
     else:
@@ -169,7 +210,7 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
                     save_best(out, model, update, valid)
                 else:
                     bad += 1
-                with open(out / "log.tsv", "a", encoding="utf-8") as handle:
+                with open(out / LOG, "a", encoding="utf-8") as handle:
                     handle.write(f"{update}\t{loss.item():.4f}\t{valid:.3f}\t{time.time() - start:.0f}\n")
                 log(f"update {update:,}: validation perplexity {valid:.2f} (best {best:.2f})")
             if update % limits.checkpoint_every == 0:

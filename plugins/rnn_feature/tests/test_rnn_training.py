@@ -63,7 +63,7 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path):
 def test_resuming_with_another_preset_is_an_error(tmp_path):
     table = toy_table(tmp_path / "pt.gz")
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
-    with pytest.raises(PysmtError, match="trained with preset"):
+    with pytest.raises(PysmtError, match=r"holds a rnn train job .*hidden: 16 -> 256.*rerun with --force"):
         train(table, tmp_path / "m", preset("default"), torch.device("cpu"), TrainingLimits(max_updates=10))
 
 

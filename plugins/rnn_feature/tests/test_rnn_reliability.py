@@ -6,14 +6,12 @@ a garbage model.pt; `rnn maps` on too few points; and the configs that `pysmt tu
 filter` derive from a system with the rnn and wp features (they must find SYSTEM/rnn).
 """
 
-import gzip
 import os
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from rnn_feature.analysis import maps, tsne_minimum
@@ -50,15 +48,7 @@ def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int
 
 def other_table(path: Path, n: int = 40) -> Path:
     """Like toy_table but in other words: a model trained on it has other shortlists."""
-    rng = np.random.default_rng(1)
-    source, target = ["red", "green", "blue", "black"], ["rouge", "vert", "bleu", "noir"]
-    lines = set()
-    while len(lines) < n:
-        k = rng.integers(0, 4, rng.integers(1, 4))
-        lines.add(f"{' '.join(source[i] for i in k)} ||| {' '.join(target[i] for i in k)} ||| 0.5 0.5 0.5 0.5")
-    with gzip.open(path, "wt", encoding="utf-8") as out:
-        out.write("\n".join(sorted(lines)) + "\n")
-    return path
+    return toy_table(path, n, seed=1, source=["red", "green", "blue", "black"], target=["rouge", "vert", "bleu", "noir"])
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

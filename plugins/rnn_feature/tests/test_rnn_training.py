@@ -25,13 +25,13 @@ WORDS = ["un", "deux", "trois", "quatre", "cinq", "six"]
 ENGLISH = ["one", "two", "three", "four", "five", "six"]
 
 
-def toy_table(path: Path, n: int = 200, seed: int = 0) -> Path:
+def toy_table(path: Path, n: int = 200, seed: int = 0, source: list[str] = ENGLISH, target: list[str] = WORDS) -> Path:
     """A word-for-word toy language: English number words translated to French ones, 1-3 words (258 pairs exist)."""
     rng = np.random.default_rng(seed)
     lines = set()
     while len(lines) < n:
-        k = rng.integers(0, 6, rng.integers(1, 4))
-        lines.add(f"{' '.join(ENGLISH[i] for i in k)} ||| {' '.join(WORDS[i] for i in k)} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
+        k = rng.integers(0, len(source), rng.integers(1, 4))
+        lines.add(f"{' '.join(source[i] for i in k)} ||| {' '.join(target[i] for i in k)} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
     with gzip.open(path, "wt", encoding="utf-8") as out:
         out.write("\n".join(sorted(lines)) + "\n")
     return path

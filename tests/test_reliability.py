@@ -281,11 +281,17 @@ def test_ctrl_c_exits_130_quietly_and_keeps_the_nbest_written_so_far(tiny_system
     nbest = tmp_path / "nbest.txt"
     proc = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
                              "--threads", threads, "--nbest", str(nbest), "--nbest-size", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            # a shell that starts a job in the background ignores SIGINT for it (and so would
+                            # the test's decoder, inheriting that): give it the default, as a terminal does
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout.readline()  # translating
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole process group
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == 130, err.decode()
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err and b"interrupted" in err
     kept = {line.split(" ||| ")[0] for line in nbest.read_text().splitlines()}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up pysmt from nothing: a virtual environment in .venv with pysmt, its plugins and test tools,
-# and KenLM's lmplz/build_binary in third_party/kenlm/bin.
+# Set up pysmt from nothing: a virtual environment in .venv with pysmt (its compiled search core
+# built here), its plugins and test tools, and KenLM's lmplz/build_binary in third_party/kenlm/bin.
 # Safe to rerun: it only installs what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -12,10 +12,10 @@ fi
 # Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
 .venv/bin/python -m pip uninstall --quiet --yes pysmt 2>/dev/null || true
-.venv/bin/python -m pip install --quiet -e '.[test]'
+bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles them in), lmplz, build_binary
+.venv/bin/python -m pip install --quiet -e '.[test]'   # builds the compiled search core (C++, ~2 min)
 # The plugins need torch. Pin the CPU build first: an unpinned torch would pull several GB of CUDA
 # packages. Users with their own CUDA build of torch install the plugins directly instead.
 .venv/bin/python -m pip install --quiet torch==2.13.0
 .venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
-bash scripts/build-kenlm-tools.sh   # lmplz and build_binary for `pysmt train` / `pysmt lm`
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

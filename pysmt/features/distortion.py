@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 from pysmt.config import SystemConfig
 from pysmt.features.base import StatefulFeature
 from pysmt.search.hypothesis import Hypothesis
-from pysmt.search.options import Sentence, TranslationOption
+from pysmt.search import _stack_search
+from pysmt.search.options import Sentence, SentenceOptions, TranslationOption
 
 
 class DistortionFeature(StatefulFeature):
@@ -28,3 +29,9 @@ class DistortionFeature(StatefulFeature):
 
     def extend(self, state: int, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float], int]:
         return (-float(abs(state - option.start)),), option.end
+
+    def core_feature(self) -> _stack_search.DistortionFeature:
+        return _stack_search.DistortionFeature()
+
+    def core_options(self, options: SentenceOptions, core: _stack_search.DistortionFeature) -> None:
+        """Distortion needs nothing per option beyond its span, which the core has."""

@@ -13,29 +13,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import kenlm
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import StatefulFeature, require_param
-from pysmt.models.language_model import LOG10_TO_LN, load_kenlm
+from pysmt.models.language_model import load_kenlm
+from pysmt.search import _stack_search
 from pysmt.search.hypothesis import Hypothesis
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
+
+#: A KenLM state as the Python search sees it: its length, words and backoffs as bytes.
+State = bytes
 
 
 class KenLMFeature(StatefulFeature):
     default_label = "LM"
     parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
 
-    def __init__(self, name: str, model: kenlm.Model) -> None:
+    def __init__(self, name: str, model: _stack_search.LanguageModel) -> None:
         super().__init__(name, 1)
         self.model = model
-        self.begin = kenlm.State()
-        model.BeginSentenceWrite(self.begin)
+        self.begin = model.begin_state()
         #: (state, target phrase) -> (scores, new state): search applies the same phrase to the same
         #: LM context many times (hypotheses differing only in coverage); cleared per sentence.
-        self.cache: dict[tuple[kenlm.State, tuple[str, ...]], tuple[tuple[float], kenlm.State]] = {}
+        self.cache: dict[tuple[State, tuple[str, ...]], tuple[tuple[float], State]] = {}
+        #: Target phrase -> its words' ids in the LM's vocabulary, for the compiled core.
+        self.ids: dict[tuple[str, ...], np.ndarray] = {}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:
@@ -48,29 +52,37 @@ class KenLMFeature(StatefulFeature):
         return cls(name, model)
 
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[None, np.ndarray]:
-        score = self.model.score
-        estimates = [[score(" ".join(pair.target), bos=False, eos=False) * LOG10_TO_LN] for pair in phrases]
+        estimate = self.model.estimate
+        estimates = [estimate(list(pair.target)) for pair in phrases]
         return None, np.array(estimates, dtype=np.float64).reshape(len(phrases), 1)
 
-    def initial_state(self, sentence: Sentence) -> kenlm.State:
+    def initial_state(self, sentence: Sentence) -> State:
         return self.begin
 
-    def extend(self, state: kenlm.State, hypothesis: Hypothesis,
-               option: TranslationOption) -> tuple[tuple[float], kenlm.State]:
+    def extend(self, state: State, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float], State]:
         key = (state, option.target)
         cached = self.cache.get(key)
         if cached is None:
-            base_score = self.model.BaseScore
-            total = 0.0
-            for word in option.target:
-                out = kenlm.State()
-                total += base_score(state, word, out)
-                state = out
-            cached = self.cache[key] = ((total * LOG10_TO_LN,), state)
+            score, new_state = self.model.extend(state, list(option.target))
+            cached = self.cache[key] = ((score,), new_state)
         return cached
 
     def end_sentence(self) -> None:
         self.cache.clear()
 
-    def final(self, state: kenlm.State) -> tuple[float]:
-        return (self.model.BaseScore(state, "</s>", kenlm.State()) * LOG10_TO_LN,)
+    def final(self, state: State) -> tuple[float]:
+        return (self.model.final(state),)
+
+    def core_feature(self) -> _stack_search.KenLMFeature:
+        return _stack_search.KenLMFeature(self.model)
+
+    def core_options(self, options: SentenceOptions, core: _stack_search.KenLMFeature) -> None:
+        ids = []
+        for option in options.options:
+            found = self.ids.get(option.target)
+            if found is None:
+                found = self.ids[option.target] = self.model.ids(list(option.target))
+            ids.append(found)
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(k) for k in ids], out=offsets[1:])
+        core.set_options(np.concatenate(ids) if ids else np.zeros(0, np.uint32), offsets)

@@ -24,7 +24,8 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import StatefulFeature, require_param
 from pysmt.models.reordering_table import ReorderingTable
 from pysmt.search.hypothesis import Hypothesis
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.search import _stack_search
+from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 ORIENTATIONS = {"msd": 3, "mslr": 4, "monotonicity": 2, "leftright": 2}
 #: Moses' ReorderingType values: M=0, S=1, D=2 (MSD); M, S, DL=2, DR=3 (MSLR); M=0, NM=1; R=0, L=1.
@@ -137,3 +138,17 @@ class LexicalReorderingFeature(StatefulFeature):
         if previous_row is not None:
             scores[self.forward_slots[orientation]] = previous_row[self.forward_table_offset + orientation]
         return tuple(scores), (option.start, option.end, row if kind.forward else None)
+
+    def core_feature(self) -> _stack_search.ReorderingFeature:
+        kind = self.kind
+        return _stack_search.ReorderingFeature(self.num_scores, list(ORIENTATIONS).index(kind.model), kind.backward,
+                                               kind.forward, self.backward_slots, self.forward_slots,
+                                               self.forward_table_offset)
+
+    def core_options(self, options: SentenceOptions, core: _stack_search.ReorderingFeature) -> None:
+        """Each option's table row, rows interned so that the core compares them by value, as Python does."""
+        index: dict[tuple[float, ...], int] = {}
+        row_of_option = np.array([-1 if (row := self.rows[option.pair]) is None else index.setdefault(row, len(index))
+                                  for option in options.options], dtype=np.int32)
+        rows = np.array(list(index), dtype=np.float64).reshape(len(index), self.kind.table_scores)
+        core.set_options(row_of_option, rows)

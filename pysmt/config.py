@@ -68,6 +68,8 @@ class SearchConfig:
     pop_limit: int = 1000
     distortion_limit: int = 6
     max_phrase_length: int = 20
+    #: Cube pruning with stateful plugin features: pops per round, whose new candidates are scored together.
+    pops_per_round: int = 32
 
     def validate(self, where: str) -> None:
         for f in fields(SearchConfig):
@@ -76,8 +78,8 @@ class SearchConfig:
             setattr(self, f.name, value)
         if self.algorithm not in ("normal", "cube"):
             raise PysmtError(f"{where}: search algorithm must be 'normal' or 'cube', not {self.algorithm!r}")
-        if self.stack_size < 1 or self.pop_limit < 1 or self.max_phrase_length < 1:
-            raise PysmtError(f"{where}: stack-size, pop-limit and max-phrase-length must be positive")
+        if min(self.stack_size, self.pop_limit, self.max_phrase_length, self.pops_per_round) < 1:
+            raise PysmtError(f"{where}: stack-size, pop-limit, max-phrase-length and pops-per-round must be positive")
         if not 0.0 <= self.beam_threshold < 1.0:
             raise PysmtError(f"{where}: beam-threshold must be in [0, 1)")
         if self.distortion_limit < -1:

@@ -10,7 +10,7 @@ import numpy as np
 
 from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.features.registry import add_feature_types, build_features
-from pysmt.search.compiled import CompiledSearch, supports
+from pysmt.search.compiled import CompiledSearch
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.model import LogLinearModel
@@ -62,9 +62,8 @@ class Decoder:
     def __init__(self, config: SystemConfig, extra_features: list[str] | None = None,
                  algorithm: Literal["normal", "cube"] | None = None, missing_weight: float | None = None,
                  engine: Literal["auto", "python"] = "auto") -> None:
-        """``engine="auto"`` searches with the compiled core whenever every stateful feature has a
-        compiled twin (the built-in ones), else with the Python search; ``"python"`` always uses the
-        Python search, the reference the compiled core is tested against."""
+        """``engine="auto"`` searches with the compiled core; ``"python"`` with the Python search, the
+        readable reference the compiled core is tested against (both give the same results)."""
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
@@ -74,7 +73,7 @@ class Decoder:
                          default=self.search.max_phrase_length)
         self.options = OptionBuilder(self.model, min(self.search.max_phrase_length, max(max_source, 1)))
         self.source_text, self.target_text = text_processors(config.processing)
-        self.compiled = CompiledSearch(self.model) if engine == "auto" and supports(self.model) else None
+        self.compiled = CompiledSearch(self.model) if engine == "auto" else None
 
     @property
     def weights(self) -> list[list[float]]:

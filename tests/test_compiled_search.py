@@ -79,11 +79,27 @@ def test_sentences_longer_than_64_words(tiny_system):
         same_lists(nbest(python, line, 5), nbest(compiled, line, 5))
 
 
-def test_a_python_stateful_feature_keeps_the_python_search(tiny_system, fake_registry):
+@pytest.mark.parametrize("plugin", ["bigram", "batched-bigram"])
+def test_plugin_features_are_called_back_with_the_same_results(tiny_system, fake_registry, plugin):
     config = load_config(tiny_system)
-    assert Decoder(config).compiled is not None and Decoder(config, engine="python").compiled is None
-    with_plugin = Decoder(config, ["bigram"], missing_weight=0.5)  # tests.test_plugins.BigramBonus: Python only
-    assert with_plugin.compiled is None and with_plugin.translate("a b c").best
+    for algorithm in ("normal", "cube"):
+        for stack, round_size in ((3, 2), (200, 32)):
+            search = replace(config.search, algorithm=algorithm, stack_size=stack, pops_per_round=round_size, pop_limit=7)
+            python = Decoder(replace(config, search=search), [plugin], engine="python", missing_weight=0.6)
+            compiled = Decoder(replace(config, search=search), [plugin], missing_weight=0.6)
+            for line in ["a b c", "c b a q a", "a a b c c b"]:
+                same_lists(nbest(python, line), nbest(compiled, line))
+
+
+def test_plugin_features_with_a_huge_beam_find_the_exhaustive_best(tiny_system, fake_registry):
+    from tests.test_search import exhaustive_best, huge_beam
+    config = load_config(tiny_system)
+    for engine in ("auto", "python"):
+        for algorithm in ("normal", "cube"):
+            decoder = huge_beam(Decoder(config, ["batched-bigram"], engine=engine, missing_weight=0.6), algorithm)
+            for line in ["a b c", "c a b"]:
+                best = exhaustive_best(decoder, tuple(line.split()))
+                assert decoder.translate(line).hypotheses[0].total == pytest.approx(best, abs=1e-9)
 
 
 def reference_lists(path: Path, sentences: int) -> dict[int, list[tuple[str, list[float], float]]]:

@@ -25,7 +25,7 @@ def test_moses_ini_search_sections_and_variables(tmp_path, monkeypatch):
                              "[search-algorithm]\n1\n[cube-pruning-pop-limit]\n300\n[distortion-limit]\n-1\n")
     ini.write_text(ini.read_text().replace("path=lm.arpa", "path=${MODELS}/lm.arpa"))
     config = load_config(ini)
-    assert config.search == SearchConfig("cube", 50, 0.01, 300, -1, 20)
+    assert config.search == SearchConfig("cube", 50, 0.01, 300, -1, 20, 32)
     assert config.feature("KENLM0").params["path"] == str(tmp_path / "system" / "lm.arpa")
 
 

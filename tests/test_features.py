@@ -30,10 +30,10 @@ def test_language_model_scores_states_and_estimates(decoder):
     lm = feature(decoder, "KENLM0")
     options = decoder.options.build(Sentence(("a", "b", "c")))
     state = lm.initial_state(None)
-    (score,), state = lm.extend(state, None, option(options, 0, 2, "x y"))
+    (score,), state = lm.extend(state, option(options, 0, 2, "x y"))
     assert score == pytest.approx((-0.2 - 0.3) * LN10)
     assert lm.final(state) == pytest.approx(((-0.1 - 0.5) * LN10,))  # backoff(y) + p(</s>)
-    (score,), _ = lm.extend(lm.initial_state(None), None, option(options, 1, 3, "z x"))
+    (score,), _ = lm.extend(lm.initial_state(None), option(options, 1, 3, "z x"))
     assert score == pytest.approx((-0.3 - 0.9 - 0.25 - 0.6) * LN10)  # backoffs of <s> and z
     _, estimates = lm.evaluate([option(options, 1, 3, "z x").pair])
     assert estimates[0, 0] == pytest.approx((-0.9 - 0.25 - 0.6) * LN10)  # no left context
@@ -56,9 +56,9 @@ def test_unknown_word_option_and_penalties(decoder):
 def test_distortion_is_minus_the_jump(decoder):
     distortion = feature(decoder, "Distortion0")
     options = decoder.options.build(Sentence(("a", "b", "c")))
-    (d1,), state = distortion.extend(distortion.initial_state(None), None, option(options, 2, 3, "z"))
-    (d2,), state = distortion.extend(state, None, option(options, 0, 1, "x"))
-    (d3,), _ = distortion.extend(state, None, option(options, 1, 2, "y"))
+    (d1,), state = distortion.extend(distortion.initial_state(None), option(options, 2, 3, "z"))
+    (d2,), state = distortion.extend(state, option(options, 0, 1, "x"))
+    (d3,), _ = distortion.extend(state, option(options, 1, 2, "y"))
     assert (d1, d2, d3) == (-2.0, -3.0, 0.0)
 
 
@@ -66,13 +66,13 @@ def test_lexicalized_reordering_orientations_and_slots(decoder):
     lr = feature(decoder, "LexicalReordering0")
     options = decoder.options.build(Sentence(("a", "b", "c")))
     state = lr.initial_state(None)
-    first, state = lr.extend(state, None, option(options, 0, 1, "x"))  # monotone start
+    first, state = lr.extend(state, option(options, 0, 1, "x"))  # monotone start
     assert first == pytest.approx((ln(0.5), 0, 0, 0, 0, 0))
-    second, state = lr.extend(state, None, option(options, 2, 3, "z"))  # discontinuous
+    second, state = lr.extend(state, option(options, 2, 3, "z"))  # discontinuous
     assert second == pytest.approx((0, 0, ln(0.1), 0, 0, ln(0.2)))
-    third, state = lr.extend(state, None, option(options, 1, 2, "y"))  # swap
+    third, state = lr.extend(state, option(options, 1, 2, "y"))  # swap
     assert third == pytest.approx((0, ln(0.4), 0, 0, ln(0.1), 0))
-    missing, _ = lr.extend(state, None, option(options, 0, 1, "y"))  # pair not in the table: backward 0
+    missing, _ = lr.extend(state, option(options, 0, 1, "y"))  # pair not in the table: backward 0
     assert missing[0:3] == (0, 0, 0)
 
 

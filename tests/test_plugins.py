@@ -39,7 +39,7 @@ class BigramBonus(StatefulFeature):
             state = word
         return (bonus,), state
 
-    def extend(self, state, hypothesis, option):
+    def extend(self, state, option):
         return self.score(state, option.target)
 
     def final(self, state):
@@ -47,33 +47,30 @@ class BigramBonus(StatefulFeature):
 
 
 class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
-    """The same scores through request/flush/result, with a tiny buffer so it fills often."""
+    """BigramBonus's scores through the array interface, with its own state ids and a tiny buffer."""
+
+    buffer_size = 3
 
     def __init__(self, name, num_scores):
         super().__init__(name, num_scores)
-        self.queue, self.results, self.flushes = [], [], 0
+        self.calls = self.asked = 0
 
-    def request(self, state, hypothesis, option):
-        self.queue.append((state, option))
-        self.results.append(None)
-        new_state = state if option is None else self.score(state, option.target)[1]
-        return len(self.results) - 1, new_state
+    def start(self, sentence, options):
+        self.options, self.words, self.ids = options, ["<s>"], {"<s>": 0}
+        return 0
 
-    def buffer_full(self):
-        return len(self.queue) >= 7
-
-    def flush(self):
-        base = len(self.results) - len(self.queue)
-        for k, (state, option) in enumerate(self.queue):
-            self.results[base + k] = BigramBonus.final(self, state) if option is None else self.score(state, option.target)[0]
-        self.queue = []
-        self.flushes += 1
-
-    def result(self, ticket):
-        return self.results[ticket]
-
-    def end_sentence(self):
-        self.queue, self.results = [], []
+    def score_batch(self, states, options, ends):
+        assert len(states) <= self.buffer_size
+        self.calls += 1
+        self.asked += len(states)
+        scores, new_states = np.zeros((len(states), 1)), np.zeros(len(states), dtype=np.int64)
+        for k, (state, option, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
+            (bonus,), word = self.score(self.words[state], self.options[option].target)
+            scores[k] = bonus + (self.final(word)[0] if end else 0.0)
+            new_states[k] = self.ids.setdefault(word, len(self.words))
+            if new_states[k] == len(self.words):
+                self.words.append(word)
+        return scores, new_states
 
 
 @pytest.fixture
@@ -98,18 +95,41 @@ def test_unknown_feature_lists_the_available_ones(tiny_system):
         Decoder(load_config(tiny_system), ["no-such-feature"])
 
 
+@pytest.mark.parametrize("engine", ["auto", "python"])
 @pytest.mark.parametrize("search", ["normal", "cube"])
-def test_batched_feature_gives_the_unbatched_results(tiny_system, fake_registry, search):
+def test_batched_feature_gives_the_unbatched_results(tiny_system, fake_registry, search, engine):
     config = load_config(tiny_system)
-    plain = Decoder(config, ["bigram"], search)
-    batched = Decoder(config, ["batched-bigram"], search)
+    plain = Decoder(config, ["bigram"], search, engine=engine)
+    batched = Decoder(config, ["batched-bigram"], search, engine=engine)
     for line in ["a b c", "c b a q", "a a b c c", "b"]:
         one, two = plain.translate(line, nbest_size=20), batched.translate(line, nbest_size=20)
         assert [c.words for c in one.hypotheses] == [c.words for c in two.hypotheses]
         assert np.allclose([c.total for c in one.hypotheses], [c.total for c in two.hypotheses])
         assert np.allclose(one.hypotheses[0].scores, two.hypotheses[0].scores)
-    assert batched.features[-1].flushes > 0
+    assert batched.features[-1].calls > 0
     assert [name for name, _, _ in batched.nbest_labels()][-1] == "Bigram0"
+
+
+@pytest.mark.parametrize("search", ["normal", "cube"])
+def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry, search, monkeypatch):
+    config = load_config(tiny_system)
+    lists = []
+    for size in (1, 10_000):
+        monkeypatch.setattr(registry.feature_class("batched-bigram"), "buffer_size", size)
+        decoder = Decoder(config, ["batched-bigram"], search)
+        lists.append([[(c.words, round(c.total, 9)) for c in decoder.translate(line, nbest_size=30).hypotheses]
+                      for line in ["a b c", "c b a q", "a a b c c a b"]])
+    assert lists[0] == lists[1]
+
+
+def test_identical_requests_are_asked_once(tiny_system, fake_registry, monkeypatch):
+    monkeypatch.setattr(registry.feature_class("batched-bigram"), "buffer_size", 10_000)
+    decoder = Decoder(load_config(tiny_system), ["batched-bigram"], "normal")
+    decoder.translate("a b c a b c")
+    feature = decoder.features[-1]
+    # one request per distinct (state, option, end): far fewer than the hypotheses built
+    assert feature.calls <= 6  # one per stack at most: 6 words
+    assert feature.asked == 84 and len(feature.words) == 4
 
 
 def test_example_plugins_decode(tiny_system, fake_registry):

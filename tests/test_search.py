@@ -36,9 +36,11 @@ def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
             if not gap_reachable(gap, start, end, limit):
                 continue
             for option in span_options:
-                expand(model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0))
+                new = model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0)
+                model.resolve([new])  # plugin features' scores, asked at once
+                expand(new)
 
-    expand(model.initial_hypothesis(Sentence(words), 0.0))
+    expand(model.initial_hypothesis(options, 0.0))
     model.end_sentence()
     return best
 

@@ -15,13 +15,35 @@ Three kinds, from cheapest to most involved:
   :meth:`Feature.begin_sentence` first. This is where a neural phrase model scores every option of
   a sentence in one batch.
 * :class:`StatefulFeature`: scores that depend on the translation so far (language models,
-  reordering). ``extend`` maps (state, option) to scores and a new state; states must be hashable
-  and equal exactly when every future score is equal, because the decoder recombines hypotheses
-  with equal states.
-* :class:`BatchedStatefulFeature`: a stateful feature that collects requests and scores them in one
-  batch (a neural LM). The decoder calls :meth:`BatchedStatefulFeature.flush` before any stack is
-  pruned or expanded and whenever :meth:`BatchedStatefulFeature.buffer_full` says so; scores must be
-  identical to the unbatched path (which :meth:`BatchedStatefulFeature.extend` provides for free).
+  reordering). ``extend(state, option)`` maps a state and an option to scores and a new state;
+  states must be hashable and equal exactly when every future score is equal, because the decoder
+  recombines hypotheses with equal states. ``final(state)`` scores the end of the sentence.
+* :class:`BatchedStatefulFeature`: a stateful feature that scores whole batches of requests as
+  arrays (a neural LM): :meth:`StatefulFeature.score_batch` is what it implements.
+
+How the search calls stateful features (the array interface): for each sentence,
+:meth:`StatefulFeature.start` gives the id of the empty hypothesis' state; then
+:meth:`StatefulFeature.score_batch` receives arrays of requests (a parent state id, an option
+index, whether the sentence ends after that option) and returns an array of scores and one of new
+state ids, equal ids meaning equal states. Identical requests are asked once per sentence. The
+built-in features (KenLM, distortion, lexicalized reordering) have compiled twins in the search
+core; every other stateful feature is called this way, a batch at a time, never once per
+hypothesis: :class:`StatefulFeature` implements ``score_batch`` on top of ``extend``, and
+:class:`BatchedStatefulFeature` lets a feature implement it directly.
+
+What the search guarantees for features scored in batches (``docs/writing-a-feature.md``):
+
+* no hypothesis is compared, recombined, pruned or expanded before all its scores are known;
+* normal search requests every candidate it builds, in batches of at most ``buffer_size``
+  requests, and adds them to their stacks in the order it built them, so its result does not
+  depend on the batch size;
+* cube pruning takes candidates off its heap in rounds of ``pops-per-round`` (a ``[search]``
+  setting) and scores the candidates that those pops make reachable together, before the next
+  round; the heap is always ordered on complete scores. Requests are made for the candidates
+  that enter the heap (the first of every edge, and the neighbours of what was popped), not for
+  every pair of hypothesis and option;
+* the n-best lists do not depend on ``buffer_size``; a huge beam finds the best derivation, as
+  exhaustive search does.
 """
 
 from __future__ import annotations
@@ -35,7 +57,6 @@ from pysmt.errors import PysmtError
 
 if TYPE_CHECKING:
     from pysmt.config import SystemConfig
-    from pysmt.search.hypothesis import Hypothesis
     from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 
 Scores = tuple[float, ...]
@@ -94,48 +115,61 @@ class StatefulFeature(Feature):
     """A feature whose scores depend on the translation built so far."""
 
     context_free: ClassVar[bool] = True
+    #: The most requests the search sends in one :meth:`score_batch` call (it may send fewer).
+    buffer_size: int = 10_000
 
     def initial_state(self, sentence: Sentence) -> Hashable:
         """The state of the empty hypothesis."""
         raise NotImplementedError
 
-    def extend(self, state: Hashable, hypothesis: Hypothesis, option: TranslationOption) -> tuple[Scores, Hashable]:
-        """Scores of appending ``option`` to ``hypothesis`` (whose state is ``state``), and the new state."""
+    def extend(self, state: Hashable, option: TranslationOption) -> tuple[Scores, Hashable]:
+        """Scores of appending ``option`` to a hypothesis whose state is ``state``, and the new state."""
         raise NotImplementedError
 
     def final(self, state: Hashable) -> Scores | None:
         """Scores added when the hypothesis covers the whole sentence (an LM's ``</s>``); None = zeros."""
         return None
 
+    # -- the array interface the search calls (implemented here on top of extend and final) ------
+
+    def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
+        """Begin a sentence's search over ``options`` (requests name them by index); the empty hypothesis' state id."""
+        self._options = options
+        self._states: list[Hashable] = [self.initial_state(sentence)]
+        self._ids: dict[Hashable, int] = {self._states[0]: 0}
+        return 0
+
+    def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score a batch of requests: option ``options[k]`` appended to state ``states[k]``, plus the sentence's
+        end when ``ends[k]``. Returns a ``(len(states), num_scores)`` array of scores and the new states' ids."""
+        scores = np.zeros((len(states), self.num_scores))
+        new_states = np.zeros(len(states), dtype=np.int64)
+        for k, (state_id, option, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
+            delta, state = self.extend(self._states[state_id], self._options[option])
+            scores[k] = delta
+            if end:
+                final = self.final(state)
+                if final is not None:
+                    scores[k] += final
+            new_states[k] = self._ids.setdefault(state, len(self._ids))
+            if new_states[k] == len(self._states):
+                self._states.append(state)
+        return scores, new_states
+
 
 class BatchedStatefulFeature(StatefulFeature):
-    """A stateful feature whose scores are computed in batches; ``extend`` is derived from the batch path."""
+    """A stateful feature that implements :meth:`score_batch` itself, on arrays (a neural LM).
 
-    def request(self, state: Hashable, hypothesis: Hypothesis, option: TranslationOption | None) -> tuple[int, Hashable]:
-        """Queue the scores of appending ``option`` (None: the end of the sentence); return a ticket and the new state."""
+    It keeps its own state ids: :meth:`start` returns the empty hypothesis' one, and
+    :meth:`score_batch` the new ones; equal ids must mean equal states. ``buffer_size`` bounds the
+    requests per call; the scores must not depend on how requests are split into calls.
+    """
+
+    def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
         raise NotImplementedError
 
-    def flush(self) -> None:
-        """Score every queued request in one batch; their tickets become resolvable."""
+    def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
-
-    def result(self, ticket: int) -> Scores:
-        """The scores of a flushed request; valid until :meth:`end_sentence`."""
-        raise NotImplementedError
-
-    def buffer_full(self) -> bool:
-        """True when the feature wants a flush before more requests arrive."""
-        return False
-
-    def extend(self, state: Hashable, hypothesis: Hypothesis, option: TranslationOption) -> tuple[Scores, Hashable]:
-        ticket, new_state = self.request(state, hypothesis, option)
-        self.flush()
-        return self.result(ticket), new_state
-
-    def final(self, state: Hashable) -> Scores | None:
-        ticket, _ = self.request(state, None, None)  # type: ignore[arg-type]
-        self.flush()
-        return self.result(ticket)
 
 
 def require_param(params: dict[str, Any], key: str, feature: str) -> Any:

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 
 from pysmt.config import SystemConfig
 from pysmt.features.base import StatefulFeature
-from pysmt.search.hypothesis import Hypothesis
 from pysmt.search import _stack_search
 from pysmt.search.options import Sentence, SentenceOptions, TranslationOption
 
@@ -27,7 +26,7 @@ class DistortionFeature(StatefulFeature):
     def initial_state(self, sentence: Sentence) -> int:
         return 0
 
-    def extend(self, state: int, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float], int]:
+    def extend(self, state: int, option: TranslationOption) -> tuple[tuple[float], int]:
         return (-float(abs(state - option.start)),), option.end
 
     def core_feature(self) -> _stack_search.DistortionFeature:

@@ -20,7 +20,6 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import StatefulFeature, require_param
 from pysmt.models.language_model import load_kenlm
 from pysmt.search import _stack_search
-from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 #: A KenLM state as the Python search sees it: its length, words and backoffs as bytes.
@@ -59,7 +58,7 @@ class KenLMFeature(StatefulFeature):
     def initial_state(self, sentence: Sentence) -> State:
         return self.begin
 
-    def extend(self, state: State, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float], State]:
+    def extend(self, state: State, option: TranslationOption) -> tuple[tuple[float], State]:
         key = (state, option.target)
         cached = self.cache.get(key)
         if cached is None:

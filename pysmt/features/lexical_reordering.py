@@ -23,7 +23,6 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import StatefulFeature, require_param
 from pysmt.models.reordering_table import ReorderingTable
-from pysmt.search.hypothesis import Hypothesis
 from pysmt.search import _stack_search
 from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
@@ -123,7 +122,7 @@ class LexicalReorderingFeature(StatefulFeature):
     def initial_state(self, sentence: Sentence) -> State:
         return None
 
-    def extend(self, state: State, hypothesis: Hypothesis, option: TranslationOption) -> tuple[tuple[float, ...], State]:
+    def extend(self, state: State, option: TranslationOption) -> tuple[tuple[float, ...], State]:
         kind = self.kind
         row = self.rows[option.pair]
         scores = [0.0] * self.num_scores

@@ -1,8 +1,11 @@
-"""Moses phrase tables (``src ||| tgt ||| scores [||| alignment [||| counts]]``), text or gzip.
+"""Moses phrase tables (``src ||| tgt ||| scores [||| alignment [||| counts]]``), text or gzip, or binarized.
 
 The table is held compactly: target words as int32 ids in one flat array, scores in one float32
 matrix, alignments interned, and one dict from source phrase to its block of entries. Entries of a
 source phrase need not be contiguous in the file; they are grouped after loading.
+
+A folder written by ``pysmt binarize`` (:mod:`pysmt.models.binary_table`) holds the same arrays,
+memory-mapped: it loads in milliseconds, and its lookups give exactly the text table's entries.
 """
 
 from __future__ import annotations
@@ -56,11 +59,22 @@ class PhraseTable:
 
     ``log_scores=False`` (Moses' convention) logs the probabilities on load, floored at -100;
     ``log_scores=True`` takes the values as they are, for tables that already store log scores.
+
+    ``path`` may also be a binary table folder (``pysmt binarize``); it must have been made with the
+    same ``log_scores``. Either way the table offers ``lookup``, ``sources`` (source phrase to id:
+    a dict, or a sorted memory-mapped stand-in with ``get``, ``in``, ``len`` and iteration),
+    ``num_scores``, ``max_source_length`` and ``len``.
     """
 
     def __init__(self, path: str | Path, *, log_scores: bool = False) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            from pysmt.models.binary_table import load_phrase_table
+
+            self.__dict__.update(load_phrase_table(self.path, log_scores))
+            return
         self.target_vocab = Vocabulary()
+        self.target_words = self.target_vocab.words
         self.sources: dict[str, int] = {}
         alignments = Vocabulary()
         entry_source = array("i")
@@ -115,7 +129,7 @@ class PhraseTable:
         sid = self.sources.get(source)
         if sid is None:
             return []
-        words = self.target_vocab.words
+        words = self.target_words
         entries = []
         for row in range(self.block_start[sid], self.block_start[sid + 1]):
             start = self.target_start[row]

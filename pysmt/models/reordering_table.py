@@ -1,7 +1,11 @@
 """Moses lexicalized reordering tables: ``src ||| tgt ||| p1 ... pK`` (or ``src ||| p1 ... pK``).
 
 ``fe`` tables are keyed by the phrase pair, ``f`` tables by the source phrase alone. The
-probabilities are logged on load and floored at -100, as Moses does.
+probabilities are logged on load and floored at -100, as Moses does. A key given twice takes its
+last line's scores (Moses' table is a map assigned line by line).
+
+A folder written by ``pysmt binarize`` (:mod:`pysmt.models.binary_table`) holds the same scores,
+memory-mapped, with the keys sorted for binary search.
 """
 
 from __future__ import annotations
@@ -23,12 +27,22 @@ def reordering_key(source: str, target: str | None) -> str:
 
 
 class ReorderingTable:
-    """A lexicalized reordering table; ``lookup`` gives the logged scores of a pair, or None."""
+    """A lexicalized reordering table; ``lookup`` gives the logged scores of a pair, or None.
+
+    ``path`` is a text or gzip table or a binary table folder (``pysmt binarize``) made for the
+    same ``num_scores`` and ``source_only``; ``rows`` maps a key to its row of ``scores`` (a dict,
+    or a sorted memory-mapped stand-in with ``get``, ``in``, ``len`` and iteration).
+    """
 
     def __init__(self, path: str | Path, *, num_scores: int, source_only: bool = False) -> None:
         self.path = Path(path)
         self.num_scores = num_scores
         self.source_only = source_only
+        if self.path.is_dir():
+            from pysmt.models.binary_table import load_reordering_table
+
+            self.__dict__.update(load_reordering_table(self.path, num_scores, source_only))
+            return
         self.rows: dict[str, int] = {}
         values = array("d")
         key_fields = 1 if source_only else 2
@@ -41,7 +55,7 @@ class ReorderingTable:
                 raise at_line(self.path, line_no, "negative probability")
             source = " ".join(fields[0].split())
             target = None if source_only else " ".join(fields[1].split())
-            self.rows[reordering_key(source, target)] = len(self.rows)
+            self.rows[reordering_key(source, target)] = len(values) // num_scores
             values.extend(scores)
         matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)
         self.scores = log_probabilities(matrix).astype(np.float64)

@@ -114,6 +114,8 @@ class StatefulFeature {
   virtual double extend(int parent, int option, int start, int end, bool complete, double *delta) = 0;
   virtual uint64_t hash(int hyp) const = 0;
   virtual bool equal(int a, int b) const = 0;
+  // Deferred features (Python ones) leave their scores to Search::resolve.
+  virtual bool deferred() const { return false; }
 
   const int num_scores;
   std::vector<double> weights;
@@ -269,6 +271,94 @@ class ReorderingFeature : public StatefulFeature {
   std::vector<State> states_;
 };
 
+// A stateful feature written in Python, asked through its array interface in batches:
+// score_batch(states, options, ends) -> (scores, new state ids). States are the feature's ids.
+class DeferredFeature : public StatefulFeature {
+ public:
+  DeferredFeature(py::object feature, int num_scores, int buffer_size)
+      : StatefulFeature(num_scores), feature_(std::move(feature)), buffer_size_(std::max(buffer_size, 1)) {}
+
+  void set_initial(int64_t id) { initial_id_ = id; }
+  void clear() override {
+    states_.clear();
+    answers_.clear();
+  }
+  void initial() override { states_.push_back(initial_id_); }
+  double extend(int, int, int, int, bool, double *delta) override {
+    states_.push_back(-1);  // known once resolved
+    std::fill(delta, delta + num_scores, 0.0);
+    return 0.0;
+  }
+  uint64_t hash(int hyp) const override { return static_cast<uint64_t>(states_[hyp]) * 0x9e3779b97f4a7c15ULL; }
+  bool equal(int a, int b) const override { return states_[a] == states_[b]; }
+  bool deferred() const override { return true; }
+
+  struct Request {
+    int64_t state;
+    int option;
+    bool end;
+    bool operator==(const Request &o) const { return state == o.state && option == o.option && end == o.end; }
+  };
+  struct RequestHash {
+    size_t operator()(const Request &r) const {
+      return static_cast<size_t>((static_cast<uint64_t>(r.state) * 1000003u + static_cast<uint64_t>(r.option)) * 2u +
+                                 (r.end ? 1u : 0u));
+    }
+  };
+  struct Answer {
+    std::vector<double> scores;
+    int64_t state;
+  };
+
+  // Ask Python for every request not answered yet this sentence, a buffer at a time (with the GIL).
+  void answer(const std::vector<Request> &requests) {
+    std::vector<Request> asked;
+    std::unordered_set<Request, RequestHash> queued;
+    for (const Request &r : requests)
+      if (!answers_.count(r) && queued.insert(r).second) asked.push_back(r);
+    if (asked.empty()) return;
+    py::gil_scoped_acquire gil;
+    for (size_t begin = 0; begin < asked.size(); begin += buffer_size_) {
+      size_t k = std::min(asked.size() - begin, static_cast<size_t>(buffer_size_));
+      Array<int64_t> states(k);
+      Array<int32_t> options(k);
+      py::array_t<bool> ends(k);
+      for (size_t i = 0; i < k; ++i) {
+        states.mutable_data()[i] = asked[begin + i].state;
+        options.mutable_data()[i] = asked[begin + i].option;
+        ends.mutable_data()[i] = asked[begin + i].end;
+      }
+      py::tuple result = feature_.attr("score_batch")(states, options, ends);
+      Array<double> scores = result[0].cast<Array<double>>();
+      Array<int64_t> new_states = result[1].cast<Array<int64_t>>();
+      if (scores.size() != static_cast<py::ssize_t>(k * num_scores) || new_states.size() != static_cast<py::ssize_t>(k))
+        throw std::runtime_error("a feature's score_batch returned arrays of the wrong shape");
+      for (size_t i = 0; i < k; ++i)
+        answers_[asked[begin + i]] = Answer{
+            std::vector<double>(scores.data() + i * num_scores, scores.data() + (i + 1) * num_scores),
+            new_states.data()[i]};
+    }
+  }
+
+  int64_t state(int hyp) const { return states_[hyp]; }
+  // Fill a resolved hypothesis' state and scores; return its weighted score.
+  double settle(int hyp, const Request &request, double *delta) {
+    const Answer &a = answers_.at(request);
+    states_[hyp] = a.state;
+    std::copy(a.scores.begin(), a.scores.end(), delta);
+    double sum = 0;  // Python's sum(map(mul, weights, scores))
+    for (int k = 0; k < num_scores; ++k) sum += weights[k] * delta[k];
+    return sum;
+  }
+
+ private:
+  py::object feature_;
+  int buffer_size_;
+  int64_t initial_id_ = 0;
+  std::vector<int64_t> states_;
+  std::unordered_map<Request, Answer, RequestHash> answers_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The search
 
@@ -287,6 +377,7 @@ struct SearchConfig {
   int pop_limit;
   int distortion_limit;
   bool keep_arcs;
+  int pops_per_round;  // cube pruning with deferred features
 };
 
 class Search;
@@ -330,7 +421,11 @@ class Search {
  public:
   Search(const SearchConfig &config, int n, std::vector<std::shared_ptr<StatefulFeature>> features)
       : config_(config), n_(n), words_((n + 63) / 64), features_(std::move(features)) {
-    for (const auto &f : features_) dims_ += f->num_scores;
+    for (const auto &f : features_) {
+      offsets_.push_back(dims_);
+      dims_ += f->num_scores;
+      if (f->deferred()) deferred_.push_back(static_cast<int>(offsets_.size()) - 1);
+    }
   }
 
   // Options: spans sorted by (start, end), each span's options best first.
@@ -527,8 +622,32 @@ class Search {
     }
     coverage_.insert(coverage_.end(), new_coverage, new_coverage + words_);
     hyps_.push_back(Hyp{parent, option, p.covered + end - start, end, score, score + cost, seq_++, 0});
-    hyps_.back().signature = signature(id);
+    if (deferred_.empty()) hyps_.back().signature = signature(id);
     return id;
+  }
+
+  // LogLinearModel.resolve: the deferred features' scores of new hypotheses, asked in batches.
+  void resolve(const std::vector<int> &ids) {
+    if (deferred_.empty() || ids.empty()) return;
+    std::vector<std::vector<DeferredFeature::Request>> requests(deferred_.size());
+    for (size_t d = 0; d < deferred_.size(); ++d) {
+      auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
+      requests[d].reserve(ids.size());
+      for (int id : ids)
+        requests[d].push_back({f->state(hyps_[id].prev), hyps_[id].option, hyps_[id].covered == n_});
+      f->answer(requests[d]);
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      int id = ids[i];
+      double gained = 0.0;
+      for (size_t d = 0; d < deferred_.size(); ++d) {
+        auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
+        gained += f->settle(id, requests[d][i], &deltas_[static_cast<size_t>(id) * dims_ + offsets_[deferred_[d]]]);
+      }
+      hyps_[id].score += gained;
+      hyps_[id].future += gained;
+      hyps_[id].signature = signature(id);
+    }
   }
 
   std::vector<uint64_t> with_span(int hyp, int start, int end) const {
@@ -538,7 +657,9 @@ class Search {
   }
 
   std::vector<int> normal(std::vector<Stack> &stacks) {
+    std::vector<int> built;  // every expansion of stack i, in the order built
     for (int i = 0; i < n_; ++i) {
+      built.clear();
       for (int id : stacks[i].finish()) {
         std::vector<uint64_t> coverage(&coverage_[id * words_], &coverage_[id * words_] + words_);
         const Hyp h = hyps_[id];
@@ -552,10 +673,13 @@ class Search {
             int covered = i + span.end - start;
             bool complete = covered == n_;
             for (int64_t k = span.begin; k < span.stop; ++k)
-              stacks[covered].add(extend(id, span_options_[k], next.data(), cost, complete));
+              built.push_back(extend(id, span_options_[k], next.data(), cost, complete));
+            (void)covered;
           }
         }
       }
+      resolve(built);
+      for (int id : built) stacks[hyps_[id].covered].add(id);
     }
     return stacks[n_].finish();
   }
@@ -610,41 +734,58 @@ class Search {
     }
   };
 
+  // fill_stack in cube.py: the heap holds complete candidates; new ones are scored a round at a time.
   void fill_stack(Stack &stack, std::vector<Edge> &edges) {
     std::priority_queue<Candidate> heap;
     std::vector<uint64_t> next(words_);
-    auto push = [&](int e, int x, int y) {
+    struct Fresh {
+      int hyp, edge, x, y;
+    };
+    std::vector<Fresh> fresh;
+    std::vector<int> fresh_ids;
+    auto build = [&](int e, int x, int y) {
       Edge &edge = edges[e];
+      edge.seen.insert((static_cast<uint64_t>(x) << 32) | static_cast<uint64_t>(y));
       int parent = edge.hyps[x];
       int option = span_options_[edge.begin + y];
       const uint64_t *cov = &coverage_[parent * words_];
       std::copy(cov, cov + words_, next.begin());
       for (int p = opt_start_[option]; p < opt_end_[option]; ++p) next[p >> 6] |= uint64_t(1) << (p & 63);
-      int id = extend(parent, option, next.data(), edge.cost, edge.complete);
-      heap.push(Candidate{hyps_[id].future, hyps_[id].seq, id, e, x, y});
+      fresh.push_back(Fresh{extend(parent, option, next.data(), edge.cost, edge.complete), e, x, y});
     };
-    for (size_t e = 0; e < edges.size(); ++e) {
-      edges[e].seen.insert(0);
-      push(static_cast<int>(e), 0, 0);
-    }
+    int round = deferred_.empty() ? 1 : config_.pops_per_round;
+    for (size_t e = 0; e < edges.size(); ++e) build(static_cast<int>(e), 0, 0);
     int pops = 0;
-    while (!heap.empty() && pops < config_.pop_limit && heap.top().future >= stack.worst()) {
-      Candidate c = heap.top();
-      heap.pop();
-      stack.add(c.hyp);
-      ++pops;
-      Edge &edge = edges[c.edge];
-      uint64_t right = (static_cast<uint64_t>(c.x) << 32) | static_cast<uint64_t>(c.y + 1);
-      if (c.y + 1 < edge.count && edge.seen.insert(right).second) push(c.edge, c.x, c.y + 1);
-      uint64_t down = (static_cast<uint64_t>(c.x + 1) << 32) | static_cast<uint64_t>(c.y);
-      if (c.x + 1 < static_cast<int>(edge.hyps.size()) && edges[c.edge].seen.insert(down).second)
-        push(c.edge, c.x + 1, c.y);
+    while (pops < config_.pop_limit) {
+      if (!fresh.empty()) {
+        fresh_ids.clear();
+        for (const Fresh &f : fresh) fresh_ids.push_back(f.hyp);
+        resolve(fresh_ids);
+        for (const Fresh &f : fresh) heap.push(Candidate{hyps_[f.hyp].future, hyps_[f.hyp].seq, f.hyp, f.edge, f.x, f.y});
+        fresh.clear();
+      }
+      if (heap.empty() || heap.top().future < stack.worst()) break;
+      for (int popped = 0; !heap.empty() && pops < config_.pop_limit && popped < round &&
+                           heap.top().future >= stack.worst();
+           ++popped) {
+        Candidate c = heap.top();
+        heap.pop();
+        stack.add(c.hyp);
+        ++pops;
+        const Edge &edge = edges[c.edge];
+        uint64_t right = (static_cast<uint64_t>(c.x) << 32) | static_cast<uint64_t>(c.y + 1);
+        if (c.y + 1 < edge.count && !edge.seen.count(right)) build(c.edge, c.x, c.y + 1);
+        uint64_t down = (static_cast<uint64_t>(c.x + 1) << 32) | static_cast<uint64_t>(c.y);
+        if (c.x + 1 < static_cast<int>(edges[c.edge].hyps.size()) && !edges[c.edge].seen.count(down))
+          build(c.edge, c.x + 1, c.y);
+      }
     }
   }
 
   SearchConfig config_;
   int n_, words_;
   std::vector<std::shared_ptr<StatefulFeature>> features_;
+  std::vector<int> offsets_, deferred_;  // each feature's first delta; the deferred features
   int dims_ = 0;
   const int32_t *opt_start_ = nullptr, *opt_end_ = nullptr, *span_options_ = nullptr;
   const double *opt_isolation_ = nullptr, *future_table_ = nullptr;
@@ -723,7 +864,7 @@ void Stack::prune() {
 }
 
 py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop_limit, int distortion_limit,
-                bool keep_arcs, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
+                bool keep_arcs, int pops_per_round, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
                 Array<int32_t> span_start, Array<int32_t> span_end, Array<int64_t> span_offsets,
                 Array<int32_t> span_options, Array<double> future_table,
                 std::vector<std::shared_ptr<StatefulFeature>> features) {
@@ -731,8 +872,8 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
     throw std::invalid_argument("future_table must have (n + 1) * (n + 1) entries");
   if (span_offsets.size() != span_start.size() + 1 || span_end.size() != span_start.size())
     throw std::invalid_argument("span arrays disagree");
-  SearchConfig config{cube, stack_size, beam_threshold > 0 ? std::log(beam_threshold) : NEG_INF, pop_limit,
-                      distortion_limit, keep_arcs};
+  SearchConfig config{cube,      stack_size, beam_threshold > 0 ? std::log(beam_threshold) : NEG_INF, pop_limit,
+                      distortion_limit, keep_arcs, std::max(pops_per_round, 1)};
   Search search(config, n, std::move(features));
   search.set_options(opt_start.data(), opt_end.data(), opt_isolation.data(), static_cast<int>(opt_start.size()),
                      span_start.data(), span_end.data(), span_offsets.data(), span_options.data(),
@@ -796,6 +937,9 @@ PYBIND11_MODULE(_stack_search, m) {
            py::arg("model"), py::arg("backward"), py::arg("forward"), py::arg("backward_slots"),
            py::arg("forward_slots"), py::arg("forward_table_offset"))
       .def("set_options", &ReorderingFeature::set_options);
+  py::class_<DeferredFeature, StatefulFeature, std::shared_ptr<DeferredFeature>>(m, "DeferredFeature")
+      .def(py::init<py::object, int, int>(), py::arg("feature"), py::arg("num_scores"), py::arg("buffer_size"))
+      .def("set_initial", &DeferredFeature::set_initial);
 
   m.def("search", &search, "Run normal search or cube pruning over one sentence's options");
 }

@@ -5,9 +5,14 @@
 hypotheses best first; it runs either algorithm in C++ on typed arrays: the sentence's options
 (spans, isolation scores), the future-cost table, and the stateful features' per-option data. The
 built-in stateful features (KenLM, distortion, lexicalized reordering) have compiled twins that
-compute exactly what their Python ``extend`` computes; a model with any other stateful feature
-runs the Python search instead (:func:`supports`). The Python searches stay as the readable
-specification: the tests check that both give the same hypotheses and scores.
+compute exactly what their Python ``extend`` computes; every other stateful feature is called
+back through its array interface (:meth:`~pysmt.features.base.StatefulFeature.score_batch`), a
+batch of deduplicated requests at a time, exactly when the Python search would call it. The
+Python searches stay as the readable specification: the tests check that both give the same
+hypotheses and scores.
+
+A built-in stateful feature offers the core ``core_feature()`` (its compiled twin, made once) and
+``core_options(options, twin)`` (hands the twin a sentence's per-option data).
 
 Only the hypotheses behind the final ones (their chains and recombination arcs) come back as
 :class:`~pysmt.search.hypothesis.Hypothesis` objects, which is all the n-best lists need.
@@ -15,7 +20,7 @@ Only the hypotheses behind the final ones (their chains and recombination arcs) 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -27,39 +32,29 @@ from pysmt.search.model import LogLinearModel
 from pysmt.search.options import SentenceOptions
 
 
-class CompiledFeature(Protocol):
-    """What a built-in stateful feature offers the compiled core."""
-
-    def core_feature(self) -> Any:
-        """Its compiled twin (made once; the core keeps its states)."""
-
-    def core_options(self, options: SentenceOptions, core: Any) -> None:
-        """Hand the twin this sentence's per-option data."""
-
-
-def supports(model: LogLinearModel) -> bool:
-    """Whether every stateful feature of the model has a compiled twin."""
-    return all(hasattr(feature, "core_feature") for feature in model.stateful)
-
-
 class CompiledSearch:
     """The compiled core bound to one model's features."""
 
     def __init__(self, model: LogLinearModel) -> None:
         self.model = model
-        self.cores = [feature.core_feature() for feature in model.stateful]  # type: ignore[attr-defined]
+        self.cores = [feature.core_feature() if k not in model.deferred  # type: ignore[attr-defined]
+                      else _stack_search.DeferredFeature(feature, feature.num_scores, feature.buffer_size)
+                      for k, feature in enumerate(model.stateful)]
 
     def __call__(self, model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig,
                  keep_arcs: bool) -> list[Hypothesis]:
-        for feature, core, weights in zip(model.stateful, self.cores, model.stateful_weights):
+        for k, (feature, core, weights) in enumerate(zip(model.stateful, self.cores, model.stateful_weights)):
             core.set_weights(list(weights))
-            feature.core_options(options, core)  # type: ignore[attr-defined]
+            if k in model.deferred:
+                core.set_initial(feature.start(options.sentence, options.options))
+            else:
+                feature.core_options(options, core)  # type: ignore[attr-defined]
         all_options = options.options
         spans = sorted(options.by_span.items())
         span_sizes = [len(opts) for _, opts in spans]
         graph = _stack_search.search(
             len(options.sentence), config.algorithm == "cube", config.stack_size, config.beam_threshold,
-            config.pop_limit, config.distortion_limit, keep_arcs,
+            config.pop_limit, config.distortion_limit, keep_arcs, config.pops_per_round,
             np.fromiter((o.start for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.end for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.isolation for o in all_options), np.float64, len(all_options)),

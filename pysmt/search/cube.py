@@ -31,7 +31,7 @@ class Edge:
         self.options = options
         self.cost = cost
         self.complete = complete
-        self.seen = {(0, 0)}
+        self.seen: set[tuple[int, int]] = set()
 
 
 def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureCost,
@@ -43,14 +43,16 @@ def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureC
     todo: list[list[Edge]] = [[] for _ in range(n + 1)]
     seq = count(1)
     spans = options.spans_by_start()
-    initial = model.initial_hypothesis(options.sentence, future(0))
+    initial = model.initial_hypothesis(options, future(0))
     stacks[0].add(initial)
+    # With deferred features, candidates are scored a round of pops at a time; without, after each pop.
+    round_size = config.pops_per_round if model.deferred else 1
 
     for i in range(n + 1):
         if i > 0:
-            fill_stack(model, stacks[i], todo[i], config.pop_limit, seq)
+            fill_stack(model, stacks[i], todo[i], config.pop_limit, round_size, seq)
             todo[i] = []
-        hyps = stacks[i].finish(model.resolve)
+        hyps = stacks[i].finish()
         if i == n:
             return hyps
         groups: dict[int, list[Hypothesis]] = {}
@@ -73,24 +75,39 @@ def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureC
     return []
 
 
-def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, seq: count) -> None:
-    """Pop the best ``pop_limit`` hypotheses from the stack's edges into the stack."""
-    heap: list[tuple[float, int, Hypothesis, Edge, int, int]] = []
+def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, round_size: int, seq: count) -> None:
+    """Pop the best ``pop_limit`` hypotheses from the stack's edges into the stack.
 
-    def push(edge: Edge, x: int, y: int) -> None:
-        hyp = model.extend(edge.hyps[x], edge.options[y], edge.cost, edge.complete, next(seq))
-        heapq.heappush(heap, (-hyp.future, hyp.seq, hyp, edge, x, y))
+    The heap holds only candidates whose scores are complete. Candidates are built (the first of
+    every edge, then the neighbours of each popped one) into ``fresh``, and enter the heap once
+    their deferred features have scored them, together, at the end of each round of
+    ``round_size`` pops (candidates built by the last pop are not scored).
+    """
+    heap: list[tuple[float, int, Hypothesis, Edge, int, int]] = []
+    fresh: list[tuple[Hypothesis, Edge, int, int]] = []
+
+    def build(edge: Edge, x: int, y: int) -> None:
+        edge.seen.add((x, y))
+        fresh.append((model.extend(edge.hyps[x], edge.options[y], edge.cost, edge.complete, next(seq)), edge, x, y))
 
     for edge in edges:
-        push(edge, 0, 0)
+        build(edge, 0, 0)
     pops = 0
-    while heap and pops < pop_limit and -heap[0][0] >= stack.worst:
-        _, _, hyp, edge, x, y = heapq.heappop(heap)
-        stack.add(hyp)
-        pops += 1
-        if y + 1 < len(edge.options) and (x, y + 1) not in edge.seen:
-            edge.seen.add((x, y + 1))
-            push(edge, x, y + 1)
-        if x + 1 < len(edge.hyps) and (x + 1, y) not in edge.seen:
-            edge.seen.add((x + 1, y))
-            push(edge, x + 1, y)
+    while pops < pop_limit:
+        if fresh:
+            model.resolve([hyp for hyp, _, _, _ in fresh])
+            for hyp, edge, x, y in fresh:
+                heapq.heappush(heap, (-hyp.future, hyp.seq, hyp, edge, x, y))
+            fresh = []
+        if not heap or -heap[0][0] < stack.worst:
+            break
+        popped = 0
+        while heap and pops < pop_limit and popped < round_size and -heap[0][0] >= stack.worst:
+            _, _, hyp, edge, x, y = heapq.heappop(heap)
+            stack.add(hyp)
+            pops += 1
+            popped += 1
+            if y + 1 < len(edge.options) and (x, y + 1) not in edge.seen:
+                build(edge, x, y + 1)
+            if x + 1 < len(edge.hyps) and (x + 1, y) not in edge.seen:
+                build(edge, x + 1, y)

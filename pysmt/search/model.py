@@ -12,25 +12,32 @@ from operator import mul
 
 import numpy as np
 
-from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.features.base import Feature, StatefulFeature
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 
 class LogLinearModel:
-    """Features with one weight per score; evaluates phrase pairs and extends hypotheses."""
+    """Features with one weight per score; evaluates phrase pairs and extends hypotheses.
+
+    Stateful features come in two groups, in this order in a hypothesis' states: the *immediate*
+    ones, with a compiled twin in the search core (KenLM, distortion, lexicalized reordering),
+    scored as each hypothesis is built; and the *deferred* ones (every other stateful feature),
+    asked in batches through their array interface (:meth:`StatefulFeature.score_batch`) by
+    :meth:`resolve`. A hypothesis with deferred scores still to come has ``pending`` requests.
+    """
 
     def __init__(self, features: Sequence[Feature], weights: Sequence[Sequence[float]]) -> None:
         self.features = list(features)
         self.offsets = np.cumsum([0] + [f.num_scores for f in self.features]).tolist()
         self.dims = self.offsets[-1]
         self.phrase_tables = [f for f in self.features if getattr(f, "provides_phrases", False)]
-        # Unbatched stateful features first, then batched ones: hypotheses' states follow this order.
         stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
-        self.stateful = [f for f in stateful if not isinstance(f, BatchedStatefulFeature)] + \
-                        [f for f in stateful if isinstance(f, BatchedStatefulFeature)]
+        immediate = [f for f in stateful if hasattr(f, "core_feature")]
+        self.stateful: list[StatefulFeature] = immediate + [f for f in stateful if f not in immediate]
         self.stateful_offsets = [self.offsets[self.features.index(f)] for f in self.stateful]
-        self.batched = [k for k, f in enumerate(self.stateful) if isinstance(f, BatchedStatefulFeature)]
+        self.deferred = list(range(len(immediate), len(self.stateful)))
+        self.answers: dict[tuple[int, int, int, bool], tuple[tuple[float, ...], int]] = {}
         self.set_weights(weights)
 
     def set_weights(self, weights: Sequence[Sequence[float]]) -> None:
@@ -39,7 +46,7 @@ class LogLinearModel:
         self.stateful_weights = [tuple(self.feature_weights(f).tolist()) for f in self.stateful]
         # What the hot loop of extend() needs, bound once: (index, extend, final, weights, single weight).
         self._plain = [(k, f.extend, f.final, self.stateful_weights[k], f.num_scores == 1)
-                       for k, f in enumerate(self.stateful) if k not in self.batched]
+                       for k, f in enumerate(self.stateful) if k not in self.deferred]
 
     def feature_weights(self, feature: Feature) -> np.ndarray:
         k = self.features.index(feature)
@@ -88,24 +95,30 @@ class LogLinearModel:
             span_options.sort(key=lambda option: -option.future)
 
     def end_sentence(self) -> None:
+        self.answers.clear()
         for feature in self.features:
             feature.end_sentence()
 
-    def initial_hypothesis(self, sentence: Sentence, future_cost: float) -> Hypothesis:
-        states = tuple(f.initial_state(sentence) for f in self.stateful)
+    def initial_hypothesis(self, options: SentenceOptions, future_cost: float) -> Hypothesis:
+        """The empty hypothesis of a sentence; the deferred features start their search over its options."""
+        self.answers.clear()
+        sentence = options.sentence
+        states = tuple(f.initial_state(sentence) if k not in self.deferred else f.start(sentence, options.options)
+                       for k, f in enumerate(self.stateful))
         hyp = Hypothesis(None, None, 0, 0, 0, 0.0, states, (), 0)
         hyp.future = future_cost
         return hyp
 
     def extend(self, hyp: Hypothesis, option: TranslationOption, future_cost: float,
                complete: bool, seq: int) -> Hypothesis:
-        """Apply ``option`` to ``hyp``: stateful features score it (and the sentence end when ``complete``)."""
+        """Apply ``option`` to ``hyp``: immediate features score it (and the sentence end when ``complete``);
+        deferred features' requests wait in ``pending`` for :meth:`resolve`."""
         score = hyp.score + option.isolation
         old_states = hyp.states
         states = []
         deltas = []
         for k, extend, final, weights, single in self._plain:
-            delta, state = extend(old_states[k], hyp, option)
+            delta, state = extend(old_states[k], option)
             if complete:
                 end = final(state)
                 if end is not None:
@@ -113,46 +126,40 @@ class LogLinearModel:
             score += weights[0] * delta[0] if single else sum(map(mul, weights, delta))
             states.append(state)
             deltas.append(delta)
-        pending = None
-        if self.batched:
-            pending = []
-            for k in self.batched:
-                feature = self.stateful[k]
-                ticket, state = feature.request(old_states[k], hyp, option)  # type: ignore[attr-defined]
-                pending.append((k, ticket))
-                if complete:
-                    ticket, _ = feature.request(state, hyp, None)  # type: ignore[attr-defined]
-                    pending.append((k, ticket))
-                states.append(state)
-                deltas.append(None)
         new = Hypothesis(hyp, option, hyp.coverage | ((1 << option.end) - (1 << option.start)),
-                         hyp.covered + option.end - option.start, option.end, score, tuple(states), tuple(deltas), seq)
+                         hyp.covered + option.end - option.start, option.end, score,
+                         tuple(states) + (None,) * len(self.deferred), tuple(deltas) + (None,) * len(self.deferred),
+                         seq)
         new.future = score + future_cost
-        if pending is not None:
-            new.pending = pending
-            if any(self.stateful[k].buffer_full() for k in self.batched):  # type: ignore[attr-defined]
-                self.flush()
+        if self.deferred:
+            new.pending = [(k, old_states[k], option.index, complete) for k in self.deferred]
         return new
 
-    def flush(self) -> None:
-        """Let every batched feature score its queued requests."""
-        for k in self.batched:
-            self.stateful[k].flush()  # type: ignore[attr-defined]
-
     def resolve(self, hyps: Sequence[Hypothesis]) -> None:
-        """Flush batched features and add their scores to hypotheses created since the last resolve."""
+        """Ask the deferred features for the pending scores of ``hyps``, each distinct request once a sentence."""
         waiting = [h for h in hyps if h.pending is not None]
         if not waiting:
             return
-        self.flush()
+        for k in self.deferred:
+            feature = self.stateful[k]
+            asked = list(dict.fromkeys(request for h in waiting for request in h.pending  # type: ignore[union-attr]
+                                       if request[0] == k and request not in self.answers))
+            for begin in range(0, len(asked), max(feature.buffer_size, 1)):
+                batch = asked[begin:begin + feature.buffer_size]
+                scores, new_states = feature.score_batch(np.array([r[1] for r in batch], dtype=np.int64),
+                                                         np.array([r[2] for r in batch], dtype=np.int32),
+                                                         np.array([r[3] for r in batch], dtype=bool))
+                for request, row, state in zip(batch, np.asarray(scores).tolist(), np.asarray(new_states).tolist()):
+                    self.answers[request] = (tuple(row), int(state))
         for hyp in waiting:
-            deltas = list(hyp.deltas)
+            states, deltas = list(hyp.states), list(hyp.deltas)
             gained = 0.0
-            for k, ticket in hyp.pending:  # type: ignore[union-attr]
-                scores = self.stateful[k].result(ticket)  # type: ignore[attr-defined]
-                deltas[k] = scores if deltas[k] is None else tuple(a + b for a, b in zip(deltas[k], scores))
+            for request in hyp.pending:  # type: ignore[union-attr]
+                k = request[0]
+                scores, states[k] = self.answers[request]
+                deltas[k] = scores
                 gained += sum(map(mul, self.stateful_weights[k], scores))
-            hyp.deltas = tuple(deltas)
+            hyp.states, hyp.deltas = tuple(states), tuple(deltas)
             hyp.score += gained
             hyp.future += gained
             hyp.pending = None

@@ -1,4 +1,8 @@
-"""Normal stack search (Moses' ``SearchNormal``): every hypothesis is expanded with every option."""
+"""Normal stack search (Moses' ``SearchNormal``): every hypothesis is expanded with every option.
+
+The expansions of one stack are built, given their deferred features' scores in batches, and then
+added to their stacks in the order they were built: the same result as adding each at once.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +29,11 @@ def normal_search(model: LogLinearModel, options: SentenceOptions, future: Futur
     limit = config.distortion_limit
     stacks = make_stacks(n, config, keep_arcs)
     seq = count(1)
-    stacks[0].add(model.initial_hypothesis(options.sentence, future(0)))
+    stacks[0].add(model.initial_hypothesis(options, future(0)))
     spans = options.spans_by_start()
     for i in range(n):
-        for hyp in stacks[i].finish(model.resolve):
+        built: list[Hypothesis] = []  # every expansion of stack i, in the order built
+        for hyp in stacks[i].finish():
             coverage = hyp.coverage
             gap = first_gap(coverage)
             has_previous = hyp.option is not None
@@ -41,9 +46,10 @@ def normal_search(model: LogLinearModel, options: SentenceOptions, future: Futur
                         break
                     new_coverage = coverage | mask
                     cost = future(new_coverage)
-                    covered = i + end - start
-                    target = stacks[covered]
-                    complete = covered == n
+                    complete = i + end - start == n
                     for option in span_options:
-                        target.add(model.extend(hyp, option, cost, complete, next(seq)))
-    return stacks[n].finish(model.resolve)
+                        built.append(model.extend(hyp, option, cost, complete, next(seq)))
+        model.resolve(built)  # deferred features' scores, in batches, before any stack sees them
+        for new in built:
+            stacks[new.covered].add(new)
+    return stacks[n].finish()

@@ -10,7 +10,7 @@ future cost) is within ``log(beam-threshold)`` of the best.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 
 from pysmt.search.hypothesis import Hypothesis
 
@@ -29,18 +29,14 @@ class Stack:
         self.complete = complete
         self.keep_arcs = keep_arcs
         self.hyps: dict[Hashable, Hypothesis] = {}
-        self.deferred: list[Hypothesis] = []
         self.best = -math.inf
         self.worst = -math.inf
 
     def __len__(self) -> int:
-        return len(self.hyps) + len(self.deferred)
+        return len(self.hyps)
 
     def add(self, hyp: Hypothesis) -> None:
-        """Insert a hypothesis (recombining and pruning as Moses does); batched scores wait for :meth:`finish`."""
-        if hyp.pending is not None:
-            self.deferred.append(hyp)
-            return
+        """Insert a hypothesis with all its scores known (recombining and pruning as Moses does)."""
         if hyp.future == -math.inf or hyp.future < self.worst:
             return
         signature = hyp.signature(self.complete)
@@ -76,12 +72,7 @@ class Stack:
             self.worst = max(self.worst, kept[-1][1].future)
         self.hyps = dict(kept)
 
-    def finish(self, resolve: Callable[[list[Hypothesis]], None]) -> list[Hypothesis]:
-        """Resolve batched scores, recombine and prune; return the hypotheses to expand, best first."""
-        if self.deferred:
-            deferred, self.deferred = self.deferred, []
-            resolve(deferred)
-            for hyp in deferred:
-                self.add(hyp)
+    def finish(self) -> list[Hypothesis]:
+        """Prune; return the hypotheses to expand, best first."""
         self.prune()
         return sorted(self.hyps.values(), key=rank_key)

@@ -45,7 +45,7 @@ class RepeatedWordFeature(StatefulFeature):
     def initial_state(self, sentence: Any) -> str | None:
         return None
 
-    def extend(self, state: str | None, hypothesis: Any, option: Any) -> tuple[tuple[float], str | None]:
+    def extend(self, state: str | None, option: Any) -> tuple[tuple[float], str | None]:
         repeats = 0
         for word in option.target:
             repeats += word == state

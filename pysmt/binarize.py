@@ -1,0 +1,78 @@
+"""Binarize a system's tables (``pysmt binarize``): memory-mapped phrase and reordering tables.
+
+The binary format is described in :mod:`pysmt.models.binary_table`. ``binarize_system`` follows
+``filter_system``: outputs are checked against every input before any work, each table becomes a
+folder in the output folder, and a ``pysmt.toml`` there points at them (every other path of the
+system, the language model included, relative to the new file), so the binarized system
+translates exactly as the text one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.features.base import require_param
+from pysmt.features.registry import system_inputs
+from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE, binarize_table, check_replaceable
+from pysmt.outputs import check_outputs
+
+#: Feature types whose table can be binarized, and the kind of binary table each becomes.
+BINARIZABLE = {"phrase-table": PHRASE_TABLE, "lexical-reordering": REORDERING_TABLE}
+
+
+def binary_name(k: int, spec: FeatureSpec) -> str:
+    """The folder a feature's table is binarized into: ``<index>.<type>.<table name without .gz>.bin``."""
+    return f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.bin"
+
+
+def table_options(spec: FeatureSpec) -> dict[str, object]:
+    """The loader settings a feature reads its table with, which the binary table records."""
+    if spec.type == "phrase-table":
+        return {"log_scores": bool(spec.params.get("log-scores", False))}
+    from pysmt.features.lexical_reordering import ReorderingModelType
+
+    kind = ReorderingModelType(str(require_param(spec.params, "model", spec.name)))
+    return {"num_scores": kind.table_scores, "source_only": kind.source_only}
+
+
+def inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
+    """Write binary copies of the system's phrase and reordering tables and a ``pysmt.toml`` using them.
+
+    Tables that already are binary folders are kept where they are. Returns the new config's path.
+    """
+    out_dir = Path(out_dir)
+    tables = {k: spec for k, spec in enumerate(config.features)
+              if spec.type in BINARIZABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()}
+    settings = {k: table_options(spec) for k, spec in tables.items()}  # a bad model name fails before any work
+    folders = {f"--out {out_dir} (its {binary_name(k, spec)})": out_dir / binary_name(k, spec)
+               for k, spec in tables.items()}
+    inputs = system_inputs(config)
+    check_outputs({f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"}, inputs,
+                  folders={"--out": out_dir, **folders}, create=True)
+    for label, folder in folders.items():
+        for input_label, paths in inputs.items():
+            for path in paths:
+                if inside(path, folder):
+                    raise PysmtError(f"{label} would replace the folder holding the input {input_label} {path}: "
+                                     "choose another --out")
+        check_replaceable(folder)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    features = []
+    for k, spec in enumerate(config.features):
+        if k in tables:
+            target = out_dir / binary_name(k, spec)
+            header = binarize_table(spec.params["path"], target, BINARIZABLE[spec.type], **settings[k])  # type: ignore[arg-type]
+            counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
+            print(f"pysmt binarize: {spec.name}: {counts} -> {target}")
+            spec = replace(spec, params={**spec.params, "path": str(target.resolve())})
+        features.append(spec)
+    out_config = out_dir / "pysmt.toml"
+    replace(config, features=features).write_toml(out_config)
+    return out_config

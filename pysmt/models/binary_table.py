@@ -1,0 +1,373 @@
+"""Binarized phrase and reordering tables: a folder of memory-mapped numpy arrays (``pysmt binarize``).
+
+In the spirit of Moses' compact tables and KenLM's binary format: a table is parsed once, by the
+text loaders (so scores are the very values a text table gives), and written as arrays that later
+loads map into memory instead of parsing. Loading takes milliseconds whatever the table's size,
+only the pages a lookup touches are read, and those pages are the operating system's file cache:
+forked ``--threads`` workers (and several decoders on one machine) share one copy.
+
+A binary table is a folder::
+
+    header.json        {"format": "pysmt-binary-table", "version": 1, "kind": ..., "num_scores": ...,
+                        "source": {"path", "size", "mtime_ns"}, "counts": {...}, "arrays": {name: dtype, shape}}
+    NAME.npy           the arrays below (``np.load(mmap_mode="r")``)
+
+Strings are stored as one UTF-8 blob (``*_blob``, uint8) plus ``*_offsets`` (int64, count + 1).
+Lookup keys (source phrases, reordering keys) and the target vocabulary are sorted by their UTF-8
+bytes and found by binary search; the index in sorted order is the id.
+
+phrase-table (``kind = "phrase-table"``), entries grouped by source in sorted order, file order
+within a source:
+    source_blob/source_offsets  the distinct source phrases, sorted
+    block_start                 int64 (sources + 1): entries of source i are rows block_start[i]:block_start[i+1]
+    target_start, target_len    int64/int32 per entry: its words in ``target_ids``
+    target_ids                  int32 word ids into vocab_blob/vocab_offsets (sorted)
+    scores                      float32 (entries x num_scores), already logged/floored as PhraseTable does
+    alignment_id                int32 per entry, into alignment_blob/alignment_offsets (interned)
+
+reordering-table (``kind = "reordering-table"``):
+    key_blob/key_offsets        sorted keys, ``src ||| tgt`` (or ``src`` for source-only tables)
+    scores                      float64 (keys x num_scores), logged as ReorderingTable does
+
+A folder is written under a temporary name beside its final one and renamed when complete, so a
+folder of the final name is always whole; a missing array, a truncated file or another format
+version is reported as one line naming the folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pysmt.errors import PysmtError
+from pysmt.textio import atomic_path, atomic_writer, current_umask
+
+FORMAT = "pysmt-binary-table"
+VERSION = 1
+HEADER = "header.json"
+PHRASE_TABLE = "phrase-table"
+REORDERING_TABLE = "reordering-table"
+
+#: The arrays of each kind, with their dtypes and number of dimensions.
+ARRAYS: dict[str, dict[str, tuple[str, int]]] = {
+    PHRASE_TABLE: {
+        "source_blob": ("|u1", 1), "source_offsets": ("<i8", 1), "block_start": ("<i8", 1),
+        "target_start": ("<i8", 1), "target_len": ("<i4", 1), "target_ids": ("<i4", 1),
+        "vocab_blob": ("|u1", 1), "vocab_offsets": ("<i8", 1), "scores": ("<f4", 2), "alignment_id": ("<i4", 1),
+        "alignment_blob": ("|u1", 1), "alignment_offsets": ("<i8", 1),
+    },
+    REORDERING_TABLE: {"key_blob": ("|u1", 1), "key_offsets": ("<i8", 1), "scores": ("<f8", 2)},
+}
+
+
+class StringArray(Sequence[str]):
+    """Strings stored as one UTF-8 blob plus offsets, read from the (memory-mapped) arrays on demand."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        # memoryviews index and slice in C: far cheaper per probe than numpy scalars, and still no copy.
+        self._blob = memoryview(blob)
+        self._offsets = memoryview(offsets)
+        self._count = len(offsets) - 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def encoded(self, index: int) -> bytes:
+        offsets = self._offsets
+        return self._blob[offsets[index]:offsets[index + 1]].tobytes()
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(self._count))]
+        index = int(index)
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        return self.encoded(index).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        for index in range(self._count):
+            yield self.encoded(index).decode("utf-8")
+
+
+class SortedStrings(StringArray):
+    """A :class:`StringArray` sorted by UTF-8 bytes: a read-only mapping from string to its index.
+
+    It stands in for the ``dict[str, int]`` (source phrase to id) of the text tables: ``get``,
+    ``in``, ``len`` and iteration (in sorted order) work alike. Also usable as a vocabulary: ``words``.
+    """
+
+    def get(self, key: str, default: int | None = None) -> int | None:
+        """The index of ``key`` (binary search over the sorted blob), or ``default``."""
+        try:
+            target = key.encode("utf-8")
+        except UnicodeEncodeError:
+            return default
+        blob, offsets = self._blob, self._offsets
+        low, high = 0, self._count
+        while low < high:
+            middle = (low + high) // 2
+            probe = blob[offsets[middle]:offsets[middle + 1]].tobytes()
+            if probe < target:
+                low = middle + 1
+            elif probe > target:
+                high = middle
+            else:
+                return middle
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    @property
+    def words(self) -> SortedStrings:
+        return self
+
+
+def string_arrays(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of ``strings`` in the given order."""
+    encoded = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return blob, offsets
+
+
+def source_stamp(path: Path) -> dict[str, Any]:
+    """What a binary table was made from: the text file's path, size and modification time."""
+    stat = path.stat()
+    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def unusable(folder: Path, kind: str, reason: str) -> PysmtError:
+    return PysmtError(f"{folder}: not a usable binary {kind} ({reason}); rebuild it with `pysmt binarize`")
+
+
+def read_header(folder: Path) -> dict[str, Any]:
+    """The header of a binary table folder (any kind), or an error naming the folder."""
+    path = folder / HEADER
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PysmtError(f"{folder}: a folder, but not a binary table (no {HEADER}); a table is a text or gzip "
+                         "file or a folder written by `pysmt binarize`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise unusable(folder, "table", f"{HEADER} is unreadable: {err}") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise unusable(folder, "table", f"{HEADER} is not a {FORMAT} header")
+    return header
+
+
+def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Map a binary table's arrays (read-only, shared pages) after checking its header and their shapes."""
+    header = read_header(folder)
+    if header.get("version") != VERSION:
+        raise unusable(folder, kind, f"format version {header.get('version')!r}, this pysmt reads version {VERSION}")
+    if header.get("kind") != kind:
+        raise unusable(folder, kind, f"it holds a {header.get('kind')!r}")
+    recorded = header.get("arrays")
+    if not isinstance(recorded, dict):
+        raise unusable(folder, kind, f"{HEADER} lists no arrays")
+    arrays = {}
+    for name, (dtype, ndim) in ARRAYS[kind].items():
+        path = folder / f"{name}.npy"
+        if not path.is_file():
+            raise unusable(folder, kind, f"{path.name} is missing")
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as err:
+            raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
+        expected = recorded.get(name, {})
+        if array.dtype != np.dtype(dtype) or array.ndim != ndim or list(array.shape) != expected.get("shape"):
+            raise unusable(folder, kind, f"{path.name} has dtype {array.dtype} and shape {list(array.shape)}, "
+                                         f"the header says {expected.get('dtype')} {expected.get('shape')}")
+        arrays[name] = np.asarray(array)  # a plain ndarray view of the map: cheaper to index than np.memmap
+    return header, arrays
+
+
+def check(folder: Path, kind: str, condition: bool, reason: str) -> None:
+    if not condition:
+        raise unusable(folder, kind, reason)
+
+
+def check_strings(folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix: str, count: int) -> None:
+    blob, offsets = arrays[f"{prefix}_blob"], arrays[f"{prefix}_offsets"]
+    check(folder, kind, len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
+          f"{prefix}_offsets do not match {prefix}_blob")
+
+
+def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
+    """The attributes of a :class:`~pysmt.models.phrase_table.PhraseTable` read from a binary folder."""
+    header, arrays = open_table(folder, PHRASE_TABLE)
+    if bool(header.get("log_scores")) != log_scores:
+        made = "true" if header.get("log_scores") else "false"
+        raise PysmtError(f"{folder}: binarized with log-scores = {made}, but the feature says "
+                         f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting")
+    counts = header.get("counts", {})
+    sources, entries = counts.get("sources"), counts.get("entries")
+    num_scores = header.get("num_scores")
+    check(folder, PHRASE_TABLE, isinstance(sources, int) and isinstance(entries, int) and isinstance(num_scores, int),
+          f"{HEADER} lacks counts or num_scores")
+    check_strings(folder, PHRASE_TABLE, arrays, "source", sources)
+    check_strings(folder, PHRASE_TABLE, arrays, "vocab", counts.get("vocabulary", -1))
+    check_strings(folder, PHRASE_TABLE, arrays, "alignment", counts.get("alignments", -1))
+    block_start = arrays["block_start"]
+    check(folder, PHRASE_TABLE, len(block_start) == sources + 1 and block_start[-1] == entries, "block_start is inconsistent")
+    for name in ("target_start", "target_len", "alignment_id"):
+        check(folder, PHRASE_TABLE, len(arrays[name]) == entries, f"{name} has {len(arrays[name])} rows, not {entries}")
+    check(folder, PHRASE_TABLE, arrays["scores"].shape == (entries, max(num_scores, 1)), "scores has the wrong shape")
+    if entries:
+        end = int(arrays["target_start"][-1]) + int(arrays["target_len"][-1])
+        check(folder, PHRASE_TABLE, end == len(arrays["target_ids"]), "target_ids is inconsistent")
+    vocabulary = SortedStrings(arrays["vocab_blob"], arrays["vocab_offsets"])
+    return {
+        "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
+        "sources": SortedStrings(arrays["source_blob"], arrays["source_offsets"]),
+        "target_vocab": vocabulary, "target_words": vocabulary,
+        "alignments": StringArray(arrays["alignment_blob"], arrays["alignment_offsets"]),
+        "target_ids": arrays["target_ids"], "scores": arrays["scores"], "target_start": arrays["target_start"],
+        "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"], "block_start": block_start,
+        "header": header,
+    }
+
+
+def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> dict[str, Any]:
+    """The attributes of a :class:`~pysmt.models.reordering_table.ReorderingTable` read from a binary folder."""
+    header, arrays = open_table(folder, REORDERING_TABLE)
+    made = (header.get("num_scores"), bool(header.get("source_only")))
+    if made != (num_scores, source_only):
+        def describe(n: Any, f: bool) -> str:
+            return f"{n} scores keyed by {'source phrase' if f else 'phrase pair'}"
+        raise PysmtError(f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
+                         f"{describe(num_scores, source_only)}")
+    count = header.get("counts", {}).get("keys")
+    check(folder, REORDERING_TABLE, isinstance(count, int), f"{HEADER} lacks counts")
+    check_strings(folder, REORDERING_TABLE, arrays, "key", count)
+    check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
+    return {"rows": SortedStrings(arrays["key_blob"], arrays["key_offsets"]), "scores": arrays["scores"],
+            "header": header}
+
+
+def phrase_table_arrays(table: Any) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """The arrays of a text-loaded PhraseTable in binary layout: sources and vocabulary sorted, entries regrouped."""
+    sources = sorted(table.sources)  # code point order is UTF-8 byte order
+    old_sid = np.fromiter((table.sources[s] for s in sources), dtype=np.int64, count=len(sources))
+    block_start = np.asarray(table.block_start, dtype=np.int64)
+    counts = np.diff(block_start)[old_sid]
+    new_block = np.zeros(len(sources) + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_block[1:])
+    rows = np.repeat(block_start[old_sid] - new_block[:-1], counts) + np.arange(new_block[-1], dtype=np.int64)
+    target_len = table.target_len[rows].astype(np.int32)
+    target_start = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(target_len, out=target_start[1:])
+    positions = (np.repeat(table.target_start[rows] - target_start[:-1], target_len)
+                 + np.arange(target_start[-1], dtype=np.int64))
+    words = table.target_vocab.words
+    order = sorted(range(len(words)), key=words.__getitem__)
+    new_id = np.empty(len(words), dtype=np.int32)
+    new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(words), dtype=np.int32)
+    source_blob, source_offsets = string_arrays(sources)
+    vocab_blob, vocab_offsets = string_arrays([words[k] for k in order])
+    alignment_blob, alignment_offsets = string_arrays(table.alignments)
+    arrays = {
+        "source_blob": source_blob, "source_offsets": source_offsets, "block_start": new_block,
+        "target_start": target_start[:-1], "target_len": target_len,
+        "target_ids": new_id[table.target_ids[positions]] if len(positions) else np.zeros(0, dtype=np.int32),
+        "vocab_blob": vocab_blob, "vocab_offsets": vocab_offsets,
+        "scores": np.ascontiguousarray(table.scores[rows], dtype=np.float32),
+        "alignment_id": table.alignment_id[rows].astype(np.int32),
+        "alignment_blob": alignment_blob, "alignment_offsets": alignment_offsets,
+    }
+    counts_out = {"sources": len(sources), "entries": len(rows), "vocabulary": len(words),
+                  "alignments": len(table.alignments)}
+    return arrays, counts_out
+
+
+def write_table(out_dir: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Write a binary table folder: arrays into a temporary folder beside ``out_dir``, renamed when complete.
+
+    An earlier binary table of that name is replaced (also while a decoder maps it: its pages stay
+    valid until unmapped); any other existing folder or file is refused.
+    """
+    out_dir = Path(out_dir)
+    check_replaceable(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    old: Path | None = None
+    try:
+        header = {**header, "arrays": {}}
+        for name, array in arrays.items():
+            expected_dtype, ndim = ARRAYS[header["kind"]][name]
+            array = np.ascontiguousarray(array, dtype=np.dtype(expected_dtype))
+            assert array.ndim == ndim, name
+            with atomic_path(tmp / f"{name}.npy") as path, open(path, "wb") as out:
+                np.save(out, array, allow_pickle=False)
+            header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+        with atomic_writer(tmp / HEADER) as out:
+            out.write(json.dumps(header, indent=2) + "\n")
+        os.chmod(tmp, 0o777 & ~current_umask())
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
+            os.replace(out_dir, old / "table")
+        os.replace(tmp, out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        if old is not None:
+            shutil.rmtree(old)
+
+
+def check_replaceable(out_dir: Path) -> None:
+    """Refuse to write a binary table where something other than an earlier binary table is."""
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise PysmtError(f"{out_dir}: exists and is not a folder; a binary table is a folder, choose another path")
+    if any(out_dir.iterdir()) and not (out_dir / HEADER).is_file():
+        raise PysmtError(f"{out_dir}: exists and is not a binary table; it will not be replaced, choose another path")
+
+
+def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log_scores: bool = False,
+                   num_scores: int | None = None, source_only: bool = False) -> dict[str, Any]:
+    """Binarize one text or gzip table into the folder ``out_dir``; return the header written.
+
+    The table is read by its text loader (errors name file and line; scores are the loader's
+    values, bit for bit). ``kind`` is ``"phrase-table"`` (with ``log_scores``) or
+    ``"reordering-table"`` (with ``num_scores`` and ``source_only``, as the feature's model says).
+    """
+    from pysmt.models.phrase_table import PhraseTable
+    from pysmt.models.reordering_table import ReorderingTable
+
+    text_path, out_dir = Path(text_path), Path(out_dir)
+    if text_path.is_dir():
+        raise PysmtError(f"{text_path}: is a folder; binarize takes a text or gzip table")
+    check_replaceable(out_dir)
+    header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind}
+    if kind == PHRASE_TABLE:
+        table = PhraseTable(text_path, log_scores=log_scores)
+        arrays, counts = phrase_table_arrays(table)
+        header.update(num_scores=table.num_scores, log_scores=log_scores, max_source_length=table.max_source_length)
+    elif kind == REORDERING_TABLE:
+        if num_scores is None:
+            raise ValueError("a reordering table needs num_scores")
+        reordering = ReorderingTable(text_path, num_scores=num_scores, source_only=source_only)
+        keys = sorted(reordering.rows)
+        rows = np.fromiter((reordering.rows[k] for k in keys), dtype=np.int64, count=len(keys))
+        key_blob, key_offsets = string_arrays(keys)
+        arrays = {"key_blob": key_blob, "key_offsets": key_offsets,
+                  "scores": reordering.scores[rows].reshape(len(keys), num_scores)}
+        counts = {"keys": len(keys)}
+        header.update(num_scores=num_scores, source_only=source_only)
+    else:
+        raise ValueError(f"unknown table kind {kind!r}")
+    header.update(counts=counts, source=source_stamp(text_path))
+    write_table(out_dir, header, arrays)
+    return header

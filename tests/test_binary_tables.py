@@ -1,0 +1,204 @@
+"""Binarized (memory-mapped) phrase and reordering tables: same entries, same scores, same translations."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pysmt.binarize import binarize_system
+from pysmt.config import load_config
+from pysmt.decoder import Decoder
+from pysmt.errors import PysmtError
+from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, binarize_table
+from pysmt.models.phrase_table import PhraseTable
+from pysmt.models.reordering_table import ReorderingTable
+from tests.conftest import TINY_PHRASES, TINY_REORDERING, shared_data, write_moses_system
+
+#: Sources whose UTF-8 byte order differs from naive expectations (accents, CJK, a prefix of another).
+UNICODE_PHRASES = TINY_PHRASES + """é ||| y ||| 0.5 0.5 ||| 0-0
+zèbre ||| z ||| 0.5 0.5 ||| 0-0
+日本 ||| x ||| 0.5 0.5 ||| 0-0
+a  ||| z ||| 0.125 0.75 ||| 0-0
+ab ||| x x ||| 0.5 0.5
+"""
+
+
+def tables(config):
+    """The phrase table and reordering table of a config, as the features load them."""
+    phrase = config.feature("PhraseDictionaryMemory0").params
+    reordering = config.feature("LexicalReordering0").params
+    return (PhraseTable(phrase["path"], log_scores=phrase.get("log-scores", False)),
+            ReorderingTable(reordering["path"], num_scores=6))
+
+
+def entries(table, source):
+    return [(e.target, e.scores.dtype, e.scores.tobytes(), e.alignment) for e in table.lookup(source)]
+
+
+def assert_same_tables(text, binary):
+    text_phrases, text_reordering = text
+    binary_phrases, binary_reordering = binary
+    assert sorted(binary_phrases.sources) == sorted(text_phrases.sources)
+    assert len(binary_phrases) == len(text_phrases) and binary_phrases.num_scores == text_phrases.num_scores
+    assert binary_phrases.max_source_length == text_phrases.max_source_length
+    for source in text_phrases.sources:
+        assert source in binary_phrases.sources
+        assert entries(binary_phrases, source) == entries(text_phrases, source), source
+    assert sorted(binary_reordering.rows) == sorted(text_reordering.rows)
+    for key in text_reordering.rows:
+        source, _, target = key.partition(" ||| ")
+        assert binary_reordering.lookup(source, target) == text_reordering.lookup(source, target), key
+    assert binary_phrases.lookup("no such phrase") == [] and binary_phrases.lookup("") == []
+    assert binary_reordering.lookup("no such", "phrase") is None
+
+
+def nbest(decoder, lines):
+    return [[(c.words, c.scores.tolist(), c.total, c.alignment) for c in decoder.translate(line, k, nbest_size=20).hypotheses]
+            for k, line in enumerate(lines)]
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    ini = write_moses_system(tmp_path / "system", phrases=UNICODE_PHRASES)
+    return load_config(ini), binarize_system(load_config(ini), tmp_path / "binary")
+
+
+def test_tiny_tables_round_trip(tiny):
+    text, out = tiny
+    binary = load_config(out)
+    assert_same_tables(tables(text), tables(binary))
+    phrases, _ = tables(binary)
+    assert [e.target for e in phrases.lookup("a")] == [("x",), ("y",), ("z",)]  # file order within a source
+    assert "zèbre" in phrases.sources and "zè" not in phrases.sources and "日本" in phrases.sources
+    # Memory-mapped: the arrays are views of the files, not private copies.
+    assert isinstance(phrases.scores.base, np.memmap) and isinstance(phrases.target_ids.base, np.memmap)
+
+
+def test_tiny_binarized_system_decodes_identically(tiny):
+    text, out = tiny
+    lines = ["a b c", "c b a", "b c a b", "日本 é zèbre a", "d a b"]
+    assert nbest(Decoder(load_config(out)), lines) == nbest(Decoder(text), lines)
+
+
+@pytest.fixture(scope="module")
+def fixture_systems(tmp_path_factory):
+    ini = shared_data("fixtures", "moses", "lexicalized-reordering", "moses.ini")
+    out = binarize_system(load_config(ini), tmp_path_factory.mktemp("fixture") / "binary")
+    return ini, out
+
+
+def test_moses_fixture_tables_round_trip(fixture_systems):
+    ini, out = fixture_systems
+    text, binary = tables(load_config(ini)), tables(load_config(out))
+    assert len(binary[0]) == 41915
+    assert_same_tables(text, binary)
+
+
+def test_moses_fixture_decodes_identically(fixture_systems):
+    ini, out = fixture_systems
+    lines = (ini.parent / "to-translate.txt").read_text(encoding="utf-8").splitlines()
+    assert nbest(Decoder(load_config(out)), lines) == nbest(Decoder(load_config(ini)), lines)
+
+
+def test_rebinarizing_replaces_and_binary_tables_are_kept(tiny, tmp_path):
+    text, out = tiny
+    again = binarize_system(text, out.parent)  # an earlier binary table of the same name is replaced
+    assert again == out
+    hidden = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
+    assert hidden == []  # no temporary folders left behind
+    twice = binarize_system(load_config(out), tmp_path / "twice")  # already binary: kept where it is
+    path = load_config(twice).feature("PhraseDictionaryMemory0").params["path"]
+    assert path == load_config(out).feature("PhraseDictionaryMemory0").params["path"]
+
+
+def one_line_error(match, function, *args, **kwargs):
+    with pytest.raises(PysmtError, match=match) as err:
+        function(*args, **kwargs)
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+def test_corrupt_binary_tables_are_one_line_errors(tiny):
+    _, out = tiny
+    config = load_config(out)
+    folder = Path(config.feature("PhraseDictionaryMemory0").params["path"])
+    reordering = Path(config.feature("LexicalReordering0").params["path"])
+
+    header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
+    (folder / HEADER).write_text(json.dumps({**header, "version": 99}), encoding="utf-8")
+    assert str(folder) in one_line_error("format version 99", PhraseTable, folder)
+    (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
+    assert len(PhraseTable(folder)) == len(PhraseTable(text_path(tiny)))  # restored
+
+    scores = folder / "scores.npy"
+    scores.write_bytes(scores.read_bytes()[:-4])
+    assert str(folder) in one_line_error("scores.npy is unreadable or truncated", PhraseTable, folder)
+    scores.unlink()
+    assert str(folder) in one_line_error("scores.npy is missing", PhraseTable, folder)
+    (folder / HEADER).write_text("{not json", encoding="utf-8")
+    assert str(folder) in one_line_error("header.json is unreadable", PhraseTable, folder)
+    (folder / HEADER).unlink()
+    assert str(folder) in one_line_error("not a binary table", PhraseTable, folder)
+
+    assert str(reordering) in one_line_error("holds a 'reordering-table'", PhraseTable, reordering)
+    assert str(reordering) in one_line_error("needs 4 scores", ReorderingTable, reordering, num_scores=4)
+    assert str(reordering) in one_line_error("keyed by source phrase", ReorderingTable, reordering, num_scores=6,
+                                             source_only=True)
+    with pytest.raises(PysmtError, match="not a binary table") as err:  # as the decoder reports it
+        Decoder(config)
+    assert "\n" not in str(err.value)
+
+
+def text_path(tiny):
+    text, _ = tiny
+    return text.feature("PhraseDictionaryMemory0").params["path"]
+
+
+def test_log_scores_must_match(tmp_path):
+    text = tmp_path / "pt"
+    text.write_text("a ||| x ||| -1.5 0\n", encoding="utf-8")
+    binarize_table(text, tmp_path / "pt.bin", PHRASE_TABLE, log_scores=True)
+    (entry,) = PhraseTable(tmp_path / "pt.bin", log_scores=True).lookup("a")
+    assert entry.scores.tolist() == [-1.5, 0.0]
+    one_line_error("binarized with log-scores = true", PhraseTable, tmp_path / "pt.bin")
+
+
+def test_empty_tables_and_duplicate_reordering_keys(tmp_path):
+    (tmp_path / "empty").write_text("\n", encoding="utf-8")
+    binarize_table(tmp_path / "empty", tmp_path / "empty.bin", PHRASE_TABLE)
+    table = PhraseTable(tmp_path / "empty.bin")
+    assert len(table) == 0 and table.lookup("a") == [] and list(table.sources) == []
+    # A key given twice keeps its last scores (Moses' map), in the text and the binary table alike.
+    (tmp_path / "ro").write_text("a ||| x ||| 0.5 0.5\nb ||| y ||| 0.25 0.25\na ||| x ||| 1 1\nc ||| z ||| 0.125 1\n",
+                                 encoding="utf-8")
+    binarize_table(tmp_path / "ro", tmp_path / "ro.bin", REORDERING_TABLE, num_scores=2)
+    for path in (tmp_path / "ro", tmp_path / "ro.bin"):
+        table = ReorderingTable(path, num_scores=2)
+        assert table.lookup("a", "x") == (0.0, 0.0) and table.lookup("c", "z") == (pytest.approx(np.log(0.125)), 0.0)
+        assert len(table) == 3
+
+
+def test_text_errors_name_file_and_line(tmp_path):
+    (tmp_path / "pt").write_text("a ||| x ||| 0.5\nb ||| y ||| oops\n", encoding="utf-8")
+    one_line_error(f"{tmp_path / 'pt'}, line 2: scores must be numbers", binarize_table, tmp_path / "pt",
+                   tmp_path / "pt.bin", PHRASE_TABLE)
+    assert not (tmp_path / "pt.bin").exists() and [p.name for p in tmp_path.iterdir()] == ["pt"]
+
+
+def test_outputs_may_not_overwrite_inputs(tmp_path):
+    ini = write_moses_system(tmp_path / "system")
+    toml = tmp_path / "system" / "pysmt.toml"
+    load_config(ini).write_toml(toml)
+    config = load_config(toml)
+    one_line_error("may not overwrite an input", binarize_system, config, tmp_path / "system")
+    assert sorted(p.name for p in (tmp_path / "system").iterdir()) == ["lm.arpa", "moses.ini", "phrases.txt",
+                                                                       "pysmt.toml", "reordering.txt"]
+    # A folder of an output's name that is not a binary table is not replaced (and nothing is written).
+    out = tmp_path / "out"
+    k = next(k for k, spec in enumerate(config.features) if spec.type == "phrase-table")
+    mine = out / f"{k}.phrase-table.phrases.txt.bin"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine\n", encoding="utf-8")
+    one_line_error("is not a binary table", binarize_system, config, out)
+    assert sorted(p.name for p in out.iterdir()) == [mine.name] and [p.name for p in mine.iterdir()] == ["notes.txt"]

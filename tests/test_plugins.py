@@ -1,7 +1,6 @@
 """The plugin contract: registry, the documented example plugins, batched = unbatched."""
 
 import sys
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.features import registry
 from pysmt.features.base import BatchedStatefulFeature, StatefulFeature
+from pysmt.testing import registered, toy_decoder, toy_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pysmt-example-features"))
 
@@ -74,15 +74,13 @@ class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
 
 
 @pytest.fixture
-def fake_registry(monkeypatch):
-    extra = {
-        "bigram": EntryPoint("bigram", "tests.test_plugins:BigramBonus", "pysmt.features"),
-        "batched-bigram": EntryPoint("batched-bigram", "tests.test_plugins:BatchedBigramBonus", "pysmt.features"),
-        "length-ratio": EntryPoint("length-ratio", "pysmt_example_features:LengthRatioFeature", "pysmt.features"),
-        "repeated-word": EntryPoint("repeated-word", "pysmt_example_features:RepeatedWordFeature", "pysmt.features"),
-    }
-    real = dict(registry.available())
-    monkeypatch.setattr(registry, "available", lambda: {**real, **extra})
+def fake_registry():
+    """The test features and the example plugins, registered in-process (pysmt.testing.registered)."""
+    from pysmt_example_features import LengthRatioFeature, RepeatedWordFeature
+
+    with registered(bigram=BigramBonus, batched_bigram=BatchedBigramBonus, length_ratio=LengthRatioFeature,
+                    repeated_word=RepeatedWordFeature):
+        yield
 
 
 def test_builtins_are_entry_points():
@@ -115,7 +113,7 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry
     config = load_config(tiny_system)
     lists = []
     for size in (1, 10_000):
-        monkeypatch.setattr(registry.feature_class("batched-bigram"), "buffer_size", size)
+        monkeypatch.setattr(BatchedBigramBonus, "buffer_size", size)
         decoder = Decoder(config, ["batched-bigram"], search)
         lists.append([[(c.words, round(c.total, 9)) for c in decoder.translate(line, nbest_size=30).hypotheses]
                       for line in ["a b c", "c b a q", "a a b c c a b"]])
@@ -123,7 +121,7 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry
 
 
 def test_identical_requests_are_asked_once(tiny_system, fake_registry, monkeypatch):
-    monkeypatch.setattr(registry.feature_class("batched-bigram"), "buffer_size", 10_000)
+    monkeypatch.setattr(BatchedBigramBonus, "buffer_size", 10_000)
     decoder = Decoder(load_config(tiny_system), ["batched-bigram"], "normal")
     decoder.translate("a b c a b c")
     feature = decoder.features[-1]
@@ -147,3 +145,20 @@ def test_weight_count_mismatch_is_an_error_before_decoding(tiny_system):
     tiny_system.write_text(text)
     with pytest.raises(PysmtError, match="LexicalReordering0 has 6 scores but 1 weights"):
         Decoder(load_config(tiny_system))
+
+
+def test_testing_helpers_decode_a_plugin_without_installing_it(tmp_path):
+    from pysmt_example_features import RepeatedWordFeature
+    from pysmt.testing import write_toy_system
+
+    system = write_toy_system(tmp_path)
+    with registered(repeated_word=RepeatedWordFeature):
+        decoder = toy_decoder(system, ["repeated-word"], weights={"RepeatedWord0": [2.0]}, search="normal")
+        options = toy_options(decoder, "a b c")
+        assert {(o.start, o.end, o.target) for o in options.options} >= {(0, 1, ("x",)), (1, 3, ("z", "x"))}
+        best = decoder.translate("a a", nbest_size=5).hypotheses
+        labels = {name: lo for name, lo, _ in decoder.nbest_labels()}
+        assert [c.scores[labels["RepeatedWord0"]] for c in best if c.words == ["x", "x"]] == [-1.0]
+    with pytest.raises(PysmtError, match="unknown feature 'repeated-word'"):
+        toy_decoder(system, ["repeated-word"])  # registered only inside the with block
+

@@ -26,18 +26,24 @@ from pysmt.features.base import Feature
 
 ENTRY_POINT_GROUP = "pysmt.features"
 
+#: Feature classes registered in this process only (by :func:`pysmt.testing.registered`, for tests).
+IN_PROCESS: dict[str, type[Feature]] = {}
+
 
 @cache
 def available() -> dict[str, EntryPoint]:
-    """Registered feature types by name."""
+    """Feature types registered as entry points, by name."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def feature_class(type_name: str) -> type[Feature]:
     """The class registered as ``type_name``; an unknown name lists the available ones."""
+    if type_name in IN_PROCESS:
+        return IN_PROCESS[type_name]
     registered = available()
     if type_name not in registered:
-        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(sorted(registered))}")
+        names = sorted(set(registered) | set(IN_PROCESS))
+        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(names)}")
     try:
         cls = registered[type_name].load()
     except Exception as err:  # a broken plugin must not look like a pysmt bug
@@ -49,8 +55,8 @@ def feature_class(type_name: str) -> type[Feature]:
 
 def default_label(type_name: str) -> str:
     """The label a feature of this type gets when the config names none (``LM`` for ``kenlm``)."""
-    registered = available()
-    return feature_class(type_name).default_label if type_name in registered else type_name
+    known = type_name in IN_PROCESS or type_name in available()
+    return feature_class(type_name).default_label if known else type_name
 
 
 def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path, where: str,

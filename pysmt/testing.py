@@ -1,0 +1,123 @@
+"""Helpers for testing features: a toy Moses system, in-process registration, a decoder, options.
+
+A plugin's tests can build everything they need without installing the plugin or touching
+pysmt's registry::
+
+    from pysmt.testing import registered, toy_decoder, toy_options, write_toy_system
+
+    def test_my_feature_decodes(tmp_path):
+        system = write_toy_system(tmp_path)
+        with registered(my_feature=MyFeature):
+            decoder = toy_decoder(system, ["my-feature"], weights={"MyFeature0": [0.5]})
+            assert decoder.translate("a b c").best
+            options = toy_options(decoder, "a b c")  # what evaluate() and score_batch() see
+
+The toy system translates the words ``a b c`` into ``x y z`` with a bigram LM whose log10
+probabilities are round numbers, so expected scores can be worked out by hand (see the values
+below). Feature names use dashes (``my-feature``); keyword arguments of :func:`registered` use
+underscores, which become dashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from pysmt.config import load_config
+from pysmt.decoder import Decoder
+from pysmt.features import registry
+from pysmt.features.base import Feature
+from pysmt.search.options import Sentence, SentenceOptions
+
+#: A bigram LM over x, y, z with round log10 numbers.
+TOY_ARPA = """\\data\\
+ngram 1=6
+ngram 2=5
+
+\\1-grams:
+-99\t<s>\t-0.3
+-0.5\t</s>
+-1.0\t<unk>
+-0.6\tx\t-0.2
+-0.7\ty\t-0.1
+-0.9\tz\t-0.25
+
+\\2-grams:
+-0.2\t<s> x
+-0.3\tx y
+-0.25\ty z
+-0.4\tz </s>
+-0.35\ty x
+
+\\end\\
+"""
+
+TOY_PHRASES = """a ||| x ||| 0.5 0.5 ||| 0-0
+a ||| y ||| 0.25 0.25 ||| 0-0
+b ||| y ||| 0.5 0.4 ||| 0-0
+a b ||| x y ||| 0.3 0.2 ||| 0-0 1-1
+c ||| z ||| 0.9 0.9 ||| 0-0
+b c ||| z x ||| 0.1 0.1 ||| 0-1 1-0
+"""
+
+TOY_REORDERING = """a ||| x ||| 0.5 0.25 0.25 0.6 0.2 0.2
+b ||| y ||| 0.4 0.4 0.2 0.5 0.25 0.25
+c ||| z ||| 0.8 0.1 0.1 0.7 0.1 0.2
+a b ||| x y ||| 0.5 0.3 0.2 0.5 0.3 0.2
+"""
+
+
+def write_toy_system(directory: Path, *, phrases: str = TOY_PHRASES, reordering: str | None = TOY_REORDERING,
+                     arpa: str = TOY_ARPA, weights: dict[str, str] | None = None, extra: str = "") -> Path:
+    """Write a tiny Moses system (moses.ini and its models) into ``directory``; return the ini's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "phrases.txt").write_text(phrases, encoding="utf-8")
+    (directory / "lm.arpa").write_text(arpa, encoding="utf-8")
+    num_tm = len(phrases.splitlines()[0].split("|||")[2].split())
+    lines = ["[feature]", "KENLM order=2 path=lm.arpa", "Distortion", "WordPenalty", "UnknownWordPenalty",
+             f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20"]
+    w = {"KENLM0": "0.5", "Distortion0": "0.3", "WordPenalty0": "-1", "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm)}
+    if reordering is not None:
+        (directory / "reordering.txt").write_text(reordering, encoding="utf-8")
+        lines.insert(3, "LexicalReordering type=msd-bidirectional-fe num-features=6 path=reordering.txt")
+        w["LexicalReordering0"] = "0.3 0.3 0.3 0.3 0.3 0.3"
+    w.update(weights or {})
+    lines += ["", "[weight]"] + [f"{name}= {value}" for name, value in w.items()]
+    ini = directory / "moses.ini"
+    ini.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
+    return ini
+
+
+@contextmanager
+def registered(**features: type[Feature]) -> Iterator[None]:
+    """Register feature classes in this process for the ``with`` block (``my_feature=MyFeature``)."""
+    names = {name.replace("_", "-"): cls for name, cls in features.items()}
+    saved = {name: registry.IN_PROCESS.get(name) for name in names}
+    registry.IN_PROCESS.update(names)
+    try:
+        yield
+    finally:
+        for name, cls in saved.items():
+            if cls is None:
+                registry.IN_PROCESS.pop(name, None)
+            else:
+                registry.IN_PROCESS[name] = cls
+
+
+def toy_decoder(system: Path, features: Sequence[str] = (), *, weights: dict[str, list[float]] | None = None,
+                search: Literal["normal", "cube"] | None = None,
+                engine: Literal["auto", "python"] = "auto") -> Decoder:
+    """A decoder for ``system`` with ``features`` added (as ``--features``) and ``weights`` (as ``--weights``)."""
+    from pysmt.features.registry import configure_system
+
+    config = configure_system(system, list(features))
+    if weights:
+        config = config.with_weights(weights, "toy_decoder(weights=...)")
+    return Decoder(config, algorithm=search, engine=engine)
+
+
+def toy_options(decoder: Decoder, line: str) -> SentenceOptions:
+    """The translation options of a (tokenized) line, as the decoder builds and scores them."""
+    return decoder.options.build(Sentence(tuple(line.split())))

@@ -3,6 +3,7 @@
     python bench/decode.py                                   # the Moses fixture, normal and cube
     python bench/decode.py -c SYSTEM/pysmt.toml -i ../shared/data/news/newstest2013.en --lines 500 --prepared
     python bench/decode.py --profile                         # where the time goes (cProfile, top 20)
+    python bench/decode.py --engine python --lines 50        # the Python reference search, for comparison
 
 Speed is process time of decoding only (model loading excluded, as in the Moses figures we
 compare with); each configuration runs in its own process so peak memory is its own.
@@ -25,12 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
 
 
-def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool) -> dict:
+def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str) -> dict:
     from pysmt.config import load_config
     from pysmt.decoder import Decoder
 
     start = time.process_time()
-    decoder = Decoder(load_config(config), algorithm=algorithm)
+    decoder = Decoder(load_config(config), algorithm=algorithm, engine=engine)
     load = time.process_time() - start
     sentences = Path(input_path).read_text(encoding="utf-8").splitlines()[:lines]
     if hasattr(decoder, "preprocess"):
@@ -62,16 +63,18 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=500)
     parser.add_argument("--algorithms", default="normal,cube")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--engine", choices=["auto", "python"], default="auto",
+                        help="auto: the compiled search core; python: the Python reference search")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile)))
+        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile, args.engine)))
         return
-    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)")
+    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}")
     print(f"{'search':8} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'words/s':>8} {'peak MB':>8}")
     for algorithm in args.algorithms.split(","):
         cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
-               "--lines", str(args.lines)] + (["--profile"] if args.profile else [])
+               "--lines", str(args.lines), "--engine", args.engine] + (["--profile"] if args.profile else [])
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         print(f"{r['algorithm']:8} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "

@@ -175,6 +175,30 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
 
 
 @main.command()
+@system_options
+@click.option("--nbest", "nbest_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Moses-format n-best list to rescore (as `decode --nbest` writes it).")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The rescored n-best list.")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
+              help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.")
+def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbest_path: str, out_path: str,
+            weights_path: str | None) -> None:
+    """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
+    from pysmt.features.registry import configure_system, system_inputs
+    from pysmt.outputs import check_outputs
+    from pysmt.rescoring import rescore as run_rescoring
+
+    added = split_names(features)
+    if not added:
+        raise click.UsageError("give the features to add with --features, e.g. --features cslm")
+    check_outputs({"--out": out_path}, {"--nbest": nbest_path, "--config": config_path, "--weights": weights_path})
+    config = configure_system(config_path, added, params, weights_path)
+    check_outputs({"--out": out_path}, system_inputs(config))
+    n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
+    click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}")
+
+
+@main.command()
 @click.option("--src-lang", default="en", show_default=True, help="Source language code.")
 @click.option("--tgt-lang", default="fr", show_default=True, help="Target language code.")
 @click.option("--corpus", "corpora", multiple=True, help="Bitext prefix: PREFIX.SRC and PREFIX.TGT (repeatable).")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pysmt.decoder import Candidate
 
+Labels = list[tuple[str, int]]  # (feature label, number of values), in n-best order
+
 
 def format_score(value: float) -> str:
     """A score with up to 6 decimals and no trailing zeros (``-0`` printed as ``0``)."""
@@ -21,3 +23,23 @@ def nbest_line(index: int, candidate: Candidate, labels: list[tuple[str, int, in
 def alignment_line(candidate: Candidate) -> str:
     """Source-target word alignment of a translation, Pharaoh format (``0-0 1-2 ...``)."""
     return " ".join(f"{s}-{t}" for s, t in candidate.alignment)
+
+
+def parse_features(text: str) -> tuple[Labels, list[float]]:
+    """``Label0= 1 2 Label1= 3`` -> ([("Label0", 2), ("Label1", 1)], [1, 2, 3])."""
+    labels: Labels = []
+    values: list[float] = []
+    for token in text.split():
+        if token.endswith("="):
+            labels.append((token[:-1], 0))
+        elif not labels:
+            raise ValueError(f"value {token!r} before any 'Label='")
+        else:
+            values.append(float(token))
+            labels[-1] = (labels[-1][0], labels[-1][1] + 1)
+    return labels, values
+
+
+def format_labels(labels: Labels) -> str:
+    return " ".join(f"{name}({count})" for name, count in labels)
+

@@ -31,13 +31,13 @@ from pysmt.config import SystemConfig, read_weights_file
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
 from pysmt.features.registry import configure_system, system_inputs
-from pysmt.formats import nbest_line
+from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
-from tuning.nbest import NbestPool, format_labels
+from tuning.nbest import NbestPool
 from tuning.optimizer import constant_features, optimize
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import PysmtError, at_line
+from pysmt.formats import Labels, format_labels, parse_features
 from pysmt.textio import read_lines
 from tuning.bleu import BleuStatistics
 
-Labels = list[tuple[str, int]]  # (feature label, number of values), in n-best order
 
 
 @dataclass
@@ -25,21 +25,6 @@ class NbestEntry:
     sentence: int
     words: str
     features: tuple[float, ...]
-
-
-def parse_features(text: str) -> tuple[Labels, list[float]]:
-    """``Label0= 1 2 Label1= 3`` -> ([("Label0", 2), ("Label1", 1)], [1, 2, 3])."""
-    labels: Labels = []
-    values: list[float] = []
-    for token in text.split():
-        if token.endswith("="):
-            labels.append((token[:-1], 0))
-        elif not labels:
-            raise ValueError(f"value {token!r} before any 'Label='")
-        else:
-            values.append(float(token))
-            labels[-1] = (labels[-1][0], labels[-1][1] + 1)
-    return labels, values
 
 
 def read_nbest(path: Path, sentences: int) -> tuple[Labels, list[NbestEntry]]:
@@ -66,10 +51,6 @@ def read_nbest(path: Path, sentences: int) -> tuple[Labels, list[NbestEntry]]:
     if labels is None:
         raise PysmtError(f"{path}: empty n-best list")
     return labels, entries
-
-
-def format_labels(labels: Labels) -> str:
-    return " ".join(f"{name}({count})" for name, count in labels)
 
 
 @dataclass

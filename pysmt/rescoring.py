@@ -1,0 +1,86 @@
+"""``pysmt rescore``: add stateful features' scores to a Moses n-best list, instead of using them in search.
+
+Each entry's target sentence is scored as one request per feature (the whole sentence appended to
+the empty hypothesis, then its end), through the same array interface the search uses
+(:meth:`~pysmt.features.base.StatefulFeature.score_batch`), so a language-model feature gives
+exactly the score it gives in search, where a sentence's score does not depend on how it was cut
+into phrases. Stateless features score phrase pairs, which an n-best list does not keep, so they
+cannot be added this way. The new scores are appended to each line's features, the total adds
+them with their weights (0 when none is given: ``pysmt tune --features`` learns them), and each
+sentence's list is sorted again by the new totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import groupby
+from pathlib import Path
+
+import numpy as np
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError, at_line
+from pysmt.features.base import StatefulFeature
+from pysmt.features.registry import build_features
+from pysmt.formats import format_score, parse_features
+from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.textio import atomic_writer, read_lines
+
+NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
+
+
+def read_entries(path: Path) -> Iterator[NbestLine]:
+    """The entries of a Moses n-best list, checked line by line."""
+    for line_no, line in read_lines(path):
+        fields = line.split(" ||| ")
+        if len(fields) < 4:
+            raise at_line(path, line_no, "expected 'id ||| words ||| features ||| total'")
+        try:
+            parse_features(fields[2])
+            yield int(fields[0]), fields[1].strip(), fields[2].strip(), float(fields[3])
+        except ValueError as err:
+            raise at_line(path, line_no, f"bad n-best line ({err})") from None
+
+
+def sentence_scores(feature: StatefulFeature, index: int, sentences: list[str]) -> np.ndarray:
+    """The feature's scores of whole target sentences, ``(len(sentences), num_scores)``."""
+    options = [TranslationOption(0, 0, PhrasePair("", tuple(words.split()), table=None, table_scores=None), k)
+               for k, words in enumerate(sentences)]
+    empty = feature.start(Sentence((), index), options)
+    scores = np.zeros((len(options), feature.num_scores))
+    step = max(feature.buffer_size, 1)
+    for begin in range(0, len(options), step):  # calls of at most buffer_size requests, as in search
+        k = min(step, len(options) - begin)
+        batch, _ = feature.score_batch(np.full(k, empty, dtype=np.int64),
+                                       np.arange(begin, begin + k, dtype=np.int32), np.ones(k, dtype=bool))
+        scores[begin:begin + k] = np.asarray(batch, dtype=np.float64).reshape(k, feature.num_scores)
+    feature.end_sentence()
+    return scores
+
+
+def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path) -> int:
+    """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries."""
+    specs = [spec for spec in config.features if spec.type in added]
+    features, weights = build_features(config, specs, missing_weight=0.0)
+    for feature in features:
+        if not isinstance(feature, StatefulFeature):
+            raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
+                             "rescore adds stateful features (language models) only")
+    written = 0
+    with atomic_writer(out_path) as out:
+        for index, group in groupby(read_entries(nbest_path), key=lambda entry: entry[0]):
+            entries = list(group)
+            for feature in features:
+                if f"{feature.name}=" in entries[0][2].split():
+                    raise PysmtError(f"{nbest_path}: the entries already have {feature.name}= scores")
+            columns = [sentence_scores(f, index, [words for _, words, _, _ in entries]) for f in features]
+            rescored = []
+            for k, (_, words, old, total) in enumerate(entries):
+                added_text = " ".join(f"{f.name}= " + " ".join(format_score(v) for v in column[k])
+                                      for f, column in zip(features, columns))
+                total += sum(float(np.dot(w, column[k])) for w, column in zip(weights, columns))
+                rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
+            rescored.sort(key=lambda item: -item[0])
+            out.writelines(line for _, line in rescored)
+            written += len(rescored)
+    return written

@@ -10,16 +10,17 @@ Each configuration loads in its own process, so peak memory is its own. Only the
 Figures: wall and process seconds of loading, peak RSS, and after loading the process' anonymous
 (private heap) and file-backed resident memory. With ``-i`` every n-gram of the input's first
 ``--lines`` lines is looked up in each table (as decoding does) and timed; with ``--workers N``
-that happens in N forked workers too, which report their private memory: what a ``--threads N``
+that happens in N forked workers too, which then run a full garbage collection (as a long-running
+worker does sooner or later) and report their private memory and PSS: what a ``--threads N``
 decoder pays per worker beyond the memory it shares with the parent.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import multiprocessing
-import os
 import resource
 import subprocess
 import sys
@@ -73,6 +74,7 @@ def look_up(features: list[Any], phrases: list[str]) -> int:
 
 def worker(_: int) -> dict[str, float]:
     look_up(_tables, _phrases)
+    gc.collect()  # a long-running worker's full collection visits (and so copies) every tracked object
     mem = memory()
     return {"private_mb": mem.get("Private_Clean", 0) + mem.get("Private_Dirty", 0), "pss_mb": mem.get("Pss", 0)}
 
@@ -110,10 +112,11 @@ def measure(config_path: str, input_path: str | None, lines: int, workers: int) 
 
 
 def run_measure(config: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--measure", config, "--lines", str(args.lines), "--workers", str(args.workers)]
+    command = [sys.executable, __file__, "--measure", config, "--lines", str(args.lines),
+               "--workers", str(args.workers)]
     if args.input:
         command += ["-i", args.input]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT)
     if done.returncode:
         raise SystemExit(f"measuring {config} failed:\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -125,7 +128,8 @@ def binarize(config: str, out_dir: str) -> dict[str, Any]:
             "binarize_system(load_config(sys.argv[1]), sys.argv[2]); "
             "print(json.dumps({'wall_s': time.perf_counter() - t, "
             "'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))")
-    done = subprocess.run([sys.executable, "-c", code, config, out_dir], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", code, config, out_dir], check=False, capture_output=True, text=True,
+                          cwd=ROOT)
     if done.returncode:
         raise SystemExit(f"binarizing {config} failed:\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -139,7 +143,8 @@ def report(label: str, r: dict[str, Any]) -> None:
           f"file-backed (shareable) {r['file_rss_mb']:.0f} MB")
     if "lookups" in r:
         print(f"  lookups: {r['lookups']:,} phrases ({r['entries_found']:,} entries), {r['lookup_us']:.1f} us each; "
-              f"after: private heap {r['after_lookup_anon_mb']:.0f} MB, file-backed {r['after_lookup_file_rss_mb']:.0f} MB")
+              f"after: private heap {r['after_lookup_anon_mb']:.0f} MB, "
+              f"file-backed {r['after_lookup_file_rss_mb']:.0f} MB")
     for k, w in enumerate(r.get("workers", [])):
         print(f"  forked worker {k}: private {w['private_mb']:.0f} MB, PSS {w['pss_mb']:.0f} MB")
 
@@ -164,7 +169,8 @@ def main() -> None:
         if not args.config:
             parser.error("--binarize needs -c CONFIG")
         b = binarize(args.config, args.binarize)
-        print(f"binarize: {args.config} -> {args.binarize}: {b['wall_s']:.1f} s wall, peak RSS {b['peak_rss_mb']:.0f} MB")
+        print(f"binarize: {args.config} -> {args.binarize}: {b['wall_s']:.1f} s wall, "
+              f"peak RSS {b['peak_rss_mb']:.0f} MB")
         binarized = args.binarize
     if args.config:
         report("text", run_measure(args.config, args))

@@ -68,7 +68,8 @@ def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
     for k, spec in enumerate(config.features):
         if k in tables:
             target = out_dir / binary_name(k, spec)
-            header = binarize_table(spec.params["path"], target, BINARIZABLE[spec.type], **settings[k])  # type: ignore[arg-type]
+            header = binarize_table(spec.params["path"], target, BINARIZABLE[spec.type],
+                                    **settings[k])  # type: ignore[arg-type]
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {target}")
             spec = replace(spec, params={**spec.params, "path": str(target.resolve())})

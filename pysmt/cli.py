@@ -1,4 +1,5 @@
-"""The ``pysmt`` command: ``decode``, ``filter``, and subcommands that plugins register.
+"""The ``pysmt`` command: ``decode``, ``filter``, ``binarize``, ``rescore``, ``train``, ``tune``, ``lm``, and
+subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 (``rnn = "rnn_feature.cli:rnn"``, a click command or group).
@@ -172,6 +173,25 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
     config = configure_system(config_path, split_names(features), params)
     out = filter_system(config, input_path, Path(out_dir), prepared=prepared)
     click.echo(f"pysmt filter: wrote {out}")
+
+
+@main.command("binarize")
+@system_options
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a "
+                   "pysmt.toml).")
+def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str) -> None:
+    """Write the system's phrase and reordering tables as memory-mapped binary tables.
+
+    The binary tables load in milliseconds, their pages are shared by forked --threads workers,
+    and they give the same entries and scores: the new pysmt.toml decodes exactly as the system.
+    """
+    from pysmt.binarize import binarize_system
+    from pysmt.features.registry import configure_system
+
+    config = configure_system(config_path, split_names(features), params)
+    out = binarize_system(config, Path(out_dir))
+    click.echo(f"pysmt binarize: wrote {out}")
 
 
 @main.command()

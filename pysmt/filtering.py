@@ -54,7 +54,9 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
     written relative to the new config, so the filtered system translates the input as the full one.
     """
     out_dir = Path(out_dir)
-    tables = {k: spec for k, spec in enumerate(config.features) if spec.type in FILTERABLE and "path" in spec.params}
+    # binary tables (pysmt binarize) load in milliseconds whatever their size: they stay as they are
+    tables = {k: spec for k, spec in enumerate(config.features)
+              if spec.type in FILTERABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()}
     outputs = {f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"}
     outputs.update({f"--out {out_dir} (its {filtered_name(k, spec)})": out_dir / filtered_name(k, spec)
                     for k, spec in tables.items()})

@@ -1,6 +1,8 @@
 """Binarized (memory-mapped) phrase and reordering tables: same entries, same scores, same translations."""
 
 import json
+import random
+import time
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +12,18 @@ from pysmt.binarize import binarize_system
 from pysmt.config import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
-from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, binarize_table
+from pysmt.models.binary_table import (
+    HEADER,
+    PHRASE_TABLE,
+    REORDERING_TABLE,
+    SortedStrings,
+    binarize_table,
+    hash_slots,
+    string_arrays,
+)
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
-from tests.conftest import TINY_PHRASES, TINY_REORDERING, shared_data, write_moses_system
+from tests.conftest import TINY_PHRASES, shared_data, write_moses_system
 
 #: Sources whose UTF-8 byte order differs from naive expectations (accents, CJK, a prefix of another).
 UNICODE_PHRASES = TINY_PHRASES + """é ||| y ||| 0.5 0.5 ||| 0-0
@@ -46,16 +56,19 @@ def assert_same_tables(text, binary):
         assert source in binary_phrases.sources
         assert entries(binary_phrases, source) == entries(text_phrases, source), source
     assert sorted(binary_reordering.rows) == sorted(text_reordering.rows)
-    for key in text_reordering.rows:
+    keys = list(text_reordering.rows)
+    random.Random(1).shuffle(keys)  # the binary table keeps the last source's pairs: mix the sources up
+    for key in keys + sorted(keys):
         source, _, target = key.partition(" ||| ")
-        assert binary_reordering.lookup(source, target) == text_reordering.lookup(source, target), key
+        for query in (target, target + " x", target.rpartition(" ")[0]):
+            assert binary_reordering.lookup(source, query) == text_reordering.lookup(source, query), (source, query)
     assert binary_phrases.lookup("no such phrase") == [] and binary_phrases.lookup("") == []
     assert binary_reordering.lookup("no such", "phrase") is None
 
 
 def nbest(decoder, lines):
-    return [[(c.words, c.scores.tolist(), c.total, c.alignment) for c in decoder.translate(line, k, nbest_size=20).hypotheses]
-            for k, line in enumerate(lines)]
+    return [[(c.words, c.scores.tolist(), c.total, c.alignment)
+             for c in decoder.translate(line, k, nbest_size=20).hypotheses] for k, line in enumerate(lines)]
 
 
 @pytest.fixture
@@ -90,7 +103,11 @@ def fixture_systems(tmp_path_factory):
 
 def test_moses_fixture_tables_round_trip(fixture_systems):
     ini, out = fixture_systems
-    text, binary = tables(load_config(ini)), tables(load_config(out))
+    config = load_config(out)
+    start = time.perf_counter()
+    binary = tables(config)
+    assert time.perf_counter() - start < 1.0  # mapped, not parsed (milliseconds in practice)
+    text = tables(load_config(ini))
     assert len(binary[0]) == 41915
     assert_same_tables(text, binary)
 
@@ -103,8 +120,10 @@ def test_moses_fixture_decodes_identically(fixture_systems):
 
 def test_rebinarizing_replaces_and_binary_tables_are_kept(tiny, tmp_path):
     text, out = tiny
+    mapped, _ = tables(load_config(out))
+    before = entries(mapped, "a b")
     again = binarize_system(text, out.parent)  # an earlier binary table of the same name is replaced
-    assert again == out
+    assert again == out and entries(mapped, "a b") == before  # a table mapped meanwhile still reads its pages
     hidden = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
     assert hidden == []  # no temporary folders left behind
     twice = binarize_system(load_config(out), tmp_path / "twice")  # already binary: kept where it is
@@ -202,3 +221,34 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     (mine / "notes.txt").write_text("mine\n", encoding="utf-8")
     one_line_error("is not a binary table", binarize_system, config, out)
     assert sorted(p.name for p in out.iterdir()) == [mine.name] and [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_sorted_strings_hash_index_and_binary_search():
+    words = sorted({f"w{k * 7919 % 100003}" for k in range(3000)} | {"", "é", "日本", "a", "a b", "ab"})
+    encoded = [w.encode("utf-8") for w in words]
+    blob, offsets = string_arrays(encoded)
+    for strings in (SortedStrings(blob, offsets, hash_slots(encoded)), SortedStrings(blob, offsets)):
+        assert list(strings) == words and len(strings) == len(words)
+        assert all(strings.get(w) == k for k, w in enumerate(words))  # collisions and wrap-around included
+        assert all(strings.get(w + "x") is None for w in words) and "\ud800" not in strings
+        assert strings.prefix_dict("a") == {"": words.index("a"), " b": words.index("a b"), "b": words.index("ab")}
+
+
+def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import write_moses_system
+    ini = write_moses_system(tmp_path / "system")
+    run = lambda *args: subprocess.run([sys.executable, "-m", "pysmt.cli", *args], capture_output=True)  # noqa: E731
+    assert run("binarize", "-c", str(ini), "-o", str(tmp_path / "bin")).returncode == 0
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\nc b a q\n")
+    text = run("decode", "-c", str(ini), "-i", str(source), "--nbest", str(tmp_path / "n1"))
+    binary = run("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest", str(tmp_path / "n2"))
+    assert text.returncode == binary.returncode == 0 and text.stdout == binary.stdout
+    assert (tmp_path / "n1").read_text() == (tmp_path / "n2").read_text()
+    toml = tmp_path / "bin" / "pysmt.toml"
+    before = toml.read_bytes()
+    again = run("binarize", "-c", str(toml), "-o", str(tmp_path / "bin"))
+    assert again.returncode == 1 and b"is also the input --config" in again.stderr and toml.read_bytes() == before

@@ -1,6 +1,7 @@
 """The phrase table as a feature: it proposes the phrase pairs and scores them with the table's columns.
 
-Moses name: ``PhraseDictionaryMemory``. Parameters: ``path`` (text or gzip), ``num-features``
+Moses name: ``PhraseDictionaryMemory``. Parameters: ``path`` (text or gzip, or a binary table
+folder written by ``pysmt binarize``, made with the same ``log-scores``), ``num-features``
 (score columns), ``table-limit`` (default 20; 0 keeps all), ``log-scores`` (true when the table
 already stores log scores instead of probabilities).
 """

@@ -14,11 +14,15 @@ A binary table is a folder::
 
 Strings are stored as one UTF-8 blob (``*_blob``, uint8) plus ``*_offsets`` (int64, count + 1).
 Lookup keys (source phrases, reordering keys) and the target vocabulary are sorted by their UTF-8
-bytes and found by binary search; the index in sorted order is the id.
+bytes and found by binary search; the index in sorted order is the id. Source phrases also have a
+hash index (``source_slots``: open addressing, CRC-32 of the UTF-8 bytes modulo the slot count,
+linear probing, index + 1 per slot, 0 for empty; twice as many slots as sources), since most of a
+sentence's n-grams are not in the table and a miss should cost no more than a dict's.
 
 phrase-table (``kind = "phrase-table"``), entries grouped by source in sorted order, file order
 within a source:
     source_blob/source_offsets  the distinct source phrases, sorted
+    source_slots                uint32 (2 x sources, at least 1): their hash index
     block_start                 int64 (sources + 1): entries of source i are rows block_start[i]:block_start[i+1]
     target_start, target_len    int64/int32 per entry: its words in ``target_ids``
     target_ids                  int32 word ids into vocab_blob/vocab_offsets (sorted)
@@ -40,6 +44,8 @@ import json
 import os
 import shutil
 import tempfile
+import zlib
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +53,8 @@ from typing import Any
 import numpy as np
 
 from pysmt.errors import PysmtError
+from pysmt.models.phrase_table import PhraseTable, regroup_targets
+from pysmt.models.reordering_table import ReorderingTable
 from pysmt.textio import atomic_path, atomic_writer, current_umask
 
 FORMAT = "pysmt-binary-table"
@@ -58,7 +66,7 @@ REORDERING_TABLE = "reordering-table"
 #: The arrays of each kind, with their dtypes and number of dimensions.
 ARRAYS: dict[str, dict[str, tuple[str, int]]] = {
     PHRASE_TABLE: {
-        "source_blob": ("|u1", 1), "source_offsets": ("<i8", 1), "block_start": ("<i8", 1),
+        "source_blob": ("|u1", 1), "source_offsets": ("<i8", 1), "source_slots": ("<u4", 1), "block_start": ("<i8", 1),
         "target_start": ("<i8", 1), "target_len": ("<i4", 1), "target_ids": ("<i4", 1),
         "vocab_blob": ("|u1", 1), "vocab_offsets": ("<i8", 1), "scores": ("<f4", 2), "alignment_id": ("<i4", 1),
         "alignment_blob": ("|u1", 1), "alignment_offsets": ("<i8", 1),
@@ -103,26 +111,57 @@ class SortedStrings(StringArray):
 
     It stands in for the ``dict[str, int]`` (source phrase to id) of the text tables: ``get``,
     ``in``, ``len`` and iteration (in sorted order) work alike. Also usable as a vocabulary: ``words``.
+    With ``slots`` (see :func:`hash_slots`) ``get`` probes the hash index instead of searching.
     """
 
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray, slots: np.ndarray | None = None) -> None:
+        super().__init__(blob, offsets)
+        self._slots = None if slots is None else memoryview(slots)
+
+    def search(self, target: bytes, low: int, high: int) -> int:
+        """The first index in ``[low, high)`` whose string is not below ``target`` (bytes order)."""
+        blob, offsets = self._blob, self._offsets
+        while low < high:
+            middle = (low + high) // 2
+            if blob[offsets[middle]:offsets[middle + 1]].tobytes() < target:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
     def get(self, key: str, default: int | None = None) -> int | None:
-        """The index of ``key`` (binary search over the sorted blob), or ``default``."""
+        """The index of ``key``, or ``default``."""
         try:
             target = key.encode("utf-8")
         except UnicodeEncodeError:
             return default
-        blob, offsets = self._blob, self._offsets
-        low, high = 0, self._count
-        while low < high:
-            middle = (low + high) // 2
-            probe = blob[offsets[middle]:offsets[middle + 1]].tobytes()
-            if probe < target:
-                low = middle + 1
-            elif probe > target:
-                high = middle
-            else:
-                return middle
+        blob, offsets, slots = self._blob, self._offsets, self._slots
+        if slots is None:
+            index = self.search(target, 0, self._count)
+            return index if index < self._count and self.encoded(index) == target else default
+        size = len(slots)
+        slot = zlib.crc32(target) % size
+        for _ in range(size):  # (an empty slot always comes first, unless the file was damaged)
+            index = slots[slot]
+            if not index:
+                break
+            if blob[offsets[index - 1]:offsets[index]].tobytes() == target:
+                return index - 1
+            slot = slot + 1 if slot + 1 < size else 0
         return default
+
+    def prefix_dict(self, prefix: str) -> dict[str, int]:
+        """The strings that start with ``prefix`` (contiguous, being sorted), without it, mapped to their indices."""
+        encoded = prefix.encode("utf-8", "surrogatepass")
+        low = self.search(encoded, 0, self._count)
+        high = self.search(encoded + b"\xff", low, self._count)  # no UTF-8 string holds the byte 0xff
+        bounds = self._offsets[low:high + 1].tolist()
+        if len(bounds) < 2:
+            return {}
+        base, skip = bounds[0], len(encoded)
+        data = self._blob[base:bounds[-1]].tobytes()
+        return {data[start - base + skip:end - base].decode("utf-8"): index
+                for index, start, end in zip(range(low, high), bounds, bounds[1:])}
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
@@ -132,13 +171,46 @@ class SortedStrings(StringArray):
         return self
 
 
-def string_arrays(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(blob, offsets) of ``strings`` in the given order."""
-    encoded = [s.encode("utf-8") for s in strings]
+class DecodedStrings(dict):
+    """The strings of a :class:`StringArray` by index, decoded once, on first use (a list's ``[]`` and ``len``)."""
+
+    def __init__(self, strings: StringArray) -> None:
+        super().__init__()
+        self.strings = strings
+
+    def __missing__(self, index: int) -> str:
+        value = self[index] = self.strings[index]
+        return value
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+def string_arrays(strings: Sequence[str] | Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of ``strings`` (str, or bytes already encoded) in the given order."""
+    encoded = [s.encode("utf-8") if isinstance(s, str) else s for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
     blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     return blob, offsets
+
+
+def hash_slots(encoded: Sequence[bytes]) -> np.ndarray:
+    """The hash index of distinct strings: ``max(2n, 1)`` uint32 slots holding index + 1 (0: empty).
+
+    A string goes to slot ``crc32(bytes) % size`` or, if taken, the next free one (wrapping).
+    """
+    if len(encoded) >= 2 ** 32 - 1:
+        raise PysmtError(f"{len(encoded):,} distinct phrases: more than the binary format's 2^32 - 2")
+    size = max(2 * len(encoded), 1)
+    slots = array("I", bytes(4 * size))
+    crc32 = zlib.crc32
+    for index, data in enumerate(encoded, start=1):
+        slot = crc32(data) % size
+        while slots[slot]:
+            slot = slot + 1 if slot + 1 < size else 0
+        slots[slot] = index
+    return np.frombuffer(slots, dtype=np.uint32)
 
 
 def source_stamp(path: Path) -> dict[str, Any]:
@@ -217,10 +289,12 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     check(folder, PHRASE_TABLE, isinstance(sources, int) and isinstance(entries, int) and isinstance(num_scores, int),
           f"{HEADER} lacks counts or num_scores")
     check_strings(folder, PHRASE_TABLE, arrays, "source", sources)
+    check(folder, PHRASE_TABLE, len(arrays["source_slots"]) == max(2 * sources, 1), "source_slots has the wrong size")
     check_strings(folder, PHRASE_TABLE, arrays, "vocab", counts.get("vocabulary", -1))
     check_strings(folder, PHRASE_TABLE, arrays, "alignment", counts.get("alignments", -1))
     block_start = arrays["block_start"]
-    check(folder, PHRASE_TABLE, len(block_start) == sources + 1 and block_start[-1] == entries, "block_start is inconsistent")
+    check(folder, PHRASE_TABLE, len(block_start) == sources + 1 and block_start[-1] == entries,
+          "block_start is inconsistent")
     for name in ("target_start", "target_len", "alignment_id"):
         check(folder, PHRASE_TABLE, len(arrays[name]) == entries, f"{name} has {len(arrays[name])} rows, not {entries}")
     check(folder, PHRASE_TABLE, arrays["scores"].shape == (entries, max(num_scores, 1)), "scores has the wrong shape")
@@ -230,9 +304,9 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     vocabulary = SortedStrings(arrays["vocab_blob"], arrays["vocab_offsets"])
     return {
         "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
-        "sources": SortedStrings(arrays["source_blob"], arrays["source_offsets"]),
-        "target_vocab": vocabulary, "target_words": vocabulary,
-        "alignments": StringArray(arrays["alignment_blob"], arrays["alignment_offsets"]),
+        "sources": SortedStrings(arrays["source_blob"], arrays["source_offsets"], arrays["source_slots"]),
+        "target_vocab": vocabulary, "target_words": DecodedStrings(vocabulary),
+        "alignments": DecodedStrings(StringArray(arrays["alignment_blob"], arrays["alignment_offsets"])),
         "target_ids": arrays["target_ids"], "scores": arrays["scores"], "target_start": arrays["target_start"],
         "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"], "block_start": block_start,
         "header": header,
@@ -253,34 +327,31 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     check_strings(folder, REORDERING_TABLE, arrays, "key", count)
     check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
     return {"rows": SortedStrings(arrays["key_blob"], arrays["key_offsets"]), "scores": arrays["scores"],
-            "header": header}
+            "header": header, "_pairs_of": (None, {})}
 
 
 def phrase_table_arrays(table: Any) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """The arrays of a text-loaded PhraseTable in binary layout: sources and vocabulary sorted, entries regrouped."""
     sources = sorted(table.sources)  # code point order is UTF-8 byte order
+    encoded = [source.encode("utf-8") for source in sources]
     old_sid = np.fromiter((table.sources[s] for s in sources), dtype=np.int64, count=len(sources))
     block_start = np.asarray(table.block_start, dtype=np.int64)
     counts = np.diff(block_start)[old_sid]
     new_block = np.zeros(len(sources) + 1, dtype=np.int64)
     np.cumsum(counts, out=new_block[1:])
     rows = np.repeat(block_start[old_sid] - new_block[:-1], counts) + np.arange(new_block[-1], dtype=np.int64)
-    target_len = table.target_len[rows].astype(np.int32)
-    target_start = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(target_len, out=target_start[1:])
-    positions = (np.repeat(table.target_start[rows] - target_start[:-1], target_len)
-                 + np.arange(target_start[-1], dtype=np.int64))
+    target_start, target_len, target_ids = regroup_targets(table.target_start, table.target_len, table.target_ids, rows)
     words = table.target_vocab.words
     order = sorted(range(len(words)), key=words.__getitem__)
     new_id = np.empty(len(words), dtype=np.int32)
     new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(words), dtype=np.int32)
-    source_blob, source_offsets = string_arrays(sources)
+    source_blob, source_offsets = string_arrays(encoded)
     vocab_blob, vocab_offsets = string_arrays([words[k] for k in order])
     alignment_blob, alignment_offsets = string_arrays(table.alignments)
     arrays = {
-        "source_blob": source_blob, "source_offsets": source_offsets, "block_start": new_block,
-        "target_start": target_start[:-1], "target_len": target_len,
-        "target_ids": new_id[table.target_ids[positions]] if len(positions) else np.zeros(0, dtype=np.int32),
+        "source_blob": source_blob, "source_offsets": source_offsets, "source_slots": hash_slots(encoded),
+        "block_start": new_block,
+        "target_start": target_start, "target_len": target_len, "target_ids": new_id[target_ids],
         "vocab_blob": vocab_blob, "vocab_offsets": vocab_offsets,
         "scores": np.ascontiguousarray(table.scores[rows], dtype=np.float32),
         "alignment_id": table.alignment_id[rows].astype(np.int32),
@@ -343,9 +414,6 @@ def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log
     values, bit for bit). ``kind`` is ``"phrase-table"`` (with ``log_scores``) or
     ``"reordering-table"`` (with ``num_scores`` and ``source_only``, as the feature's model says).
     """
-    from pysmt.models.phrase_table import PhraseTable
-    from pysmt.models.reordering_table import ReorderingTable
-
     text_path, out_dir = Path(text_path), Path(out_dir)
     if text_path.is_dir():
         raise PysmtError(f"{text_path}: is a folder; binarize takes a text or gzip table")

@@ -110,13 +110,13 @@ class PhraseTable:
             entry_alignment.append(alignments.add(fields[3] if len(fields) > 3 else ""))
             flat_scores.extend(values)
         self.alignments = alignments.words
-        self.target_ids = np.frombuffer(target_ids, dtype=np.int32)
         scores = np.frombuffer(flat_scores, dtype=np.float64).reshape(-1, max(self.num_scores, 1))
         # Group the entries of each source phrase (stable: file order within a source is kept).
         order = np.argsort(np.frombuffer(entry_source, dtype=np.int32), kind="stable")
         self.scores = (scores if log_scores else log_probabilities(scores))[order].astype(np.float32)
-        self.target_start = np.frombuffer(entry_target_start, dtype=np.int64)[order]
-        self.target_len = np.frombuffer(entry_target_len, dtype=np.int32)[order]
+        self.target_start, self.target_len, self.target_ids = regroup_targets(
+            np.frombuffer(entry_target_start, dtype=np.int64), np.frombuffer(entry_target_len, dtype=np.int32),
+            np.frombuffer(target_ids, dtype=np.int32), order)
         self.alignment_id = np.frombuffer(entry_alignment, dtype=np.int32)[order]
         counts = np.bincount(np.frombuffer(entry_source, dtype=np.int32), minlength=len(self.sources))
         self.block_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -129,11 +129,23 @@ class PhraseTable:
         sid = self.sources.get(source)
         if sid is None:
             return []
-        words = self.target_words
-        entries = []
-        for row in range(self.block_start[sid], self.block_start[sid + 1]):
-            start = self.target_start[row]
-            ids = self.target_ids[start:start + self.target_len[row]]
-            entries.append(PhraseEntry(tuple(words[i] for i in ids), self.scores[row].astype(np.float64),
-                                       self.alignments[self.alignment_id[row]]))
-        return entries
+        first, last = int(self.block_start[sid]), int(self.block_start[sid + 1])
+        starts = self.target_start[first:last].tolist()
+        lengths = self.target_len[first:last].tolist()
+        alignment_ids = self.alignment_id[first:last].tolist()
+        scores = self.scores[first:last].astype(np.float64)
+        words, alignments = self.target_words, self.alignments
+        base = starts[0]  # a source's target words are contiguous in target_ids
+        block = [words[i] for i in self.target_ids[base:starts[-1] + lengths[-1]].tolist()]
+        return [PhraseEntry(tuple(block[start - base:start - base + length]), scores[k], alignments[alignment])
+                for k, (start, length, alignment) in enumerate(zip(starts, lengths, alignment_ids))]
+
+
+def regroup_targets(target_start: np.ndarray, target_len: np.ndarray, target_ids: np.ndarray,
+                    rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entries ``rows`` (in this order) with their target words copied contiguously: (start, len, ids)."""
+    lengths = np.ascontiguousarray(target_len[rows], dtype=np.int32)
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    positions = np.repeat(target_start[rows] - starts[:-1], lengths) + np.arange(starts[-1], dtype=np.int64)
+    return starts[:-1], lengths, np.ascontiguousarray(target_ids[positions], dtype=np.int32)

@@ -65,5 +65,14 @@ class ReorderingTable:
 
     def lookup(self, source: str, target: str) -> tuple[float, ...] | None:
         """The logged scores for a phrase pair, or None when the table has no entry for it."""
-        row = self.rows.get(reordering_key(source, None if self.source_only else target))
+        if self.source_only or isinstance(self.rows, dict):
+            row = self.rows.get(reordering_key(source, None if self.source_only else target))
+        else:
+            # Binary: the keys of one source are contiguous (sorted); they are read once into a dict for
+            # the lookups that follow (the decoder looks up a source's pairs one after another).
+            last_source, pairs = self._pairs_of
+            if source != last_source:
+                pairs = self.rows.prefix_dict(f"{source} ||| ")
+                self._pairs_of = (source, pairs)
+            row = pairs.get(target)
         return None if row is None else tuple(self.scores[row].tolist())

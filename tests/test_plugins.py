@@ -130,6 +130,18 @@ def test_identical_requests_are_asked_once(tiny_system, fake_registry, monkeypat
     assert feature.asked == 84 and len(feature.words) == 4
 
 
+@pytest.mark.parametrize("search", ["normal", "cube"])
+def test_the_batched_example_decodes_like_the_plain_one(tiny_system, search):
+    from pysmt_example_features import BatchedRepeatedWordFeature, RepeatedWordFeature
+
+    with registered(repeated_word=RepeatedWordFeature, repeated_word_batched=BatchedRepeatedWordFeature):
+        plain = toy_decoder(tiny_system, ["repeated-word"], search=search)
+        batched = toy_decoder(tiny_system, ["repeated-word-batched"], search=search)
+        for line in ["a a b", "c c a a q", "b b b"]:
+            one, two = plain.translate(line, nbest_size=20), batched.translate(line, nbest_size=20)
+            assert [(c.words, c.total) for c in one.hypotheses] == [(c.words, c.total) for c in two.hypotheses]
+
+
 def test_example_plugins_decode(tiny_system, fake_registry):
     decoder = Decoder(load_config(tiny_system), ["length-ratio", "repeated-word"])
     result = decoder.translate("a b c a", nbest_size=30)

@@ -4,6 +4,9 @@
   phrase pair, so tuning can prefer longer or shorter phrases.
 * ``repeated-word`` (stateful): -1 for every target word equal to the word before it, across phrase
   boundaries too; its state is the last target word.
+* ``repeated-word-batched``: the same scores through the array interface that the search calls
+  (``start`` and ``score_batch``), the template for a feature that scores whole batches at once,
+  such as a neural language model. Its states are ids into a per-sentence list of last words.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pysmt.features.base import Feature, StatefulFeature
+from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
 
 
 class LengthRatioFeature(Feature):
@@ -51,3 +54,36 @@ class RepeatedWordFeature(StatefulFeature):
             repeats += word == state
             state = word
         return (-float(repeats),), state
+
+
+class BatchedRepeatedWordFeature(BatchedStatefulFeature):
+    default_label = "RepeatedWord"
+    buffer_size = 1000  # the most requests the search sends in one call
+
+    @classmethod
+    def from_config(cls, name: str, params: dict[str, Any], system: Any) -> "BatchedRepeatedWordFeature":
+        return cls(name, 1)
+
+    def default_weights(self) -> list[float]:
+        return [1.0]
+
+    def start(self, sentence: Any, options: Sequence[Any]) -> int:
+        self.targets = [option.target for option in options]  # requests name options by index
+        self.last_words: list[str | None] = [None]  # state id -> last target word; 0: the empty hypothesis
+        self.ids: dict[str | None, int] = {None: 0}
+        return 0
+
+    def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        scores = np.zeros((len(states), 1))
+        new_states = np.zeros(len(states), dtype=np.int64)
+        for k, (state, option) in enumerate(zip(states.tolist(), options.tolist())):
+            last, repeats = self.last_words[state], 0
+            for word in self.targets[option]:
+                repeats += word == last
+                last = word
+            scores[k, 0] = -float(repeats)  # nothing more at the sentence end (ends[k])
+            new_states[k] = self.ids.setdefault(last, len(self.last_words))
+            if new_states[k] == len(self.last_words):
+                self.last_words.append(last)
+        return scores, new_states
+

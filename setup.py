@@ -33,8 +33,10 @@ def kenlm_source() -> Path:
     target = ROOT / "build" / "kenlm-src"
     download = ROOT / "build" / "kenlm-download"
     download.mkdir(parents=True, exist_ok=True)
+    # a plain pip, not the one of the isolated build environment pip may be running this file in
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "PYTHON"))}
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "kenlm",
-                    f"kenlm=={KENLM_VERSION}", "-d", str(download)], check=True)
+                    f"kenlm=={KENLM_VERSION}", "-d", str(download)], check=True, env=clean)
     archive = next(download.glob("kenlm-*.tar.gz"))
     with tarfile.open(archive) as tar:
         top = tar.getnames()[0].split("/")[0]

@@ -7,12 +7,14 @@ size that trains usefully within an hour on 2 CPU cores and scores thousands of 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
+
+from pysmt import neural
 
 
 @dataclass(frozen=True)
-class Hyperparameters:
+class Hyperparameters(neural.Hyperparameters):
     """Sizes of the encoder-decoder and the settings of its training."""
 
     preset: str
@@ -27,17 +29,6 @@ class Hyperparameters:
     epsilon: float = 1e-6
     init_std: float = 0.01  # N(0, std^2) for non-recurrent weights; recurrent ones orthogonal
     seed: int = 1234
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Hyperparameters:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown hyperparameters {', '.join(unknown)}")
-        return cls(**data)
 
 
 PRESETS = {

@@ -9,69 +9,30 @@ of one.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from pysmt import neural
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_path
+from pysmt.neural import first_line, resolve_device  # noqa: F401 - the plugin's device and error helpers
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
 
 MODEL, LAST = "model.pt", "last.pt"
 SOURCE_VOCAB, TARGET_VOCAB = "source.vocab", "target.vocab"
-DEVICE_NAMES = "auto, cpu, cuda or cuda:N"
-
-
-def resolve_device(name: str | torch.device, label: str = "--device") -> torch.device:
-    """``auto`` (CUDA when there is a GPU), ``cpu`` or ``cuda[:N]``; anything else is a clear error.
-
-    So is CUDA without a GPU. Commands call this before loading anything, so a mistyped
-    ``--device`` fails at once; ``label`` names the setting in the messages.
-    """
-    name = str(name).strip().lower()
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cpu":
-        return torch.device("cpu")
-    match = re.fullmatch(r"cuda(?::(\d+))?", name)
-    if match is None:
-        raise PysmtError(f"{label} {name}: unknown device; use {DEVICE_NAMES}")
-    if not torch.cuda.is_available():
-        raise PysmtError(f"{label} {name} was requested but no CUDA GPU is available here; use {label} cpu")
-    if match.group(1) is not None and int(match.group(1)) >= torch.cuda.device_count():
-        raise PysmtError(f"{label} {name}: there is no such GPU here ({torch.cuda.device_count()} visible: "
-                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1})")
-    return torch.device(name)
+MODEL_TYPE = "pysmt-rnn"
 
 
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    neural.save_checkpoint(path, state, MODEL_TYPE)
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint written by :func:`save_checkpoint`, or a clear error for a missing or corrupt file."""
-    if not path.is_file():
-        raise PysmtError(f"{path}: no such checkpoint (train one with `pysmt rnn train`)")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # noqa: BLE001 - a user's file: whatever torch makes of garbage is one clear error
-        reason = first_line(err) if path.stat().st_size else "an empty file"
-        raise PysmtError(f"{path}: not a readable pysmt-rnn checkpoint ({reason}); "
-                         "train the model again with `pysmt rnn train`") from None
-    if not isinstance(state, dict) or "hyperparameters" not in state or "model" not in state:
-        raise PysmtError(f"{path}: not a pysmt-rnn checkpoint (no hyperparameters or weights)")
-    return state
-
-
-def first_line(err: BaseException) -> str:
-    """The first line of an exception's message (torch's messages run over several), or its type."""
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    """A checkpoint written by :func:`save_checkpoint` (or before checkpoints were marked), or one clear line."""
+    return neural.load_checkpoint(path, MODEL_TYPE, "pysmt rnn train", unmarked_ok=True)
 
 
 def build_model(state: dict[str, Any], path: Path) -> EncoderDecoder:

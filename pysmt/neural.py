@@ -1,0 +1,100 @@
+"""What the neural plugins share: devices, checkpoints, and hyperparameters saved inside them.
+
+The RNN Encoder-Decoder and the CSLM plugins (and a third party's) build on these so that every
+neural model names devices, writes and reads checkpoints, and reports a bad file the same way.
+torch is imported only when a function needs it: pysmt itself does not depend on torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pysmt.errors import PysmtError
+from pysmt.textio import atomic_path
+
+if TYPE_CHECKING:
+    import torch
+
+DEVICE_NAMES = "auto, cpu, cuda or cuda:N"
+
+H = TypeVar("H", bound="Hyperparameters")
+
+
+def resolve_device(name: str | torch.device, label: str = "--device") -> torch.device:
+    """``auto`` (CUDA when there is a GPU), ``cpu`` or ``cuda[:N]``; anything else is a clear error.
+
+    So is CUDA without a GPU. Commands call this before loading anything, so a mistyped
+    ``--device`` fails at once; ``label`` names the setting in the messages.
+    """
+    import torch
+
+    name = str(name).strip().lower()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    match = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if match is None:
+        raise PysmtError(f"{label} {name}: unknown device; use {DEVICE_NAMES}")
+    if not torch.cuda.is_available():
+        raise PysmtError(f"{label} {name} was requested but no CUDA GPU is available here; use {label} cpu")
+    if match.group(1) is not None and int(match.group(1)) >= torch.cuda.device_count():
+        raise PysmtError(f"{label} {name}: there is no such GPU here ({torch.cuda.device_count()} visible: "
+                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+    return torch.device(name)
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (torch's messages run over several), or its type."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def save_checkpoint(path: Path, state: dict[str, Any], model_type: str) -> None:
+    """Write a checkpoint atomically, marked with the model type that wrote it."""
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save({"model_type": model_type, **state}, tmp)
+
+
+def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked_ok: bool = False) -> dict[str, Any]:
+    """A checkpoint of ``model_type``, or one clear line for a missing, corrupt or foreign file.
+
+    ``unmarked_ok`` accepts checkpoints written before they were marked with their type.
+    """
+    import torch
+
+    if not path.is_file():
+        raise PysmtError(f"{path}: no such checkpoint (train one with `{train_command}`)")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # noqa: BLE001 - a user's file: whatever torch makes of garbage is one clear error
+        reason = first_line(err) if path.stat().st_size else "an empty file"
+        raise PysmtError(f"{path}: not a readable {model_type} checkpoint ({reason}); "
+                         f"train the model again with `{train_command}`") from None
+    marked = isinstance(state, dict) and state.get("model_type", model_type if unmarked_ok else None)
+    if marked != model_type:
+        other = f" (it is a {marked} model)" if isinstance(marked, str) else ""
+        raise PysmtError(f"{path}: not a {model_type} checkpoint{other}; train one with `{train_command}`")
+    if "hyperparameters" not in state or "model" not in state:
+        raise PysmtError(f"{path}: not a complete {model_type} checkpoint (no hyperparameters or weights)")
+    return state
+
+
+class Hyperparameters:
+    """A mixin for a model's hyperparameters dataclass: one typed object, saved inside every checkpoint."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls: type[H], data: dict[str, Any]) -> H:
+        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown hyperparameters {', '.join(unknown)}")
+        return cls(**data)

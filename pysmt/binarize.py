@@ -9,7 +9,6 @@ translates exactly as the text one.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from pysmt.config import FeatureSpec, SystemConfig
@@ -64,16 +63,12 @@ def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
                                      "choose another --out")
         check_replaceable(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
-    features = []
-    for k, spec in enumerate(config.features):
-        if k in tables:
-            target = out_dir / binary_name(k, spec)
-            header = binarize_table(spec.params["path"], target, BINARIZABLE[spec.type],
-                                    **settings[k])  # type: ignore[arg-type]
-            counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
-            print(f"pysmt binarize: {spec.name}: {counts} -> {target}")
-            spec = replace(spec, params={**spec.params, "path": str(target.resolve())})
-        features.append(spec)
+    paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
+    for k, spec in tables.items():
+        header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type],
+                                **settings[k])  # type: ignore[arg-type]
+        counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
+        print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
     out_config = out_dir / "pysmt.toml"
-    replace(config, features=features).write_toml(out_config)
+    config.with_table_paths(paths).write_toml(out_config)
     return out_config

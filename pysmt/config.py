@@ -180,6 +180,12 @@ class SystemConfig:
                     if spec.name in weights else spec for spec in self.features]
         return replace(self, features=features)
 
+    def with_table_paths(self, paths: dict[int, Path]) -> SystemConfig:
+        """A copy whose feature number ``k`` reads its table (its ``path``) from ``paths[k]`` (filter, binarize)."""
+        features = [replace(spec, params={**spec.params, "path": str(Path(paths[k]).resolve())}) if k in paths else spec
+                    for k, spec in enumerate(self.features)]
+        return replace(self, features=features)
+
     def write_toml(self, path: str | Path) -> None:
         """Write this config as ``pysmt.toml``; model paths are made relative to the new file."""
         from pysmt.features.registry import feature_class  # registry imports features, which import config

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -64,14 +63,10 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
     source_text, _ = text_processors(None if prepared else config.processing)
     keep = source_phrases(input_path, config.search.max_phrase_length, source_text.prepare if source_text else None)
     out_dir.mkdir(parents=True, exist_ok=True)
-    features = []
-    for k, spec in enumerate(config.features):
-        if k in tables:
-            target = out_dir / filtered_name(k, spec)
-            kept, read = filter_table(spec.params["path"], keep, target)
-            print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {target}")
-            spec = replace(spec, params={**spec.params, "path": str(target.resolve())})
-        features.append(spec)
+    paths = {k: out_dir / filtered_name(k, spec) for k, spec in tables.items()}
+    for k, spec in tables.items():
+        kept, read = filter_table(spec.params["path"], keep, paths[k])
+        print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {paths[k]}")
     out_config = out_dir / "pysmt.toml"
-    replace(config, features=features).write_toml(out_config)
+    config.with_table_paths(paths).write_toml(out_config)
     return out_config

@@ -18,4 +18,5 @@ bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles 
 # packages. Users with their own CUDA build of torch install the plugins directly instead.
 .venv/bin/python -m pip install --quiet torch==2.13.0
 .venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
+.venv/bin/python -m pip install --quiet -e plugins/cslm
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

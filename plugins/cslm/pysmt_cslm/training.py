@@ -1,0 +1,275 @@
+"""Training the CSLM on tokenized target-language text (``pysmt cslm train``).
+
+Every token of the text (and the ``</s>`` ending each sentence) is one training n-gram. Minibatches
+of ``batch_size`` n-grams are drawn uniformly (with replacement) by a seeded numpy generator; Adam
+minimizes the mean negative log-likelihood plus ``alpha * (log Z)^2`` (self-normalization, Devlin
+et al. 2014). The validation text (``--valid``, or a seeded 1 % of the lines, at most 10,000) gives
+the perplexity per token (``</s>`` included, words outside the shortlist through the back-off
+distribution: see :mod:`pysmt_cslm.vocabulary`) every ``valid_every`` updates; the best model is
+kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds, or when
+validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written every
+``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning the same
+command resumes from it and continues exactly as an uninterrupted run would.
+
+Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
+(seed included) and fingerprints of ``--text``, ``--valid`` and ``--shortlist``. A rerun with
+another text (or a changed one), preset or seed stops with an error naming the differences instead
+of resuming; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts
+afresh. The limits and the device are not recorded: they may change between runs.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from pysmt.errors import PysmtError
+from pysmt.jobs import JOB_FILE, Job
+from pysmt_cslm.data import (
+    EncodedText,
+    count_lines,
+    count_words,
+    encode_text,
+    validation_lines,
+)
+from pysmt_cslm.hyperparameters import Hyperparameters
+from pysmt_cslm.model import Cslm
+from pysmt_cslm.store import (
+    COUNTS,
+    LAST,
+    MODEL,
+    VOCAB,
+    build_model,
+    load_checkpoint,
+    save_checkpoint,
+)
+from pysmt_cslm.vocabulary import Backoff, Shortlist, load_counts, save_counts
+
+TRAIN, VALID, LOG = "train.npz", "valid.npz", "log.tsv"
+#: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
+TRAINING_FILES = (LAST, MODEL, TRAIN, VALID, VOCAB, COUNTS, LOG)
+JOB_COMMAND = "cslm train"
+#: N-grams per forward pass when computing validation perplexity.
+EVAL_BATCH = 4096
+
+
+@dataclass
+class TrainingLimits:
+    max_updates: int | None = None
+    max_time: float | None = None  # seconds of training in this run
+    valid_every: int = 2000
+    checkpoint_every: int = 2000
+    patience: int = 10
+
+
+def log(message: str) -> None:
+    print(f"pysmt cslm train: {message}", file=sys.stderr, flush=True)
+
+
+def check_input(path: Path | None, label: str) -> None:
+    if path is not None and not path.is_file():
+        raise PysmtError(f"{label} {path}: {'not a file' if path.exists() else 'no such file'}")
+
+
+def start_job(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None, shortlist: Path | None = None,
+              force: bool = False) -> bool:
+    """Record the job in ``out`` before any work; True when it resumes earlier training of the same job.
+
+    Another text, validation text, shortlist, preset or seed is an error unless ``force``; starting
+    afresh deletes the earlier training files (only :data:`TRAINING_FILES`). A folder holding
+    nothing but a record (a run that failed before writing anything) starts afresh without ``force``.
+    """
+    check_input(text, "--text")
+    check_input(valid, "--valid")
+    check_input(shortlist, "--shortlist")
+    if out.exists() and not out.is_dir():
+        raise PysmtError(f"--out {out}: is a file, not a folder")
+    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
+    job = Job(out, JOB_COMMAND, hp.to_dict(), {"--text": text, "--valid": valid, "--shortlist": shortlist})
+    if job.start(force or record_only):
+        return True
+    for name in TRAINING_FILES:
+        (out / name).unlink(missing_ok=True)
+    return False
+
+
+def prepare(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None,
+            shortlist_path: Path | None = None) -> tuple[EncodedText, EncodedText]:
+    """The shortlist, the word counts and the encoded training and validation texts in ``out``.
+
+    Made once per job (a resumed run reads them back; the job record vouches that the inputs are
+    unchanged). Without ``valid`` a seeded 1 % of the lines is held out; the counts (shortlist,
+    back-off) come from the training lines only.
+    """
+    if all((out / name).exists() for name in (TRAIN, VALID, VOCAB, COUNTS)):
+        return EncodedText.load(out / TRAIN), EncodedText.load(out / VALID)
+    log(f"counting words in {text}")
+    held = None if valid is not None else validation_lines(count_lines(text), hp.seed)
+    counts, sentences = count_words(text, held)
+    if shortlist_path is not None:
+        shortlist = Shortlist.load(shortlist_path, "--shortlist")
+        if len(shortlist) != hp.shortlist:
+            raise PysmtError(f"--shortlist {shortlist_path} holds {len(shortlist):,} entries but preset "
+                             f"{hp.preset!r} has a softmax of {hp.shortlist:,}")
+    else:
+        shortlist = Shortlist.most_frequent(counts, hp.shortlist)
+    backoff = Backoff(shortlist, counts, sentences)
+    log(f"encoding ({len(counts):,} word types in {sentences:,} training lines; shortlist of {len(shortlist):,})")
+    train_text = encode_text(text, shortlist, hp.context, None if held is None else ~held)
+    valid_text = encode_text(valid, shortlist, hp.context, None, backoff) if valid is not None else \
+        encode_text(text, shortlist, hp.context, held, backoff)
+    if not len(train_text):
+        raise PysmtError(f"--text {text}: no lines to train on")
+    shortlist.save(out / VOCAB)
+    save_counts(out / COUNTS, counts, sentences)
+    valid_text.save(out / VALID)
+    train_text.save(out / TRAIN)
+    return train_text, valid_text
+
+
+def validate(model: Cslm, text: EncodedText, device: torch.device) -> tuple[float, float]:
+    """(perplexity per token, mean log Z) of a validation text, exact softmax plus back-off."""
+    if not len(text):
+        return float("nan"), float("nan")
+    model.eval()
+    total, total_z = 0.0, 0.0
+    with torch.inference_mode():
+        for lo in range(0, len(text), EVAL_BATCH):
+            index = np.arange(lo, min(lo + EVAL_BATCH, len(text)))
+            contexts = torch.from_numpy(text.contexts(index, model.hp.context)).to(device)
+            words = torch.from_numpy(text.ids[index].astype(np.int64)).to(device)
+            logits = model(contexts)
+            log_z = torch.logsumexp(logits, dim=1)
+            total += float((logits.gather(1, words[:, None]).squeeze(1) - log_z).double().sum())
+            total_z += float(log_z.double().sum())
+    model.train()
+    if text.extra is not None:
+        total += float(text.extra.sum())
+    return math.exp(-total / len(text)), total_z / len(text)
+
+
+def model_state(model: Cslm, update: int) -> dict:
+    """What every checkpoint holds: hyperparameters, weights, vocabulary size, the update count."""
+    return {"hyperparameters": model.hp.to_dict(), "model": model.state_dict(), "update": update,
+            "vocab_size": model.vocab_size}
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted
+
+
+def minibatch(text: EncodedText, rng: np.random.Generator, hp: Hyperparameters) -> tuple[torch.Tensor, torch.Tensor]:
+    index = rng.integers(0, len(text), hp.batch_size)
+    return torch.from_numpy(text.contexts(index, hp.context)), torch.from_numpy(text.ids[index].astype(np.int64))
+
+
+def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
+          valid: Path | None = None, shortlist: Path | None = None, force: bool = False) -> float:
+    """Train (or resume) a model in ``out``; return the best validation perplexity.
+
+    A rerun resumes only the same job (same texts, unchanged, same hyperparameters); anything else
+    is an error unless ``force``, which discards the folder's earlier training first.
+    """
+    text, out = Path(text), Path(out)
+    valid = Path(valid) if valid is not None else None
+    shortlist = Path(shortlist) if shortlist is not None else None
+    start_job(text, out, hp, valid, shortlist, force)
+    train_text, valid_text = prepare(text, out, hp, valid, shortlist)
+    torch.manual_seed(hp.seed)
+    if (out / LAST).exists():
+        state = load_checkpoint(out / LAST)
+        saved = Hyperparameters.from_dict(state["hyperparameters"])
+        if saved != hp:
+            raise PysmtError(f"{out / LAST} was trained with preset {saved.preset!r} ({saved}); resuming it with "
+                             f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
+                             "or give a new --out")
+        model = build_model(state, out / LAST)
+        log(f"resuming at update {state['update']:,}")
+    else:
+        state = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}
+        model = Cslm(hp, len(Shortlist.load(out / VOCAB)))
+    model.to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=hp.learning_rate)
+    if state["optimizer"] is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    rng = np.random.default_rng(hp.seed)
+    if state["rng"] is not None:
+        rng.bit_generator.state = state["rng"]
+    update, best, bad = state["update"], state["best"], state["bad_validations"]
+
+    def checkpoint() -> None:
+        save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
+                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad})
+
+    def save_best(valid_perplexity: float) -> None:
+        save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid_perplexity})
+
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    start = time.time()
+    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="cslm train", file=sys.stderr,
+                    mininterval=1.0)
+    loss = nll = torch.zeros(())
+    try:
+        while True:
+            if limits.max_updates is not None and update >= limits.max_updates:
+                log(f"reached {limits.max_updates:,} updates")
+                break
+            if limits.max_time is not None and time.time() - start >= limits.max_time:
+                log(f"reached --max-time ({limits.max_time / 60:g} min)")
+                break
+            if bad >= limits.patience:
+                log(f"validation perplexity has not improved {bad} times in a row: stopping early")
+                break
+            contexts, words = minibatch(train_text, rng, hp)
+            loss, nll = model.loss(contexts.to(device), words.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            update += 1
+            progress.update(1)
+            if update % 20 == 0:
+                rate = progress.format_dict.get("rate") or 0.0
+                progress.set_postfix(nll=f"{nll.item():.3f}", ngrams_s=f"{rate * hp.batch_size:.0f}", refresh=False)
+            if update % limits.valid_every == 0:
+                perplexity, log_z = validate(model, valid_text, device)
+                if perplexity < best:
+                    best, bad = perplexity, 0
+                    save_best(perplexity)
+                else:
+                    bad += 1
+                with open(out / LOG, "a", encoding="utf-8") as handle:
+                    handle.write(f"{update}\t{nll.item():.4f}\t{perplexity:.3f}\t{log_z:.4f}\t{time.time() - start:.0f}\n")
+                log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}), mean log Z {log_z:.3f}")
+            if update % limits.checkpoint_every == 0:
+                checkpoint()
+    except (KeyboardInterrupt, Interrupted):
+        progress.close()
+        log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
+        checkpoint()
+        raise SystemExit(130) from None
+    finally:
+        progress.close()
+        signal.signal(signal.SIGTERM, previous)
+    checkpoint()
+    if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
+        best, _ = validate(model, valid_text, device)
+        save_best(best)
+    return best
+
+
+def read_backoff(out: Path) -> Backoff:
+    counts, sentences = load_counts(out / COUNTS)
+    return Backoff(Shortlist.load(out / VOCAB), counts, sentences)

@@ -1,0 +1,189 @@
+"""Decoding with the cslm feature: buffer sizes, recombination against exhaustive search, the command line.
+
+The toy system of :mod:`pysmt.testing` translates ``a b c`` into ``x y z``; the tiny model is trained
+on a toy language over those words, so the CSLM has opinions about their order.
+"""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import pysmt
+from pysmt_cslm.data import encode_text
+from pysmt_cslm.features import CslmFeature
+from pysmt_cslm.scoring import Scorer, score_text
+from pysmt_cslm.store import load_model
+
+from pysmt.decoder import Decoder
+from pysmt.features.registry import configure_system
+from pysmt.search.distortion_limit import (
+    first_gap,
+    gap_reachable,
+    jump_allowed,
+    span_mask,
+)
+from pysmt.search.options import Sentence
+from pysmt.testing import registered, write_toy_system
+
+LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through
+
+
+def decoder_for(system: Path, *params: str, search: str = "normal", engine: str = "auto", weight: float = 0.7,
+                stack: int | None = None) -> Decoder:
+    config = configure_system(system, ["cslm"], list(params))
+    config = config.with_weights({"CSLM0": [weight]}, "test")
+    decoder = Decoder(config, algorithm=search, engine=engine)
+    if stack is not None:
+        decoder.search = replace(decoder.search, stack_size=stack)
+    return decoder
+
+
+@pytest.fixture
+def system(tmp_path, tiny_model) -> Path:
+    """The toy system with the tiny model in cslm/ beside its moses.ini (where --features cslm looks)."""
+    ini = write_toy_system(tmp_path / "system")
+    shutil.copytree(tiny_model, ini.parent / "cslm")
+    return ini
+
+
+def nbest(decoder: Decoder, line: str, size: int = 30) -> list[tuple[str, float, float]]:
+    result = decoder.translate(line, nbest_size=size)
+    k = [name for name, _, _ in decoder.nbest_labels()].index("CSLM0")
+    lo = decoder.nbest_labels()[k][1]
+    return [(" ".join(c.words), round(c.total, 9), round(float(c.scores[lo]), 9)) for c in result.hypotheses]
+
+
+def test_default_path_finds_the_model_beside_the_config(system):
+    decoder = decoder_for(system)
+    feature = decoder.features[-1]
+    assert isinstance(feature, CslmFeature) and feature.directory == system.parent / "cslm"
+    assert feature.buffer_size == 10_000 and feature.normalization == "self"
+    assert decoder_for(system, "cslm.buffer-size=7", "cslm.normalization=exact").features[-1].buffer_size == 7
+
+
+@pytest.mark.parametrize("search", ["normal", "cube"])
+@pytest.mark.parametrize("normalization", ["self", "exact"])
+def test_nbest_lists_do_not_depend_on_the_buffer_size(system, search, normalization):
+    lists = []
+    for size in (1, 10_000):
+        decoder = decoder_for(system, f"cslm.buffer-size={size}", f"cslm.normalization={normalization}",
+                              "cslm.cache-size=0", search=search)
+        assert decoder.features[-1].buffer_size == size
+        lists.append([nbest(decoder, line) for line in LINES])
+    assert lists[0] == lists[1]
+    assert all(len(one) > 3 for one in lists[0])
+
+
+def test_the_cslm_score_of_a_translation_is_its_perplexity_score(system, tmp_path):
+    """CSLM0 in an n-best list = the sum of score_text over the translation's tokens (</s> included)."""
+    decoder = decoder_for(system, "cslm.normalization=exact")
+    loaded = load_model(system.parent / "cslm")
+    scorer = Scorer(loaded.model)
+    for line in LINES:
+        for words, _, cslm in nbest(decoder, line, 5):
+            (tmp_path / "one.txt").write_text(words + "\n")
+            tokens, _ = score_text(scorer, encode_text(tmp_path / "one.txt", loaded.shortlist, 6,
+                                                       backoff=loaded.backoff), "exact")
+            assert cslm == pytest.approx(tokens.sum(), abs=1e-6), words
+
+
+def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
+    """The best model score over every derivation the distortion rules allow (no pruning, no recombination)."""
+    options = decoder.options.build(Sentence(words))
+    model, n, limit = decoder.model, len(words), decoder.search.distortion_limit
+    best = -math.inf
+
+    def expand(hyp):
+        nonlocal best
+        if hyp.covered == n:
+            best = max(best, hyp.score)
+            return
+        gap = first_gap(hyp.coverage)
+        for (start, end), span_options in options.by_span.items():
+            if hyp.coverage & span_mask(start, end) or not jump_allowed(hyp.end, hyp.option is not None, start, limit):
+                continue
+            if not gap_reachable(gap, start, end, limit):
+                continue
+            for option in span_options:
+                new = model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0)
+                model.resolve([new])
+                expand(new)
+
+    expand(model.initial_hypothesis(options, 0.0))
+    model.end_sentence()
+    return best
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize("search", ["normal", "cube"])
+def test_recombination_with_cslm_states_finds_the_exhaustive_best(system, engine, search):
+    for weight in (0.7, 3.0):  # a strong CSLM weight makes it decide the order
+        decoder = decoder_for(system, search=search, engine=engine, weight=weight)
+        decoder.search = replace(decoder.search, stack_size=10**9, beam_threshold=0.0, pop_limit=10**9)
+        for line in ["a b c", "c a b", "b a c a"]:
+            best = exhaustive_best(decoder, tuple(line.split()))
+            assert decoder.translate(line).hypotheses[0].total == pytest.approx(best, abs=1e-9), line
+
+
+def test_decode_command_with_features_cslm(system, tmp_path):
+    """`pysmt decode --features cslm` through the entry point: CSLM0 in the n-best list, one-line errors."""
+    (tmp_path / "in.txt").write_text("a b c\nc b\n")
+    (tmp_path / "w.txt").write_text("CSLM0= 0.5\n")
+    command = ["decode", "-c", system, "-i", tmp_path / "in.txt", "--features", "cslm"]
+    proc = pysmt(*command, "--weights", tmp_path / "w.txt", "--nbest", tmp_path / "nbest.txt")
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 2
+    assert all("CSLM0=" in line for line in (tmp_path / "nbest.txt").read_text().splitlines())
+    missing = pysmt(*command)
+    assert missing.returncode == 1 and "no weights for feature CSLM0" in missing.stderr
+    bad = pysmt(*command, "--weights", tmp_path / "w.txt", "--param", "cslm.buffer-size=0")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    errors = [line for line in bad.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and "feature CSLM0: buffer-size must be at least 1, not 0" in errors[0]
+
+
+def test_registered_in_process_too(tmp_path, tiny_model):
+    """pysmt.testing.registered works for the class as for any plugin (no installation needed)."""
+    ini = write_toy_system(tmp_path / "sys")
+    with registered(my_cslm=CslmFeature):
+        config = configure_system(ini, ["my-cslm"], [f"my-cslm.model={tiny_model}"]).with_weights(
+            {"CSLM0": [0.5]}, "test")
+        result = Decoder(config).translate("a b c")
+    assert result.best and np.isfinite(result.hypotheses[0].total)
+
+
+def test_forked_decoding_workers_do_not_hang(tmp_path):
+    """`--threads 2` forks decoding workers after the model is loaded. Loading a model of some size runs
+    torch's thread pool in the parent (OpenMP), which does not survive a fork: the workers must not use it."""
+    from collections import Counter
+
+    from pysmt_cslm.hyperparameters import preset
+    from pysmt_cslm.model import Cslm
+    from pysmt_cslm.store import MODEL, save_checkpoint
+    from pysmt_cslm.training import model_state
+    from pysmt_cslm.vocabulary import Shortlist, save_counts
+
+    ini = write_toy_system(tmp_path / "system")
+    words = ["x", "y", "z"] + [f"w{k}" for k in range(3000)]
+    hp = preset("default", embedding=64, hidden1=256, hidden2=64, shortlist=len(words) + 2)
+    folder = ini.parent / "cslm"
+    folder.mkdir()
+    save_checkpoint(folder / MODEL, model_state(Cslm(hp, hp.shortlist), 0))
+    Shortlist(["[EOS]", "[UNK]"] + words).save(folder / "target.vocab")
+    save_counts(folder / "counts.tsv", Counter(dict.fromkeys(words, 2)), 10)
+    (tmp_path / "in.txt").write_text("a b c\nc b\na\nb c\n")
+    (tmp_path / "w.txt").write_text("CSLM0= 0.5\n")
+    command = [sys.executable, "-m", "pysmt.cli", "decode", "-c", str(ini), "-i", str(tmp_path / "in.txt"),
+               "--features", "cslm", "--weights", str(tmp_path / "w.txt")]
+    env = {**os.environ, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+    one = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert one.returncode == 0, one.stderr
+    two = subprocess.run(command + ["--threads", "2"], capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert two.returncode == 0, two.stderr
+    assert two.stdout == one.stdout and len(one.stdout.splitlines()) == 4

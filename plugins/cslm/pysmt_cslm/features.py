@@ -39,8 +39,8 @@ from pysmt_cslm.vocabulary import BOS_ID, EOS_ID
 if TYPE_CHECKING:
     import torch
 
-#: Cached n-gram scores kept across sentences before the cache is emptied.
-CACHE_SIZE = 2_000_000
+#: Cached n-gram scores kept across sentences before the cache is emptied (~130 bytes each).
+CACHE_SIZE = 1_000_000
 #: Below this share of the first sentence's option words in the shortlist, a warning says so.
 LOW_COVERAGE = 0.5
 

@@ -18,7 +18,7 @@ import torch
 
 from pysmt import neural
 from pysmt.errors import PysmtError
-from pysmt.neural import first_line, resolve_device  # noqa: F401 - the plugin's device and error helpers
+from pysmt.neural import first_line, resolve_device
 from pysmt_cslm.hyperparameters import Hyperparameters
 from pysmt_cslm.model import Cslm
 from pysmt_cslm.vocabulary import Backoff, Shortlist, load_counts

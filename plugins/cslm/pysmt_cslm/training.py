@@ -52,7 +52,7 @@ from pysmt_cslm.store import (
     load_checkpoint,
     save_checkpoint,
 )
-from pysmt_cslm.vocabulary import Backoff, Shortlist, load_counts, save_counts
+from pysmt_cslm.vocabulary import Backoff, Shortlist, save_counts
 
 TRAIN, VALID, LOG = "train.npz", "valid.npz", "log.tsv"
 #: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
@@ -269,7 +269,3 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
         save_best(best)
     return best
 
-
-def read_backoff(out: Path) -> Backoff:
-    counts, sentences = load_counts(out / COUNTS)
-    return Backoff(Shortlist.load(out / VOCAB), counts, sentences)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import pysmt
+from cslm_testing import pysmt
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text

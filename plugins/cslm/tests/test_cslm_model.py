@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import TINY, toy_text
+from cslm_testing import TINY, toy_text
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.model import Cslm

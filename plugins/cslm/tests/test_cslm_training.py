@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import CPU, TINY, one_line_error, pysmt, toy_text
+from cslm_testing import CPU, TINY, one_line_error, pysmt, toy_text
 from pysmt_cslm import training
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.store import LAST, MODEL, load_checkpoint, load_model, resolve_device

@@ -3,13 +3,16 @@
 Workers are forked, so they share the parent's loaded models and data copy-on-write, and they
 ignore Ctrl-C: the terminal sends SIGINT to the whole process group, and only the parent should
 react (stop the pool, keep what was written, exit with status 130), not print one traceback per
-worker.
+worker. A worker runs torch (a neural plugin's) on one thread: the workers already use the cores,
+and the OpenMP thread pool that the parent started while loading a model does not survive a fork
+(the child's first parallel region would hang).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from multiprocessing.pool import Pool
 from typing import Any, TypeVar
@@ -22,6 +25,9 @@ R = TypeVar("R")
 
 def _start_worker(initializer: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch = sys.modules.get("torch")
+    if torch is not None:  # a neural plugin's model was loaded before the fork
+        torch.set_num_threads(1)
     if initializer is not None:
         initializer(*args)
 

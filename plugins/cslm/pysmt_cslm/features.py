@@ -20,7 +20,6 @@ of number; the CSLM has no shorter-context model for the others).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,18 +42,6 @@ if TYPE_CHECKING:
 CACHE_SIZE = 1_000_000
 #: Below this share of the first sentence's option words in the shortlist, a warning says so.
 LOW_COVERAGE = 0.5
-
-
-def forked() -> None:
-    """In a forked decoding worker (``pysmt decode --threads N``): torch on one thread.
-
-    N workers already use the N cores; and OpenMP's thread pool, started in the parent when the
-    model was loaded, does not survive a fork (the first parallel region in the child hangs).
-    One thread runs torch's kernels inline, without touching that pool.
-    """
-    import torch
-
-    torch.set_num_threads(1)
 
 
 def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> Path:
@@ -94,7 +81,6 @@ class CslmFeature(BatchedStatefulFeature):
         self.log_z: dict[bytes, float] = {}  # context -> log Z (exact normalization)
         self.warned = False
         self.requests = self.ngrams = self.computed = self.contexts_normalized = 0  # statistics, for benchmarks
-        self.pid = os.getpid()
         self.start(None, [])
 
     @classmethod
@@ -122,9 +108,6 @@ class CslmFeature(BatchedStatefulFeature):
 
     def start(self, sentence: Sentence | None, options: Sequence[TranslationOption]) -> int:
         """A new sentence: its options' word ids and back-off terms; state ids start afresh (0 = six <s>)."""
-        if os.getpid() != self.pid:
-            forked()
-            self.pid = os.getpid()
         width = max([1] + [len(option.target) for option in options])
         self.option_ids = np.zeros((len(options), width), dtype=np.int32)
         self.option_lengths = np.zeros(len(options), dtype=np.int64)

@@ -20,15 +20,19 @@ underscores, which become dashes.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from pysmt.config import load_config
 from pysmt.decoder import Decoder
 from pysmt.features import registry
 from pysmt.features.base import Feature
+from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
+from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import Sentence, SentenceOptions
 
 #: A bigram LM over x, y, z with round log10 numbers.
@@ -121,3 +125,64 @@ def toy_decoder(system: Path, features: Sequence[str] = (), *, weights: dict[str
 def toy_options(decoder: Decoder, line: str) -> SentenceOptions:
     """The translation options of a (tokenized) line, as the decoder builds and scores them."""
     return decoder.options.build(Sentence(tuple(line.split())))
+
+
+def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
+    """The best model score over every derivation the distortion rules allow (no pruning, no recombination).
+
+    Plugin features' scores are asked for at once, hypothesis by hypothesis: the yardstick a search
+    with a huge beam (:func:`huge_beam`) must reach, whatever a feature's states and batches.
+    """
+    options = decoder.options.build(Sentence(words))
+    model, n, limit = decoder.model, len(words), decoder.search.distortion_limit
+    best = -math.inf
+
+    def expand(hyp: Hypothesis) -> None:
+        nonlocal best
+        if hyp.covered == n:
+            best = max(best, hyp.score)
+            return
+        gap = first_gap(hyp.coverage)
+        for (start, end), span_options in options.by_span.items():
+            if hyp.coverage & span_mask(start, end) or not jump_allowed(hyp.end, hyp.option is not None, start, limit):
+                continue
+            if not gap_reachable(gap, start, end, limit):
+                continue
+            for option in span_options:
+                new = model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0)
+                model.resolve([new])
+                expand(new)
+
+    expand(model.initial_hypothesis(options, 0.0))
+    model.end_sentence()
+    return best
+
+
+def huge_beam(decoder: Decoder, algorithm: Literal["normal", "cube"]) -> Decoder:
+    """The decoder with no pruning at all (for comparing with :func:`exhaustive_best` on tiny inputs)."""
+    decoder.search = replace(decoder.search, algorithm=algorithm, stack_size=10**9, beam_threshold=0.0, pop_limit=10**9)
+    return decoder
+
+
+@contextmanager
+def single_torch_thread() -> Iterator[None]:
+    """torch on one thread, and ``OMP_NUM_THREADS=1`` for the commands a test starts; both restored after.
+
+    On tiny models, thread start-up and contention cost far more than threads give.
+    """
+    import torch
+
+    saved = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    os.environ.update({name: "1" for name in saved})
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+

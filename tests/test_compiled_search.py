@@ -92,7 +92,7 @@ def test_plugin_features_are_called_back_with_the_same_results(tiny_system, fake
 
 
 def test_plugin_features_with_a_huge_beam_find_the_exhaustive_best(tiny_system, fake_registry):
-    from tests.test_search import exhaustive_best, huge_beam
+    from pysmt.testing import exhaustive_best, huge_beam
     config = load_config(tiny_system)
     for engine in ("auto", "python"):
         for algorithm in ("normal", "cube"):

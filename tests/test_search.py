@@ -2,7 +2,6 @@
 
 import math
 import random
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,43 +10,11 @@ from hypothesis import strategies as st
 
 from pysmt.config import load_config
 from pysmt.decoder import Decoder
-from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
 from pysmt.search.options import Sentence
+from pysmt.testing import exhaustive_best, huge_beam
 from tests.conftest import LN10, write_moses_system
 
 ln = math.log
-
-
-def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
-    """The best model score over every derivation the distortion rules allow (no pruning, no recombination)."""
-    options = decoder.options.build(Sentence(words))
-    model, n, limit = decoder.model, len(words), decoder.search.distortion_limit
-    best = -math.inf
-
-    def expand(hyp):
-        nonlocal best
-        if hyp.covered == n:
-            best = max(best, hyp.score)
-            return
-        gap = first_gap(hyp.coverage)
-        for (start, end), span_options in options.by_span.items():
-            if hyp.coverage & span_mask(start, end) or not jump_allowed(hyp.end, hyp.option is not None, start, limit):
-                continue
-            if not gap_reachable(gap, start, end, limit):
-                continue
-            for option in span_options:
-                new = model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0)
-                model.resolve([new])  # plugin features' scores, asked at once
-                expand(new)
-
-    expand(model.initial_hypothesis(options, 0.0))
-    model.end_sentence()
-    return best
-
-
-def huge_beam(decoder: Decoder, algorithm: str) -> Decoder:
-    decoder.search = replace(decoder.search, algorithm=algorithm, stack_size=10**9, beam_threshold=0.0, pop_limit=10**9)
-    return decoder
 
 
 VOCAB_SRC, VOCAB_TGT = ["a", "b", "c", "d"], ["x", "y", "z"]

@@ -12,18 +12,16 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from pysmt.testing import single_torch_thread
 from cslm_testing import CPU, TINY, toy_text
 from pysmt_cslm.training import TrainingLimits, train
 
 
 @pytest.fixture(autouse=True)
-def single_threaded(monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.setenv("MKL_NUM_THREADS", "1")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def single_threaded():
+    with single_torch_thread():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ The toy system of :mod:`pysmt.testing` translates ``a b c`` into ``x y z``; the 
 on a toy language over those words, so the CSLM has opinions about their order.
 """
 
-import math
 import os
 import shutil
 import subprocess
@@ -22,14 +21,7 @@ from pysmt_cslm.store import load_model
 
 from pysmt.decoder import Decoder
 from pysmt.features.registry import configure_system
-from pysmt.search.distortion_limit import (
-    first_gap,
-    gap_reachable,
-    jump_allowed,
-    span_mask,
-)
-from pysmt.search.options import Sentence
-from pysmt.testing import registered, write_toy_system
+from pysmt.testing import exhaustive_best, registered, write_toy_system
 
 LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through
 
@@ -91,33 +83,6 @@ def test_the_cslm_score_of_a_translation_is_its_perplexity_score(system, tmp_pat
             tokens, _ = score_text(scorer, encode_text(tmp_path / "one.txt", loaded.shortlist, 6,
                                                        backoff=loaded.backoff), "exact")
             assert cslm == pytest.approx(tokens.sum(), abs=1e-6), words
-
-
-def exhaustive_best(decoder: Decoder, words: tuple[str, ...]) -> float:
-    """The best model score over every derivation the distortion rules allow (no pruning, no recombination)."""
-    options = decoder.options.build(Sentence(words))
-    model, n, limit = decoder.model, len(words), decoder.search.distortion_limit
-    best = -math.inf
-
-    def expand(hyp):
-        nonlocal best
-        if hyp.covered == n:
-            best = max(best, hyp.score)
-            return
-        gap = first_gap(hyp.coverage)
-        for (start, end), span_options in options.by_span.items():
-            if hyp.coverage & span_mask(start, end) or not jump_allowed(hyp.end, hyp.option is not None, start, limit):
-                continue
-            if not gap_reachable(gap, start, end, limit):
-                continue
-            for option in span_options:
-                new = model.extend(hyp, option, 0.0, hyp.covered + end - start == n, 0)
-                model.resolve([new])
-                expand(new)
-
-    expand(model.initial_hypothesis(options, 0.0))
-    model.end_sentence()
-    return best
 
 
 @pytest.mark.parametrize("engine", ["auto", "python"])

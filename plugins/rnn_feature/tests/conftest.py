@@ -7,14 +7,11 @@ machine), so every test runs torch single-threaded and passes ``OMP_NUM_THREADS=
 """
 
 import pytest
-import torch
+
+from pysmt.testing import single_torch_thread
 
 
 @pytest.fixture(autouse=True)
-def single_threaded(monkeypatch):
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.setenv("MKL_NUM_THREADS", "1")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def single_threaded():
+    with single_torch_thread():
+        yield

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -185,4 +187,21 @@ def single_torch_thread() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def run_pysmt(*args: str | Path) -> subprocess.CompletedProcess:
+    """Run the ``pysmt`` command as a user would (text output captured, any exit status)."""
+    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True,
+                          check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int = 1) -> str:
+    """Assert the command failed with ``status`` and one ``Error`` line (no traceback) holding every needle."""
+    assert proc.returncode == status, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
 

@@ -7,12 +7,12 @@ that imports never pick up another plugin's ``conftest``.)
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
+from pysmt.testing import one_line_error  # noqa: F401 - the plugin's test modules import them from here
+from pysmt.testing import run_pysmt as pysmt  # noqa: F401
 from pysmt_cslm.hyperparameters import preset
 
 #: Tiny sizes; a 5-entry softmax: [EOS], [UNK], x, y, z (q and r stay outside).
@@ -35,16 +35,3 @@ def toy_text(path: Path, lines: int = 300, seed: int = 0, words: tuple[str, ...]
     return path
 
 
-def pysmt(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True, check=False)
-
-
-def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int = 1) -> str:
-    """The command failed with ``status`` and one line (no traceback) that contains every needle."""
-    assert proc.returncode == status, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
-    assert len(lines) == 1, proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]

@@ -7,7 +7,6 @@ filter` derive from a system with the rnn and wp features (they must find SYSTEM
 """
 
 import os
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -24,26 +23,13 @@ from test_rnn_training import ENGLISH, TINY, WORDS, toy_table
 
 from pysmt.config import SystemConfig, load_config
 from pysmt.errors import PysmtError
+from pysmt.testing import one_line_error
+from pysmt.testing import run_pysmt as pysmt
 
 REPO = Path(__file__).resolve().parents[3]
 CPU = torch.device("cpu")
 #: The hyperparameters `pysmt rnn train` uses without --preset and --seed, so the API and the CLI make one job.
 DEFAULT = preset("default")
-
-
-def pysmt(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True)
-
-
-def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int = 1) -> str:
-    """The command failed with ``status`` and one line (no traceback) that contains every needle."""
-    assert proc.returncode == status, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
-    assert len(lines) == 1, proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def other_table(path: Path, n: int = 40) -> Path:

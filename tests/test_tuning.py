@@ -1,13 +1,14 @@
 """MERT library: BLEU statistics against sacrebleu, envelopes, line search, optimizer."""
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sacrebleu
 
 from tuning.bleu import BleuStatistics, bleu
-from tuning.line_search import CandidatePool, line_search, upper_envelopes
+from tuning.line_search import PAST_FIRST, PAST_LAST, CandidatePool, line_search, upper_envelopes
 from tuning.optimizer import constant_features, optimize
 
 WORDS = "le la les chat chien est sur tapis . , un une de du maison ! ?".split()
@@ -28,8 +29,6 @@ def test_statistics_sum_to_sacrebleu_corpus_bleu_on_random_strings(seed):
 
 
 def test_statistics_equal_sacrebleu_on_real_decoder_output():
-    from pathlib import Path
-
     from tests.conftest import shared_data
 
     hyps = (Path(__file__).parent / "data" / "newstest2013.pysmt-untuned.300.fr").read_text(encoding="utf-8")
@@ -100,8 +99,10 @@ def test_line_search_finds_the_interval_where_the_good_candidate_wins():
     pool = one_sentence_pool([[1.0, 0.0], [0.0, 1.0]], [[0, 6, 0, 5, 0, 4, 0, 3, 6], perfect(6)])
     a = pool.scores(np.array([1.0, 0.0]))  # junk leads: 1 > 0
     step, value = line_search(pool, a, pool.features[1])
-    # along axis 1 the perfect candidate leads once g > 1: the unbounded interval, entered 1 past its end
-    assert (step, value) == (2.0, pytest.approx(100.0))
+    # along axis 1 the perfect candidate leads once g > 1: the unbounded interval, entered as Moses does
+    assert (step, value) == (1.0 + PAST_LAST, pytest.approx(100.0))
+    # against axis 1 it leads once g < -1: Moses goes far past the change point on that side
+    assert line_search(pool, a, -pool.features[1]) == (-1.0 - PAST_FIRST, pytest.approx(100.0))
     # already at the optimum: stay
     assert line_search(pool, pool.scores(np.array([0.0, 1.0])), pool.features[0]) == (0.0, pytest.approx(100.0))
 
@@ -205,6 +206,36 @@ def test_optimized_weights_are_l1_normalized_without_changing_the_winners():
     weights, _ = optimize(varying, stats, [1.0, 2.0, -3.0, 4.0, 0.3, 0.5], restarts=2,
                           fixed=[False] * 5 + [True])
     assert np.abs(weights[:4]).sum() != pytest.approx(1.0)  # not normalized: rankings would change
+
+
+def read_moses_mert_blocks(path: Path) -> list[np.ndarray]:
+    """One array per sentence from Moses' text FEATSTAT/SCORESTAT (``*_TXT_BEGIN_i ...`` to ``*_TXT_END_i``)."""
+    blocks: list[np.ndarray] = []
+    rows: list[list[float]] = []
+    for line in path.read_text().splitlines():
+        if "_TXT_BEGIN_" in line:
+            rows = []
+        elif "_TXT_END_" in line:
+            blocks.append(np.array(rows, dtype=float))
+        else:
+            rows.append([float(v) for v in line.split()])
+    return blocks
+
+
+# Moses' regression test mert.basic: its mert reaches BLEU 0.304339 from these statistics
+MOSES_MERT_BASIC_BLEU = 0.304339
+
+
+def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
+    from tests.conftest import shared_data
+
+    fixture = shared_data("fixtures", "moses", "mert.basic")
+    features = read_moses_mert_blocks(fixture / "FEATSTAT.txt")
+    stats = read_moses_mert_blocks(fixture / "SCORESTAT.txt")
+    init, lower, upper = ([float(v) for v in line.split()] for line in (fixture / "INIT").read_text().splitlines())
+    weights, value = optimize(features, stats, init, lower=lower, upper=upper)
+    assert value / 100 >= MOSES_MERT_BASIC_BLEU
+    assert CandidatePool.from_lists(features, stats).bleu(weights) == pytest.approx(value)
 
 
 # -- n-best lists and the outer loop --------------------------------------------------------------

@@ -4,7 +4,8 @@ Along a direction ``r`` from weights ``w`` every candidate's model score is a li
 ``g``: ``a + g * b`` with ``a = f . w`` and ``b = f . r``. Each sentence's decoder output, as a
 function of ``g``, is its *upper envelope* of lines: a few candidates, each best on an interval.
 Merging every sentence's change points and sweeping BLEU's sufficient statistics over them gives
-corpus BLEU on every interval of the real line; the search returns the middle of the best one.
+corpus BLEU on every interval of the real line; the search returns the middle of the best one
+(or, when that interval is unbounded, a point beyond its end: see :data:`PAST_FIRST`).
 
 The envelopes are the inner loop of MERT (thousands of line searches over millions of
 candidates), so they are compiled with numba: per sentence, one pass finds the leader at ``g = 0``
@@ -25,6 +26,16 @@ from tuning.bleu import N_STATS, bleu
 
 #: Relative slack when discarding lines below a chord, so rounding never drops an envelope line.
 CHORD_SLACK = 1e-9
+
+#: How far the step goes past the first change point when the best interval is the one reaching
+#: ``-inf``, and past the last one when it reaches ``+inf``: Moses' ``mert`` values (from cmert).
+#: BLEU is the same anywhere in the interval, but the next line searches start from that point:
+#: far to the left the direction outweighs every other score (on an axis the feature ranks the
+#: candidates and the rest mostly break its ties), and line searches along other directions
+#: start from that ranking rather than from the edge of it. On Moses' ``mert.basic`` statistics
+#: the best optimum weights the word penalty far above the rest; the starts that reach it step
+#: 1000 left along that axis first, and with steps of 1 none of the 21 starts reached it.
+PAST_FIRST, PAST_LAST = 1000.0, 0.1
 
 
 @dataclass
@@ -153,7 +164,8 @@ def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray) -> tuple[floa
 
     BLEU is constant on the open intervals between change points; the answer is the middle of the
     best one. Ties go to the interval holding ``g = 0`` (stay where we are), then to the leftmost;
-    an unbounded best interval is entered 1 past its finite end.
+    an unbounded best interval is entered :data:`PAST_FIRST` before its first change point or
+    :data:`PAST_LAST` after its last.
     """
     lines, starts, _ = upper_envelopes(a, b, pool.offsets)
     stats = pool.stats[lines]
@@ -175,9 +187,9 @@ def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray) -> tuple[floa
     if len(bounds) == 0:
         step = 0.0
     elif best == 0:
-        step = float(bounds[0]) - 1.0
+        step = float(bounds[0]) - PAST_FIRST
     elif best == len(bounds):
-        step = float(bounds[-1]) + 1.0
+        step = float(bounds[-1]) + PAST_LAST
     else:
         step = float(bounds[best - 1] + bounds[best]) / 2
     return step, float(scores[best])

@@ -8,6 +8,12 @@ them helped. The best point over all starts wins (the given weights on ties), so
 makes dev BLEU worse on the n-best lists. Everything random comes from ``numpy.random`` seeded
 with ``seed``: the same inputs give the same weights.
 
+Moses' ``mert`` (SimpleOptimizer) instead line-searches every axis from the same point and moves
+once a sweep, along the best of them. On Moses' ``mert.basic`` statistics both orders reach Moses'
+BLEU with each of 20 seeds, and moving at once puts every improving line search to use. What does
+matter there is where a line search lands in an unbounded interval, and that follows Moses
+(:data:`tuning.line_search.PAST_FIRST`).
+
 Fixed features (``fixed``) keep their weights; features whose value never varies within a
 sentence's list cannot change any decision and keep their weights too (reported by
 :func:`constant_features`).

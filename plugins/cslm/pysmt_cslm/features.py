@@ -7,10 +7,11 @@ State ids are numbered per sentence (:meth:`CslmFeature.start` resets them; id 0
 
 :meth:`CslmFeature.score_batch` turns a batch of requests (parent state, option, sentence end) into
 the n-grams they need with numpy (the option's words, each with its six predecessors, and ``</s>``
-when the sentence ends there), looks the distinct ones up in a cache shared across sentences
-(bounded: emptied when it reaches ``cache-size`` entries), scores the rest in one pass over their
-unique contexts (:class:`~pysmt_cslm.scoring.Scorer`), and adds them up per request in a fixed
-order: the scores do not depend on the buffer size or on what else is in a batch.
+when the sentence ends there), finds each n-gram's context in a :class:`ContextCache` shared across
+sentences (the hidden layer of every context seen, computed once, in one pass over the batch's
+new unique contexts by :class:`~pysmt_cslm.scoring.Scorer`), takes the logits of the requested
+words, and adds them up per request in a fixed order: the scores do not depend on the buffer size
+or on what else is in a batch.
 
 Words outside the shortlist add ``log p(w | outside)`` (the back-off unigram) to ``log P([UNK] |
 context)``. Context-free estimates for the future cost and the table limit: the training text's
@@ -31,15 +32,18 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
-from pysmt_cslm.scoring import NORMALIZATIONS, Normalization
+from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
 from pysmt_cslm.vocabulary import BOS_ID, EOS_ID
 
 if TYPE_CHECKING:
     import torch
 
-#: Cached n-gram scores kept across sentences before the cache is emptied (~130 bytes each).
-CACHE_SIZE = 1_000_000
+#: Contexts whose hidden layer is kept across sentences before the cache is emptied
+#: (4 x hidden2 bytes each: 100 MB for the default preset, 400 MB for the paper's).
+CACHE_SIZE = 100_000
+#: Target phrases whose ids and context-free terms are kept (emptied when full).
+PHRASE_CACHE_SIZE = 200_000
 #: Below this share of the first sentence's option words in the shortlist, a warning says so.
 LOW_COVERAGE = 0.5
 
@@ -54,6 +58,76 @@ def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> 
     return Path(params["model"])
 
 
+def numbered(table: dict[bytes, int], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of ``rows`` (of word ids) in ``table``, numbering new rows in order of arrival; and the
+    positions of the new rows' first occurrences (in the order of their ids).
+
+    One dict lookup per row through the rows' bytes: a decoder's call is small (a few dozen rows),
+    where numpy's sorting (``np.unique(axis=0)``) costs more than it saves.
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1).tolist()
+    get = table.get
+    ids = [get(key) for key in keys]
+    new: list[int] = []
+    if None in ids:
+        for position, key in enumerate(keys):
+            if ids[position] is None:
+                size = len(table)
+                ids[position] = table.setdefault(key, size)
+                if ids[position] == size:
+                    new.append(position)
+    return np.array(ids, dtype=np.int64), np.array(new, dtype=np.int64)
+
+
+class ContextCache:
+    """The hidden layer (and, once asked, log Z) of every context seen, across sentences.
+
+    Rows are numbered in order of arrival; when a call would take the cache past ``size`` rows,
+    it is emptied first (a call's own contexts always fit: the storage grows to hold them).
+    """
+
+    def __init__(self, scorer: Scorer, size: int) -> None:
+        self.scorer, self.size = scorer, size
+        self.rows: dict[bytes, int] = {}  # context (six input ids' bytes) -> row
+        self.hidden = np.empty((0, scorer.w2t.shape[1]), dtype=np.float32)
+        self.log_z = np.empty(0)  # NaN until computed
+        self.computed = self.normalized = 0  # statistics, for benchmarks
+
+    def clear(self) -> None:
+        self.rows.clear()
+
+    def lookup(self, contexts: np.ndarray) -> np.ndarray:
+        """The rows of contexts (n x 6 ids), computing the hidden layer of those not seen yet."""
+        if len(self.rows) + len(contexts) > self.size:
+            self.rows.clear()
+        start = len(self.rows)
+        rows, new = numbered(self.rows, contexts)
+        if len(new):
+            self.grow(len(self.rows))
+            self.hidden[start:len(self.rows)] = self.scorer.hidden(contexts[new])
+            self.log_z[start:len(self.rows)] = np.nan
+            self.computed += len(new)
+        return rows
+
+    def grow(self, needed: int) -> None:
+        if needed > len(self.hidden):
+            capacity = max(needed, min(2 * len(self.hidden), max(self.size, needed)), 1024)
+            hidden = np.empty((capacity, self.hidden.shape[1]), dtype=np.float32)
+            hidden[:len(self.hidden)] = self.hidden
+            log_z = np.empty(capacity)
+            log_z[:len(self.log_z)] = self.log_z
+            self.hidden, self.log_z = hidden, log_z
+
+    def normalizers(self, rows: np.ndarray) -> np.ndarray:
+        """log Z of rows (computing those not known yet, each distinct row once)."""
+        missing = np.unique(rows[np.isnan(self.log_z[rows])])
+        if len(missing):
+            self.log_z[missing] = self.scorer.log_partition_of(self.hidden[missing])
+            self.normalized += len(missing)
+        return self.log_z[rows]
+
+
 class CslmFeature(BatchedStatefulFeature):
     """``log p(target words | six previous words)`` by the continuous-space LM: one score."""
 
@@ -65,7 +139,6 @@ class CslmFeature(BatchedStatefulFeature):
     def __init__(self, name: str, directory: Path, device: str | torch.device = "cpu", buffer_size: int = 10_000,
                  normalization: Normalization = "self", cache_size: int = CACHE_SIZE) -> None:
         super().__init__(name, 1)
-        from pysmt_cslm.scoring import Scorer
         from pysmt_cslm.store import load_model
 
         loaded = load_model(directory, device)
@@ -76,11 +149,10 @@ class CslmFeature(BatchedStatefulFeature):
         del loaded
         self.buffer_size = buffer_size
         self.normalization = normalization
-        self.cache_size = cache_size
-        self.cache: dict[bytes, float] = {}  # n-gram -> log p
-        self.log_z: dict[bytes, float] = {}  # context -> log Z (exact normalization)
+        self.cache = ContextCache(self.scorer, cache_size)
+        self.phrases: dict[tuple[str, ...], tuple[list[int], float, float]] = {}
         self.warned = False
-        self.requests = self.ngrams = self.computed = self.contexts_normalized = 0  # statistics, for benchmarks
+        self.requests = self.ngrams = 0  # statistics, for benchmarks
         self.start(None, [])
 
     @classmethod
@@ -90,7 +162,8 @@ class CslmFeature(BatchedStatefulFeature):
             raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {buffer_size}")
         cache_size = params.get("cache-size", CACHE_SIZE)
         if cache_size < 0:
-            raise PysmtError(f"feature {name}: cache-size must be 0 (no cache) or more, not {cache_size}")
+            raise PysmtError(f"feature {name}: cache-size must be 0 (nothing kept between calls) or more, "
+                             f"not {cache_size}")
         normalization = params.get("normalization", "self")
         if normalization not in NORMALIZATIONS:
             raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not {normalization!r}")
@@ -101,8 +174,22 @@ class CslmFeature(BatchedStatefulFeature):
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        estimates = [sum(self.backoff.unigram(w) for w in phrase.target) for phrase in phrases]
+        estimates = [self.phrase(phrase.target)[2] for phrase in phrases]
         return None, np.array(estimates, dtype=np.float64)[:, None]
+
+    def phrase(self, target: tuple[str, ...]) -> tuple[list[int], float, float]:
+        """A target phrase's input ids, back-off term and unigram estimate, cached: the same phrases come
+        back sentence after sentence, and the decoder asks for thousands a sentence."""
+        known = self.phrases.get(target)
+        if known is None:
+            if len(self.phrases) >= PHRASE_CACHE_SIZE:
+                self.phrases.clear()
+            backoff = estimate = 0.0
+            for word in target:  # in order, one at a time: the same sums whatever the batch
+                backoff += self.backoff.logp(word)
+                estimate += self.backoff.unigram(word)
+            known = self.phrases[target] = (self.shortlist.encode(target), backoff, estimate)
+        return known
 
     # -- the array interface ------------------------------------------------------------------------
 
@@ -113,13 +200,10 @@ class CslmFeature(BatchedStatefulFeature):
         self.option_lengths = np.zeros(len(options), dtype=np.int64)
         self.option_backoff = np.zeros(len(options))
         for k, option in enumerate(options):
-            ids = self.shortlist.encode(option.target)
+            ids, self.option_backoff[k], _ = self.phrase(option.target)
             self.option_ids[k, :len(ids)] = ids
             self.option_lengths[k] = len(ids)
-            total = 0.0
-            for word in option.target:  # in order, one at a time: the same sum whatever the batch
-                total += self.backoff.logp(word)
-            self.option_backoff[k] = total
+        self.windows = np.arange(width)[:, None] + np.arange(self.context + 1)  # word j's n-gram in a sequence
         self.state_contexts = np.full((16, self.context), BOS_ID, dtype=np.int32)
         self.state_ids: dict[bytes, int] = {self.state_contexts[0].tobytes(): 0}
         if options and not self.warned:
@@ -147,9 +231,9 @@ class CslmFeature(BatchedStatefulFeature):
         lengths = self.option_lengths[options]
         width = words.shape[1]
         sequence = np.concatenate([self.state_contexts[states], words], axis=1)  # (k, c + width)
-        windows = np.lib.stride_tricks.sliding_window_view(sequence, c + 1, axis=1)  # (k, width, c + 1)
+        windows = sequence[:, self.windows]  # (k, width, c + 1)
         present = np.arange(width)[None, :] < lengths[:, None]
-        after = np.take_along_axis(sequence, lengths[:, None] + np.arange(c)[None, :], axis=1)  # new contexts
+        after = sequence[np.arange(k)[:, None], lengths[:, None] + np.arange(c)]  # the new contexts
         ngrams = np.concatenate([windows[present],
                                  np.concatenate([after[ends], np.full((int(ends.sum()), 1), EOS_ID, np.int32)], 1)])
         log_p = self.ngram_scores(ngrams)
@@ -165,74 +249,27 @@ class CslmFeature(BatchedStatefulFeature):
         return total[:, None], self.intern(after)
 
     def ngram_scores(self, ngrams: np.ndarray) -> np.ndarray:
-        """``log p`` (shortlist part) of n-grams (n x 7 ids), each distinct one scored once, cached across sentences.
-
-        Deduplication goes through dicts of the rows' bytes: a decoder's call is small (cube pruning
-        asks ~20 requests at a time), where numpy's sorting costs more than it saves.
-        """
+        """``log p`` (shortlist part) of n-grams (n x 7 ids): the logit of the word given its context's
+        cached hidden layer, minus the context's log Z when normalization is exact."""
         if not len(ngrams):
             return np.zeros(0)
-        ngrams = np.ascontiguousarray(ngrams, dtype=np.int32)
-        keys = ngrams.view(np.dtype((np.void, ngrams.shape[1] * 4))).reshape(-1).tolist()
-        cache = self.cache
-        values = [cache.get(key) for key in keys]
-        if None in values:
-            todo: dict[bytes, int] = {}  # distinct missing n-gram -> its first row
-            for k, (key, value) in enumerate(zip(keys, values)):
-                if value is None and key not in todo:
-                    todo[key] = k
-            computed = self.compute(ngrams[list(todo.values())]).tolist()
-            fresh = dict(zip(todo, computed))
-            values = [fresh[key] if value is None else value for key, value in zip(keys, values)]
-            self.computed += len(fresh)
-            if self.cache_size:
-                if len(cache) + len(fresh) > self.cache_size:
-                    cache.clear()
-                cache.update(fresh)
-        self.ngrams += len(ngrams)
-        return np.array(values)
-
-    def compute(self, ngrams: np.ndarray) -> np.ndarray:
-        """Scores of distinct n-grams by the network: hidden layers once per unique context, the requested
-        words' logits, and (exact) minus each context's log Z, itself cached per context across calls."""
-        contexts = np.ascontiguousarray(ngrams[:, :-1])
-        keys = contexts.view(np.dtype((np.void, 4 * self.context))).reshape(-1).tolist()
-        index: dict[bytes, int] = {}
-        inverse = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
-        first = np.zeros(len(index), dtype=np.int64)
-        first[inverse[::-1]] = np.arange(len(keys) - 1, -1, -1)  # the first row of each unique context
-        hidden = self.scorer.hidden(contexts[first])
-        scores = self.scorer.logits(hidden, inverse, ngrams[:, -1].astype(np.int64))
+        rows = self.cache.lookup(ngrams[:, :-1])
+        scores = self.scorer.logits(self.cache.hidden[rows], ngrams[:, -1].astype(np.int64))
         if self.normalization == "exact":
-            unique_keys = list(index)
-            log_z = np.array([self.log_z.get(key, np.nan) for key in unique_keys])
-            todo = np.flatnonzero(np.isnan(log_z))
-            if len(todo):
-                log_z[todo] = self.scorer.log_partition_of(hidden, todo)
-                self.contexts_normalized += len(todo)
-                if self.cache_size:
-                    if len(self.log_z) + len(todo) > self.cache_size:
-                        self.log_z.clear()
-                    self.log_z.update(zip((unique_keys[i] for i in todo.tolist()), log_z[todo].tolist()))
-            scores -= log_z[inverse]
+            scores -= self.cache.normalizers(rows)
+        self.ngrams += len(ngrams)
         return scores
 
     def intern(self, contexts: np.ndarray) -> np.ndarray:
         """State ids of contexts (rows of six input ids), numbering new ones."""
-        contexts = np.ascontiguousarray(contexts, dtype=np.int32)
-        keys = contexts.view(np.dtype((np.void, contexts.shape[1] * 4))).reshape(-1).tolist()
-        ids = np.empty(len(keys), dtype=np.int64)
-        table = self.state_ids
-        for k, key in enumerate(keys):
-            state = table.get(key)
-            if state is None:
-                state = table[key] = len(table)
-                if state == len(self.state_contexts):
-                    self.state_contexts = np.concatenate([self.state_contexts, np.empty_like(self.state_contexts)])
-                self.state_contexts[state] = contexts[k]
-            ids[k] = state
+        ids, new = numbered(self.state_ids, contexts)
+        if len(self.state_ids) > len(self.state_contexts):
+            grown = np.empty((2 * len(self.state_ids), self.context), dtype=np.int32)
+            grown[:len(self.state_contexts)] = self.state_contexts
+            self.state_contexts = grown
+        self.state_contexts[ids[new]] = contexts[new]
         return ids
 
     def end_sentence(self) -> None:
-        """Per-sentence tables go; the n-gram cache stays."""
+        """Per-sentence tables go; the context and phrase caches stay."""
         self.option_ids = self.option_ids[:0]

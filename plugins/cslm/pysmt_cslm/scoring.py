@@ -3,20 +3,24 @@
 * The first layer is precomputed per (word, position), as Devlin et al. (2014) do: ``W1 x`` is the
   sum of six vectors ``P_p[w_p] = W1_p e(w_p)`` (position 0's table also holds ``b1``), so a
   context costs six row lookups instead of a 3072-wide product.
-* Hidden layers are computed once per *unique* context of a request.
+* Hidden layers are computed once per *unique* context of a request (the decoder feature keeps
+  them across calls, :class:`~pysmt_cslm.features.ContextCache`).
 * ``normalization = "self"``: the log-probability is the logit alone (``W3[w] . h2 + b3[w]``),
   computed only for the requested words; training's ``alpha (log Z)^2`` term keeps ``log Z``
   near 0. ``"exact"``: the logit minus ``log Z``, the log-sum-exp of the context's full output
-  layer (the one product whose cost grows with the shortlist; the decoder feature caches it per
-  context).
+  layer (the one product whose cost grows with the shortlist).
 
-**The numbers do not depend on how requests are batched.** CPU matrix products round differently
-for different row counts (one row versus sixteen), so every product here has a fixed shape:
-contexts go through the layers in blocks of :data:`CONTEXT_BLOCK` rows and requested words in
-blocks of :data:`PAIR_BLOCK`, padded with dummy rows. A context's hidden layer, and so an n-gram's
-score, is then the same bit for bit whatever else is in its batch: the feature's scores do not
-depend on its buffer size, on the cache, or on the order of requests, and the perplexity command
-computes exactly what the decoder adds up.
+The hidden layers and the logits are numpy on the CPU: the decoder asks often for little (a few
+contexts a call), where a numpy call costs a few microseconds and a torch call several times that.
+``log Z``, the one large product, runs in torch on the model's device (a GPU when there is one).
+
+**The numbers do not depend on how requests are batched.** Matrix products round differently for
+different row counts (one row versus eight), so every product here has a fixed shape: contexts go
+through the layers in blocks of :data:`CONTEXT_BLOCK` rows, padded with dummy rows; the first
+layer's sum and the logits' dot products are per row. A context's hidden layer, and so an
+n-gram's score, is then the same bit for bit whatever else is in its batch: the feature's scores
+do not depend on its buffer size, on the cache, or on the order of requests, and the perplexity
+command computes exactly what the decoder adds up.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ from pysmt_cslm.model import Cslm
 
 Normalization = Literal["exact", "self"]
 NORMALIZATIONS = ("exact", "self")
-#: Rows of every hidden-layer product (contexts) and of every output product (requested words).
-#: Small, because the decoder asks often for little (cube pruning: ~20 requests a call); a large
-#: batch is many blocks.
-CONTEXT_BLOCK, PAIR_BLOCK = 16, 64
+#: Rows of every hidden-layer and softmax product: small, because the decoder asks often for little
+#: (measured: an 8 x 256 by 256 x 256 product costs a third of a 16-row one in numpy).
+CONTEXT_BLOCK = 8
+#: Contexts whose first layer is gathered at once (a multiple of CONTEXT_BLOCK).
+FIRST_LAYER_ROWS = 1024
 
 
 def padded(array: np.ndarray, block: int) -> np.ndarray:
@@ -59,22 +64,45 @@ class Scorer:
             tables = [embedding @ w1[:, p * E:(p + 1) * E].T for p in range(hp.context)]  # (vocab, hidden1) each
             tables[0] = tables[0] + model.hidden1.bias
             self.vocab = embedding.shape[0]
-            self.first = torch.cat(tables).contiguous()  # (context x vocab, hidden1): position p's rows at p * vocab
-            self.w2, self.b2 = model.hidden2.weight.detach().clone(), model.hidden2.bias.detach().clone()
-            self.w3, self.b3 = model.output.weight.detach().clone(), model.output.bias.detach().clone()
+            #: (context x vocab, hidden1): position p's rows at p * vocab
+            self.first = torch.cat(tables).float().cpu().numpy()
+            self.w2t = model.hidden2.weight.T.float().contiguous().cpu().numpy()
+            self.b2 = model.hidden2.bias.float().cpu().numpy()
+            self.w3 = model.output.weight.float().contiguous().cpu().numpy()
+            self.b3 = model.output.bias.float().cpu().numpy()
+            self.w3_device = model.output.weight.detach().clone()
+            self.b3_device = model.output.bias.detach().clone()
+        self.offsets = np.arange(self.context) * self.vocab
 
-    def hidden(self, contexts: np.ndarray) -> torch.Tensor:
-        """h2 (rows padded to whole blocks) of contexts (n x 6 ids).
+    def hidden(self, contexts: np.ndarray) -> np.ndarray:
+        """h2 (float32, one row per context) of contexts (n x 6 ids): six table rows summed, then
+        the second layer a block of CONTEXT_BLOCK rows at a time."""
+        rows = padded(np.asarray(contexts, dtype=np.int64), CONTEXT_BLOCK) + self.offsets
+        h2 = np.empty((len(rows), self.w2t.shape[1]), dtype=np.float32)
+        for chunk in range(0, len(rows), FIRST_LAYER_ROWS):  # bounds the (rows, 6, hidden1) gather
+            part = rows[chunk:chunk + FIRST_LAYER_ROWS]
+            h1 = self.first[part.reshape(-1)].reshape(len(part), self.context, -1).sum(1)
+            np.maximum(h1, 0, out=h1)
+            for lo in range(0, len(part), CONTEXT_BLOCK):
+                np.matmul(h1[lo:lo + CONTEXT_BLOCK], self.w2t, out=h2[chunk + lo:chunk + lo + CONTEXT_BLOCK])
+        h2 += self.b2
+        np.maximum(h2, 0, out=h2)
+        return h2[:len(contexts)]
 
-        The first layer is one lookup of all six table rows of every context, summed over the
-        positions; the second a product per block of CONTEXT_BLOCK rows.
-        """
-        rows = padded(contexts.astype(np.int64), CONTEXT_BLOCK) + np.arange(self.context) * self.vocab
-        index = torch.from_numpy(rows.reshape(-1)).to(self.device)
+    def logits(self, hidden: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """``W3[w] . h2 + b3[w]`` (float64) for each row of ``hidden`` and its word."""
+        return (np.einsum("ij,ij->i", hidden, self.w3[words]) + self.b3[words]).astype(np.float64)
+
+    def log_partition_of(self, hidden: np.ndarray) -> np.ndarray:
+        """``log Z`` (the full softmax's log-sum-exp, float64) of each row of ``hidden``, on the model's device."""
+        out = np.empty(len(hidden))
+        blocks = torch.from_numpy(padded(hidden, CONTEXT_BLOCK)).to(self.device)
         with torch.inference_mode():
-            h1 = torch.relu(self.first.index_select(0, index).view(len(rows), self.context, -1).sum(1))
-            return torch.cat([F.linear(h1[lo:lo + CONTEXT_BLOCK], self.w2, self.b2).relu_()
-                              for lo in range(0, len(rows), CONTEXT_BLOCK)])
+            for lo in range(0, len(hidden), CONTEXT_BLOCK):
+                logits = F.linear(blocks[lo:lo + CONTEXT_BLOCK], self.w3_device, self.b3_device)
+                n = min(CONTEXT_BLOCK, len(hidden) - lo)
+                out[lo:lo + n] = torch.logsumexp(logits, dim=1)[:n].double().cpu().numpy()
+        return out
 
     def score(self, contexts: np.ndarray, words: np.ndarray, normalization: Normalization = "exact") -> np.ndarray:
         """``log p(words[k] | contexts[k])`` (float64): the logit, minus log Z of the context when exact."""
@@ -83,40 +111,17 @@ class Scorer:
         unique, inverse = np.unique(np.asarray(contexts, dtype=np.int64), axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         hidden = self.hidden(unique)
-        scores = self.logits(hidden, inverse, np.asarray(words, dtype=np.int64))
+        scores = self.logits(hidden[inverse], np.asarray(words, dtype=np.int64))
         if normalization == "exact":
-            scores -= self.log_partition_of(hidden, np.arange(len(unique)))[inverse]
+            scores -= self.log_partition_of(hidden)[inverse]
         return scores
-
-    def logits(self, hidden: torch.Tensor, rows: np.ndarray, words: np.ndarray) -> np.ndarray:
-        """``W3[w] . h2 + b3[w]`` for each (row of ``hidden``, word), in blocks of PAIR_BLOCK."""
-        out = np.empty(len(words))
-        with torch.inference_mode():
-            for lo in range(0, len(words), PAIR_BLOCK):
-                r = torch.from_numpy(padded(rows[lo:lo + PAIR_BLOCK], PAIR_BLOCK)).to(self.device)
-                w = torch.from_numpy(padded(words[lo:lo + PAIR_BLOCK], PAIR_BLOCK)).to(self.device)
-                logits = (hidden.index_select(0, r) * self.w3.index_select(0, w)).sum(1) + self.b3.index_select(0, w)
-                n = min(PAIR_BLOCK, len(words) - lo)
-                out[lo:lo + n] = logits[:n].double().cpu().numpy()
-        return out
-
-    def log_partition_of(self, hidden: torch.Tensor, rows: np.ndarray) -> np.ndarray:
-        """``log Z`` (the full softmax's log-sum-exp) of rows ``rows`` of ``hidden``, in blocks of CONTEXT_BLOCK."""
-        out = np.empty(len(rows))
-        index = torch.from_numpy(padded(np.asarray(rows, dtype=np.int64), CONTEXT_BLOCK)).to(self.device)
-        with torch.inference_mode():
-            for lo in range(0, len(rows), CONTEXT_BLOCK):
-                logits = F.linear(hidden.index_select(0, index[lo:lo + CONTEXT_BLOCK]), self.w3, self.b3)
-                n = min(CONTEXT_BLOCK, len(rows) - lo)
-                out[lo:lo + n] = torch.logsumexp(logits, dim=1)[:n].double().cpu().numpy()
-        return out
 
     def log_partition(self, contexts: np.ndarray) -> np.ndarray:
         """``log Z`` of each context: 0 when the model is perfectly self-normalized."""
         if not len(contexts):
             return np.zeros(0)
         unique, inverse = np.unique(np.asarray(contexts, dtype=np.int64), axis=0, return_inverse=True)
-        return self.log_partition_of(self.hidden(unique), np.arange(len(unique)))[inverse.reshape(-1)]
+        return self.log_partition_of(self.hidden(unique))[inverse.reshape(-1)]
 
 
 #: Tokens of a text scored at once by :func:`score_text`.

@@ -1,0 +1,127 @@
+"""Decoding speed with the ``cslm`` feature: without it, with it (self-normalized, exact), and the
+speed-up of the feature's buffered scoring over scoring each n-gram alone.
+
+    python bench/cslm_decode.py -c SYSTEM/pysmt.toml --model SYSTEM/cslm --lines 200
+
+The input (default: ``../shared/data/news/newstest2013.en``) is prepared by the system's
+``[processing]`` before timing. Times are process time of decoding (loading and preparation
+excluded), on one core. The CSLM's weight is ``--weight`` (untuned: these figures are about speed);
+the feature's caches start empty for each configuration.
+
+Printed per configuration: seconds, source words per second, the ratio to decoding without the
+CSLM; for the CSLM, the time spent in the feature, calls and requests per sentence, n-grams
+requested and unique contexts put through the network per second of feature time. Then the
+per-n-gram baseline: a sample of the n-grams the decoder requested, each scored alone (one context
+through the network, and the full softmax when exact, no buffer, no cache); its cost per n-gram
+times the n-grams requested, over the feature's time, is the buffered speed-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def decode(decoder, lines: list[str]) -> float:
+    start = time.process_time()
+    for k, line in enumerate(lines):
+        decoder.translate(line, k)
+    return time.process_time() - start
+
+
+def instrument(feature) -> dict:
+    """Count the feature's time and requests, and keep the n-grams it is asked for."""
+    stats = {"seconds": 0.0, "calls": 0, "ngrams": []}
+    score_batch, ngram_scores = feature.score_batch, feature.ngram_scores
+
+    def timed(states, options, ends):
+        start = time.process_time()
+        result = score_batch(states, options, ends)
+        stats["seconds"] += time.process_time() - start
+        stats["calls"] += 1
+        return result
+
+    def recorded(ngrams):
+        stats["ngrams"].append(ngrams.copy())
+        return ngram_scores(ngrams)
+
+    feature.score_batch, feature.ngram_scores = timed, recorded
+    return stats
+
+
+def per_ngram_seconds(feature, ngrams: np.ndarray, normalization: str, sample: int) -> float:
+    """Process time per n-gram of scoring a seeded sample of ``ngrams`` one at a time."""
+    rng = np.random.default_rng(0)
+    picked = ngrams[rng.choice(len(ngrams), min(sample, len(ngrams)), replace=False)]
+    c = feature.context
+    start = time.process_time()
+    for row in picked:
+        feature.scorer.score(row[None, :c], row[c:], normalization)
+    return (time.process_time() - start) / len(picked)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-c", "--config", required=True, help="system config (pysmt.toml)")
+    parser.add_argument("--model", required=True, help="CSLM model folder")
+    parser.add_argument("-i", "--input", default=str(ROOT.parent / "shared/data/news/newstest2013.en"),
+                        help="raw source text")
+    parser.add_argument("--lines", type=int, default=200)
+    parser.add_argument("--exact-lines", type=int, default=20,
+                        help="lines decoded with exact normalization (the full softmax is slow on a CPU)")
+    parser.add_argument("--weight", type=float, default=0.5)
+    parser.add_argument("--sample", type=int, default=2000, help="n-grams scored one at a time")
+    args = parser.parse_args()
+
+    import torch
+
+    from pysmt.decoder import Decoder
+    from pysmt.features.registry import configure_system
+
+    torch.set_num_threads(1)
+    plain = Decoder(configure_system(args.config))
+    raw = Path(args.input).read_text(encoding="utf-8").splitlines()[:args.lines]
+    lines = [plain.preprocess(line) for line in raw]
+    config = configure_system(args.config, ["cslm"], [f"cslm.model={Path(args.model).resolve()}"])
+    decoder = Decoder(config.with_weights({"CSLM0": [args.weight]}, "--weight"))
+    feature = decoder.features[-1]
+
+    results: dict[str, dict] = {}
+    for label, normalization, count in (("no cslm", None, args.lines), ("cslm self", "self", args.lines),
+                                        ("cslm exact", "exact", args.exact_lines)):
+        subset = lines[:count]
+        words = sum(len(line.split()) for line in subset)
+        if normalization is None:
+            seconds = decode(plain, subset)
+            results[label] = {"lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1)}
+            continue
+        feature.normalization = normalization
+        feature.cache = type(feature.cache)(feature.scorer, feature.cache.size)
+        feature.requests = feature.ngrams = 0
+        stats = instrument(feature)
+        seconds = decode(decoder, subset)
+        del feature.score_batch, feature.ngram_scores  # the class's own again
+        baseline = decode(plain, subset) if count != args.lines else results["no cslm"]["decode_s"]
+        ngrams = np.concatenate(stats["ngrams"])
+        alone = per_ngram_seconds(feature, ngrams, normalization, args.sample)
+        results[label] = {
+            "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
+            "times_without_cslm": round(seconds / baseline, 2),
+            "feature_s": round(stats["seconds"], 2),
+            "calls_per_sentence": round(stats["calls"] / count), "requests_per_sentence": round(feature.requests / count),
+            "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
+            "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
+            "per_ngram_scoring_us": round(alone * 1e6, 1),
+            "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)}
+        print(json.dumps({label: results[label]}), flush=True)
+    print(json.dumps({"config": args.config, "model": args.model, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

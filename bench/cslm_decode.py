@@ -13,7 +13,10 @@ CSLM; for the CSLM, the time spent in the feature, calls and requests per senten
 requested and unique contexts put through the network per second of feature time. Then the
 per-n-gram baseline: a sample of the n-grams the decoder requested, each scored alone (one context
 through the network, and the full softmax when exact, no buffer, no cache); its cost per n-gram
-times the n-grams requested, over the feature's time, is the buffered speed-up.
+times the n-grams requested, over the feature's time, is the buffered speed-up. And the effect of
+the CSLM's future-cost estimate (``future-cost = false`` searches as Moses' CSLM did, without one):
+the mean model score of the best translations with and without it (same weights: the higher, the
+fewer search errors) and in how many sentences each search found the better one.
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def decode(decoder, lines: list[str]) -> float:
+def decode(decoder, lines: list[str]) -> tuple[float, list]:
+    """Process time of translating ``lines``, and the best hypotheses."""
     start = time.process_time()
-    for k, line in enumerate(lines):
-        decoder.translate(line, k)
-    return time.process_time() - start
+    best = [decoder.translate(line, k).hypotheses[0] for k, line in enumerate(lines)]
+    return time.process_time() - start, best
 
 
 def instrument(feature) -> dict:
@@ -93,21 +96,24 @@ def main() -> None:
     feature = decoder.features[-1]
 
     results: dict[str, dict] = {}
-    for label, normalization, count in (("no cslm", None, args.lines), ("cslm self", "self", args.lines),
-                                        ("cslm exact", "exact", args.exact_lines)):
+    bests: dict[str, list] = {}
+    for label, normalization, count, future_cost in (
+            ("no cslm", None, args.lines, True), ("cslm self", "self", args.lines, True),
+            ("cslm self, no future cost", "self", args.lines, False), ("cslm exact", "exact", args.exact_lines, True)):
         subset = lines[:count]
         words = sum(len(line.split()) for line in subset)
         if normalization is None:
-            seconds = decode(plain, subset)
+            seconds, _ = decode(plain, subset)
             results[label] = {"lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1)}
             continue
-        feature.normalization = normalization
+        feature.normalization, feature.future_cost = normalization, future_cost
+        decoder.options.cache.clear()  # options keep the estimates they were built with
         feature.cache = type(feature.cache)(feature.scorer, feature.cache.size)
         feature.requests = feature.ngrams = 0
         stats = instrument(feature)
-        seconds = decode(decoder, subset)
+        seconds, bests[label] = decode(decoder, subset)
         del feature.score_batch, feature.ngram_scores  # the class's own again
-        baseline = decode(plain, subset) if count != args.lines else results["no cslm"]["decode_s"]
+        baseline = decode(plain, subset)[0] if count != args.lines else results["no cslm"]["decode_s"]
         ngrams = np.concatenate(stats["ngrams"])
         alone = per_ngram_seconds(feature, ngrams, normalization, args.sample)
         results[label] = {
@@ -119,6 +125,12 @@ def main() -> None:
             "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
             "per_ngram_scoring_us": round(alone * 1e6, 1),
             "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)}
+        if not future_cost:  # the same model, searched without the CSLM's estimates: which search finds more?
+            other = bests["cslm self"]
+            results[label]["mean_model_score"] = round(float(np.mean([h.total for h in bests[label]])), 4)
+            results[label]["mean_model_score_with_future_cost"] = round(float(np.mean([h.total for h in other])), 4)
+            results[label]["better_with_future_cost"] = sum(a.total > b.total + 1e-9 for a, b in zip(other, bests[label]))
+            results[label]["better_without"] = sum(b.total > a.total + 1e-9 for a, b in zip(other, bests[label]))
         print(json.dumps({label: results[label]}), flush=True)
     print(json.dumps({"config": args.config, "model": args.model, "results": results}, indent=1))
 

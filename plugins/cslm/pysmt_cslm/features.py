@@ -133,11 +133,11 @@ class CslmFeature(BatchedStatefulFeature):
 
     default_label: ClassVar[str] = "CSLM"
     parameters: ClassVar[dict[str, type]] = {"model": Path, "buffer-size": int, "device": str,
-                                             "normalization": str, "cache-size": int}
+                                             "normalization": str, "cache-size": int, "future-cost": bool}
     default_paths: ClassVar[dict[str, str]] = {"model": "cslm"}
 
     def __init__(self, name: str, directory: Path, device: str | torch.device = "cpu", buffer_size: int = 10_000,
-                 normalization: Normalization = "self", cache_size: int = CACHE_SIZE) -> None:
+                 normalization: Normalization = "self", cache_size: int = CACHE_SIZE, future_cost: bool = True) -> None:
         super().__init__(name, 1)
         from pysmt_cslm.store import load_model
 
@@ -151,6 +151,7 @@ class CslmFeature(BatchedStatefulFeature):
         self.normalization = normalization
         self.cache = ContextCache(self.scorer, cache_size)
         self.phrases: dict[tuple[str, ...], tuple[list[int], float, float]] = {}
+        self.future_cost = future_cost
         self.warned = False
         self.requests = self.ngrams = 0  # statistics, for benchmarks
         self.start(None, [])
@@ -168,12 +169,15 @@ class CslmFeature(BatchedStatefulFeature):
         if normalization not in NORMALIZATIONS:
             raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not {normalization!r}")
         device = resolve_device(params.get("device", "cpu"), f"feature {name}: device =")  # before loading anything
-        return cls(name, model_directory(name, params, system), device, buffer_size, normalization, cache_size)
+        return cls(name, model_directory(name, params, system), device, buffer_size, normalization, cache_size,
+                   params.get("future-cost", True))
 
     # -- context-free estimates -------------------------------------------------------------------
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        if not self.future_cost:  # as Moses' CSLM: the search sees the CSLM only in scores
+            return None, None
         estimates = [self.phrase(phrase.target)[2] for phrase in phrases]
         return None, np.array(estimates, dtype=np.float64)[:, None]
 

@@ -183,6 +183,7 @@ def test_estimates_are_unigram_log_probabilities(tiny_model):
     assert scores is None
     assert estimates[0, 0] == pytest.approx(f.backoff.unigram("x") + f.backoff.unigram("q"))
     assert estimates[0, 0] < 0
+    assert feature(tiny_model, **{"future-cost": False}).evaluate(pairs) == (None, None)  # Moses' CSLM: none
 
 
 def test_low_vocabulary_coverage_is_reported_once(tiny_model, capsys):

@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -888,8 +889,92 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
 
 }  // namespace
 
+// The states of an n-gram feature written in Python (the CSLM): every distinct context, the last
+// `width` target word ids, numbered in order of arrival. A state id is its context's number, so a
+// feature can keep per-context results (a network's hidden layer) in arrays indexed by state. The
+// per-request work of such a feature -- its n-grams' contexts and the new states -- is hashing
+// short word sequences, which costs microseconds per request in Python and is done here.
+class ContextTable {
+ public:
+  explicit ContextTable(int width) : width_(width) {
+    if (width < 1) throw std::invalid_argument("a context holds at least one word");
+  }
+  int width() const { return width_; }
+  int64_t size() const { return static_cast<int64_t>(words_.size() / width_); }
+  void clear() {
+    index_.clear();
+    words_.clear();
+  }
+  int64_t intern(const int32_t *context) {
+    auto found = index_.emplace(std::string(reinterpret_cast<const char *>(context), width_ * sizeof(int32_t)), size());
+    if (found.second) words_.insert(words_.end(), context, context + width_);
+    return found.first->second;
+  }
+  const int32_t *context(int64_t id) const {
+    if (id < 0 || id >= size()) throw std::out_of_range("no such context id");
+    return &words_[static_cast<size_t>(id) * width_];
+  }
+
+ private:
+  int width_;
+  std::unordered_map<std::string, int64_t> index_;
+  std::vector<int32_t> words_;
+};
+
 PYBIND11_MODULE(_stack_search, m) {
   m.doc() = "pysmt's compiled search core (see pysmt/search/compiled.py)";
+
+  py::class_<ContextTable>(m, "ContextTable")
+      .def(py::init<int>(), py::arg("width"))
+      .def_property_readonly("width", &ContextTable::width)
+      .def("__len__", &ContextTable::size)
+      .def("clear", &ContextTable::clear)
+      .def("intern", [](ContextTable &t, Array<int32_t> contexts) {
+        if (contexts.ndim() != 2 || contexts.shape(1) != t.width()) throw std::invalid_argument("contexts must be (n, width)");
+        Array<int64_t> ids(contexts.shape(0));
+        for (py::ssize_t k = 0; k < contexts.shape(0); ++k) ids.mutable_data()[k] = t.intern(contexts.data(k, 0));
+        return ids;
+      }, "The ids of contexts (n x width word ids), numbering new ones")
+      .def("contexts", [](const ContextTable &t, Array<int64_t> ids) {
+        Array<int32_t> out({ids.size(), static_cast<py::ssize_t>(t.width())});
+        for (py::ssize_t k = 0; k < ids.size(); ++k)
+          std::copy(t.context(ids.data()[k]), t.context(ids.data()[k]) + t.width(), out.mutable_data(k, 0));
+        return out;
+      }, "The word ids of contexts (n x width)")
+      .def("extend", [](ContextTable &t, Array<int64_t> states, Array<int32_t> words, Array<int64_t> lengths,
+                        Array<bool> ends, int32_t end_word) {
+        // Request r appends words[r, :lengths[r]] to state states[r] (and ends the sentence after them
+        // when ends[r]): its n-grams in order, as (context id, word, r), and its new state.
+        py::ssize_t k = states.size(), w = words.ndim() == 2 ? words.shape(1) : -1;
+        if (w < 0 || words.shape(0) != k || lengths.size() != k || ends.size() != k)
+          throw std::invalid_argument("extend: states, words (k x width), lengths and ends disagree");
+        std::vector<int64_t> rows, owners;
+        std::vector<int32_t> targets;
+        Array<int64_t> next(k);
+        std::vector<int32_t> sequence;
+        const int c = t.width();
+        for (py::ssize_t r = 0; r < k; ++r) {
+          int64_t n = lengths.data()[r];
+          if (n < 0 || n > w) throw std::invalid_argument("extend: a length is out of range");
+          const int32_t *start = t.context(states.data()[r]);
+          sequence.assign(start, start + c);
+          sequence.insert(sequence.end(), words.data(r, 0), words.data(r, 0) + n);
+          for (int64_t j = 0; j < n; ++j) {
+            rows.push_back(j == 0 ? states.data()[r] : t.intern(&sequence[j]));
+            targets.push_back(sequence[c + j]);
+            owners.push_back(r);
+          }
+          int64_t after = t.intern(&sequence[n]);
+          next.mutable_data()[r] = after;
+          if (ends.data()[r]) {
+            rows.push_back(after);
+            targets.push_back(end_word);
+            owners.push_back(r);
+          }
+        }
+        return py::make_tuple(Array<int64_t>(rows.size(), rows.data()), Array<int32_t>(targets.size(), targets.data()),
+                              Array<int64_t>(owners.size(), owners.data()), next);
+      }, "(context ids, words, request of each n-gram) of the requests' n-grams, and their new states");
 
   py::class_<LanguageModel, std::shared_ptr<LanguageModel>>(m, "LanguageModel")
       .def(py::init<const std::string &>(), py::arg("path"))

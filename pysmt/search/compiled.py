@@ -31,6 +31,10 @@ from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
 from pysmt.search.options import SentenceOptions
 
+#: For stateful plugin features whose state is the last n - 1 target words (a neural n-gram LM such
+#: as the CSLM): numbers contexts and turns a batch of requests into its n-grams in compiled code.
+ContextTable = _stack_search.ContextTable
+
 
 class CompiledSearch:
     """The compiled core bound to one model's features."""

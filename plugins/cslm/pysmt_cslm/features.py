@@ -3,15 +3,14 @@
 A :class:`~pysmt.features.base.BatchedStatefulFeature`. Its state is the last six target words'
 input ids (``<s>`` before the sentence start, ``[UNK]`` for words outside the shortlist), which is
 all the network sees of the past, so hypotheses recombine exactly when their futures score alike.
-State ids are numbered per sentence (:meth:`CslmFeature.start` resets them; id 0 is six ``<s>``).
 
-:meth:`CslmFeature.score_batch` turns a batch of requests (parent state, option, sentence end) into
-the n-grams they need with numpy (the option's words, each with its six predecessors, and ``</s>``
-when the sentence ends there), finds each n-gram's context in a :class:`ContextCache` shared across
-sentences (the hidden layer of every context seen, computed once, in one pass over the batch's
-new unique contexts by :class:`~pysmt_cslm.scoring.Scorer`), takes the logits of the requested
-words, and adds them up per request in a fixed order: the scores do not depend on the buffer size
-or on what else is in a batch.
+A state *is* a context: its id is the context's number in the core's compiled
+:class:`~pysmt.search.compiled.ContextTable`, which also numbers the contexts inside options. The
+:class:`ContextCache` keeps, per number, the context's hidden layer (and log Z) once computed,
+across sentences. :meth:`CslmFeature.score_batch` asks the table for a batch's n-grams (as context
+numbers and words, and the new states), computes the hidden layers the batch lacks in one pass
+(:class:`~pysmt_cslm.scoring.Scorer`), takes the logits of the requested words, and adds them up per
+request in order: the scores do not depend on the buffer size or on what else is in a batch.
 
 Words outside the shortlist add ``log p(w | outside)`` (the back-off unigram) to ``log P([UNK] |
 context)``. Context-free estimates for the future cost and the table limit: the training text's
@@ -31,10 +30,11 @@ import numpy as np
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature
+from pysmt.search.compiled import ContextTable
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
-from pysmt_cslm.vocabulary import BOS_ID, EOS_ID
+from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, UNK_ID
 
 if TYPE_CHECKING:
     import torch
@@ -58,69 +58,56 @@ def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> 
     return Path(params["model"])
 
 
-def numbered(table: dict[bytes, int], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ids of ``rows`` (of word ids) in ``table``, numbering new rows in order of arrival; and the
-    positions of the new rows' first occurrences (in the order of their ids).
-
-    One dict lookup per row through the rows' bytes: a decoder's call is small (a few dozen rows),
-    where numpy's sorting (``np.unique(axis=0)``) costs more than it saves.
-    """
-    rows = np.ascontiguousarray(rows, dtype=np.int32)
-    keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).reshape(-1).tolist()
-    get = table.get
-    ids = [get(key) for key in keys]
-    new: list[int] = []
-    if None in ids:
-        for position, key in enumerate(keys):
-            if ids[position] is None:
-                size = len(table)
-                ids[position] = table.setdefault(key, size)
-                if ids[position] == size:
-                    new.append(position)
-    return np.array(ids, dtype=np.int64), np.array(new, dtype=np.int64)
+def grown(array: np.ndarray, rows: int) -> np.ndarray:
+    """``array`` with room for ``rows`` rows (the new ones uninitialized)."""
+    out = np.empty((rows,) + array.shape[1:], dtype=array.dtype)
+    out[:len(array)] = array
+    return out
 
 
 class ContextCache:
-    """The hidden layer (and, once asked, log Z) of every context seen, across sentences.
+    """Every context seen (numbered by a ContextTable); its hidden layer and log Z once asked for.
 
-    Rows are numbered in order of arrival; when a call would take the cache past ``size`` rows,
-    it is emptied first (a call's own contexts always fit: the storage grows to hold them).
+    Numbers are the feature's state ids, so they must not change within a sentence: the cache is
+    emptied only when a sentence starts with more than ``size`` contexts kept (0: every sentence).
     """
 
     def __init__(self, scorer: Scorer, size: int) -> None:
         self.scorer, self.size = scorer, size
-        self.rows: dict[bytes, int] = {}  # context (six input ids' bytes) -> row
+        self.table = ContextTable(scorer.context)
         self.hidden = np.empty((0, scorer.w2t.shape[1]), dtype=np.float32)
+        self.ready = np.empty(0, dtype=bool)  # whether hidden holds the row's layer
         self.log_z = np.empty(0)  # NaN until computed
+        self.known = 0  # rows whose ready and log_z entries are initialized
         self.computed = self.normalized = 0  # statistics, for benchmarks
 
-    def clear(self) -> None:
-        self.rows.clear()
+    def new_sentence(self) -> None:
+        if len(self.table) > self.size:
+            self.table.clear()
+            self.known = 0
 
-    def lookup(self, contexts: np.ndarray) -> np.ndarray:
-        """The rows of contexts (n x 6 ids), computing the hidden layer of those not seen yet."""
-        if len(self.rows) + len(contexts) > self.size:
-            self.rows.clear()
-        start = len(self.rows)
-        rows, new = numbered(self.rows, contexts)
-        if len(new):
-            self.grow(len(self.rows))
-            self.hidden[start:len(self.rows)] = self.scorer.hidden(contexts[new])
-            self.log_z[start:len(self.rows)] = np.nan
-            self.computed += len(new)
-        return rows
+    def admit(self) -> None:
+        """Make room for the contexts the table has numbered since the last call."""
+        end = len(self.table)
+        if end > len(self.hidden):
+            rows = max(2 * end, 4096)
+            self.hidden, self.ready, self.log_z = (grown(a, rows) for a in (self.hidden, self.ready, self.log_z))
+        self.ready[self.known:end] = False
+        self.log_z[self.known:end] = np.nan
+        self.known = end
 
-    def grow(self, needed: int) -> None:
-        if needed > len(self.hidden):
-            capacity = max(needed, min(2 * len(self.hidden), max(self.size, needed)), 1024)
-            hidden = np.empty((capacity, self.hidden.shape[1]), dtype=np.float32)
-            hidden[:len(self.hidden)] = self.hidden
-            log_z = np.empty(capacity)
-            log_z[:len(self.log_z)] = self.log_z
-            self.hidden, self.log_z = hidden, log_z
+    def hidden_of(self, rows: np.ndarray) -> np.ndarray:
+        """The hidden layers of contexts ``rows``, computing those not known yet (each distinct one once)."""
+        self.admit()
+        missing = np.unique(rows[~self.ready[rows]])
+        if len(missing):
+            self.hidden[missing] = self.scorer.hidden(self.table.contexts(missing))
+            self.ready[missing] = True
+            self.computed += len(missing)
+        return self.hidden[rows]
 
     def normalizers(self, rows: np.ndarray) -> np.ndarray:
-        """log Z of rows (computing those not known yet, each distinct row once)."""
+        """log Z of contexts whose hidden layer is known (computing those not known yet, each once)."""
         missing = np.unique(rows[np.isnan(self.log_z[rows])])
         if len(missing):
             self.log_z[missing] = self.scorer.log_partition_of(self.hidden[missing])
@@ -151,6 +138,7 @@ class CslmFeature(BatchedStatefulFeature):
         self.normalization = normalization
         self.cache = ContextCache(self.scorer, cache_size)
         self.phrases: dict[tuple[str, ...], tuple[list[int], float, float]] = {}
+        self.words = {w: self.word_terms(w) for w in [*self.shortlist.words[2:], *self.backoff.outside]}
         self.future_cost = future_cost
         self.warned = False
         self.requests = self.ngrams = 0  # statistics, for benchmarks
@@ -189,16 +177,25 @@ class CslmFeature(BatchedStatefulFeature):
             if len(self.phrases) >= PHRASE_CACHE_SIZE:
                 self.phrases.clear()
             backoff = estimate = 0.0
+            ids = []
             for word in target:  # in order, one at a time: the same sums whatever the batch
-                backoff += self.backoff.logp(word)
-                estimate += self.backoff.unigram(word)
-            known = self.phrases[target] = (self.shortlist.encode(target), backoff, estimate)
+                terms = self.words.get(word)
+                if terms is None:
+                    terms = self.word_terms(word)
+                ids.append(terms[0])
+                backoff += terms[1]
+                estimate += terms[2]
+            known = self.phrases[target] = (ids, backoff, estimate)
         return known
+
+    def word_terms(self, word: str) -> tuple[int, float, float]:
+        """A word's input id, back-off term and unigram estimate (the training text's words are precomputed)."""
+        return self.shortlist.ids.get(word, UNK_ID), self.backoff.logp(word), self.backoff.unigram(word)
 
     # -- the array interface ------------------------------------------------------------------------
 
     def start(self, sentence: Sentence | None, options: Sequence[TranslationOption]) -> int:
-        """A new sentence: its options' word ids and back-off terms; state ids start afresh (0 = six <s>)."""
+        """A new sentence: its options' word ids and back-off terms; the start state (six <s>)."""
         width = max([1] + [len(option.target) for option in options])
         self.option_ids = np.zeros((len(options), width), dtype=np.int32)
         self.option_lengths = np.zeros(len(options), dtype=np.int64)
@@ -207,12 +204,11 @@ class CslmFeature(BatchedStatefulFeature):
             ids, self.option_backoff[k], _ = self.phrase(option.target)
             self.option_ids[k, :len(ids)] = ids
             self.option_lengths[k] = len(ids)
-        self.windows = np.arange(width)[:, None] + np.arange(self.context + 1)  # word j's n-gram in a sequence
-        self.state_contexts = np.full((16, self.context), BOS_ID, dtype=np.int32)
-        self.state_ids: dict[bytes, int] = {self.state_contexts[0].tobytes(): 0}
+        self.cache.new_sentence()
+        initial = int(self.intern(np.full((1, self.context), BOS_ID, dtype=np.int32))[0])
         if options and not self.warned:
             self.check_coverage(options)
-        return 0
+        return initial
 
     def check_coverage(self, options: Sequence[TranslationOption]) -> None:
         """Warn once (on stderr) when few of the first sentence's option words are in the shortlist."""
@@ -227,52 +223,32 @@ class CslmFeature(BatchedStatefulFeature):
                   "language and tokenization?", file=sys.stderr, flush=True)
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        states = np.asarray(states, dtype=np.int64)
         options = np.asarray(options, dtype=np.int64)
-        ends = np.asarray(ends, dtype=bool)
-        k, c = len(states), self.context
-        words = self.option_ids[options]  # (k, width)
-        lengths = self.option_lengths[options]
-        width = words.shape[1]
-        sequence = np.concatenate([self.state_contexts[states], words], axis=1)  # (k, c + width)
-        windows = sequence[:, self.windows]  # (k, width, c + 1)
-        present = np.arange(width)[None, :] < lengths[:, None]
-        after = sequence[np.arange(k)[:, None], lengths[:, None] + np.arange(c)]  # the new contexts
-        ngrams = np.concatenate([windows[present],
-                                 np.concatenate([after[ends], np.full((int(ends.sum()), 1), EOS_ID, np.int32)], 1)])
-        log_p = self.ngram_scores(ngrams)
-        table = np.zeros((k, width + 1))
-        n_words = int(present.sum())
-        table[:, :width][present] = log_p[:n_words]
-        table[ends, width] = log_p[n_words:]
-        total = np.zeros(k)
-        for j in range(width + 1):  # one column at a time: a request's sum never depends on the others
-            total += table[:, j]
+        rows, words, owners, new_states = self.cache.table.extend(
+            states, self.option_ids[options], self.option_lengths[options], ends, EOS_ID)
+        total = np.zeros(len(options))
+        np.add.at(total, owners, self.ngram_scores(rows, words))  # in order: a request's own sum, alone
         total += self.option_backoff[options]
-        self.requests += k
-        return total[:, None], self.intern(after)
+        self.requests += len(options)
+        return total[:, None], new_states
 
-    def ngram_scores(self, ngrams: np.ndarray) -> np.ndarray:
-        """``log p`` (shortlist part) of n-grams (n x 7 ids): the logit of the word given its context's
-        cached hidden layer, minus the context's log Z when normalization is exact."""
-        if not len(ngrams):
-            return np.zeros(0)
-        rows = self.cache.lookup(ngrams[:, :-1])
-        scores = self.scorer.logits(self.cache.hidden[rows], ngrams[:, -1].astype(np.int64))
+    def ngram_scores(self, rows: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """``log p`` (shortlist part) of words after contexts (numbers): the logit given the context's
+        hidden layer, minus the context's log Z when normalization is exact."""
+        scores = self.scorer.logits(self.cache.hidden_of(rows), words.astype(np.int64))
         if self.normalization == "exact":
             scores -= self.cache.normalizers(rows)
-        self.ngrams += len(ngrams)
+        self.ngrams += len(rows)
         return scores
 
     def intern(self, contexts: np.ndarray) -> np.ndarray:
         """State ids of contexts (rows of six input ids), numbering new ones."""
-        ids, new = numbered(self.state_ids, contexts)
-        if len(self.state_ids) > len(self.state_contexts):
-            grown = np.empty((2 * len(self.state_ids), self.context), dtype=np.int32)
-            grown[:len(self.state_contexts)] = self.state_contexts
-            self.state_contexts = grown
-        self.state_contexts[ids[new]] = contexts[new]
-        return ids
+        return self.cache.table.intern(contexts)
+
+    @property
+    def state_contexts(self) -> np.ndarray:
+        """The six input ids of every state id (for tests and inspection)."""
+        return self.cache.table.contexts(np.arange(len(self.cache.table)))
 
     def end_sentence(self) -> None:
         """Per-sentence tables go; the context and phrase caches stay."""

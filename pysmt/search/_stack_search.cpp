@@ -893,7 +893,9 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
 // `width` target word ids, numbered in order of arrival. A state id is its context's number, so a
 // feature can keep per-context results (a network's hidden layer) in arrays indexed by state. The
 // per-request work of such a feature -- its n-grams' contexts and the new states -- is hashing
-// short word sequences, which costs microseconds per request in Python and is done here.
+// short word sequences, which costs microseconds per request in Python and is done here. The table
+// also says which contexts an n-gram uses for the first time (since the last clear), so the feature
+// computes each context's results once, with no lookup of its own.
 class ContextTable {
  public:
   explicit ContextTable(int width) : width_(width) {
@@ -904,11 +906,21 @@ class ContextTable {
   void clear() {
     index_.clear();
     words_.clear();
+    used_.clear();
   }
   int64_t intern(const int32_t *context) {
     auto found = index_.emplace(std::string(reinterpret_cast<const char *>(context), width_ * sizeof(int32_t)), size());
-    if (found.second) words_.insert(words_.end(), context, context + width_);
+    if (found.second) {
+      words_.insert(words_.end(), context, context + width_);
+      used_.push_back(false);
+    }
     return found.first->second;
+  }
+  // Whether this is the first n-gram to use context `id` (and remember that it is not any more).
+  bool first_use(int64_t id) {
+    bool first = !used_[static_cast<size_t>(id)];
+    used_[static_cast<size_t>(id)] = true;
+    return first;
   }
   const int32_t *context(int64_t id) const {
     if (id < 0 || id >= size()) throw std::out_of_range("no such context id");
@@ -919,6 +931,7 @@ class ContextTable {
   int width_;
   std::unordered_map<std::string, int64_t> index_;
   std::vector<int32_t> words_;
+  std::vector<bool> used_;
 };
 
 PYBIND11_MODULE(_stack_search, m) {
@@ -948,7 +961,7 @@ PYBIND11_MODULE(_stack_search, m) {
         py::ssize_t k = states.size(), w = words.ndim() == 2 ? words.shape(1) : -1;
         if (w < 0 || words.shape(0) != k || lengths.size() != k || ends.size() != k)
           throw std::invalid_argument("extend: states, words (k x width), lengths and ends disagree");
-        std::vector<int64_t> rows, owners;
+        std::vector<int64_t> rows, owners, fresh;
         std::vector<int32_t> targets;
         Array<int64_t> next(k);
         std::vector<int32_t> sequence;
@@ -959,22 +972,22 @@ PYBIND11_MODULE(_stack_search, m) {
           const int32_t *start = t.context(states.data()[r]);
           sequence.assign(start, start + c);
           sequence.insert(sequence.end(), words.data(r, 0), words.data(r, 0) + n);
-          for (int64_t j = 0; j < n; ++j) {
-            rows.push_back(j == 0 ? states.data()[r] : t.intern(&sequence[j]));
-            targets.push_back(sequence[c + j]);
+          auto ngram = [&](int64_t context, int32_t word) {
+            rows.push_back(context);
+            targets.push_back(word);
             owners.push_back(r);
-          }
+            if (t.first_use(context)) fresh.push_back(context);
+          };
+          for (int64_t j = 0; j < n; ++j) ngram(j == 0 ? states.data()[r] : t.intern(&sequence[j]), sequence[c + j]);
           int64_t after = t.intern(&sequence[n]);
           next.mutable_data()[r] = after;
-          if (ends.data()[r]) {
-            rows.push_back(after);
-            targets.push_back(end_word);
-            owners.push_back(r);
-          }
+          if (ends.data()[r]) ngram(after, end_word);
         }
         return py::make_tuple(Array<int64_t>(rows.size(), rows.data()), Array<int32_t>(targets.size(), targets.data()),
-                              Array<int64_t>(owners.size(), owners.data()), next);
-      }, "(context ids, words, request of each n-gram) of the requests' n-grams, and their new states");
+                              Array<int64_t>(owners.size(), owners.data()), next,
+                              Array<int64_t>(fresh.size(), fresh.data()));
+      }, "(context ids, words, request of each n-gram) of the requests' n-grams, their new states, and the "
+         "contexts used for the first time");
 
   py::class_<LanguageModel, std::shared_ptr<LanguageModel>>(m, "LanguageModel")
       .def(py::init<const std::string &>(), py::arg("path"))

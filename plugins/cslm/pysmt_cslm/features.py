@@ -8,7 +8,8 @@ A state *is* a context: its id is the context's number in the core's compiled
 :class:`~pysmt.search.compiled.ContextTable`, which also numbers the contexts inside options. The
 :class:`ContextCache` keeps, per number, the context's hidden layer (and log Z) once computed,
 across sentences. :meth:`CslmFeature.score_batch` asks the table for a batch's n-grams (as context
-numbers and words, and the new states), computes the hidden layers the batch lacks in one pass
+numbers and words, the new states, and the contexts used for the first time), computes the hidden
+layers of those first-used contexts in one pass
 (:class:`~pysmt_cslm.scoring.Scorer`), takes the logits of the requested words, and adds them up per
 request in order: the scores do not depend on the buffer size or on what else is in a batch.
 
@@ -66,7 +67,7 @@ def grown(array: np.ndarray, rows: int) -> np.ndarray:
 
 
 class ContextCache:
-    """Every context seen (numbered by a ContextTable); its hidden layer and log Z once asked for.
+    """Every context seen (numbered by a ContextTable); its hidden layer, and its log Z once asked for.
 
     Numbers are the feature's state ids, so they must not change within a sentence: the cache is
     emptied only when a sentence starts with more than ``size`` contexts kept (0: every sentence).
@@ -76,35 +77,22 @@ class ContextCache:
         self.scorer, self.size = scorer, size
         self.table = ContextTable(scorer.context)
         self.hidden = np.empty((0, scorer.w2t.shape[1]), dtype=np.float32)
-        self.ready = np.empty(0, dtype=bool)  # whether hidden holds the row's layer
         self.log_z = np.empty(0)  # NaN until computed
-        self.known = 0  # rows whose ready and log_z entries are initialized
         self.computed = self.normalized = 0  # statistics, for benchmarks
 
     def new_sentence(self) -> None:
         if len(self.table) > self.size:
             self.table.clear()
-            self.known = 0
 
-    def admit(self) -> None:
-        """Make room for the contexts the table has numbered since the last call."""
-        end = len(self.table)
-        if end > len(self.hidden):
-            rows = max(2 * end, 4096)
-            self.hidden, self.ready, self.log_z = (grown(a, rows) for a in (self.hidden, self.ready, self.log_z))
-        self.ready[self.known:end] = False
-        self.log_z[self.known:end] = np.nan
-        self.known = end
-
-    def hidden_of(self, rows: np.ndarray) -> np.ndarray:
-        """The hidden layers of contexts ``rows``, computing those not known yet (each distinct one once)."""
-        self.admit()
-        missing = np.unique(rows[~self.ready[rows]])
-        if len(missing):
-            self.hidden[missing] = self.scorer.hidden(self.table.contexts(missing))
-            self.ready[missing] = True
-            self.computed += len(missing)
-        return self.hidden[rows]
+    def compute(self, fresh: np.ndarray) -> None:
+        """The hidden layers of contexts used for the first time (the table names them, each once)."""
+        if len(self.table) > len(self.hidden):
+            rows = max(2 * len(self.table), 4096)
+            self.hidden, self.log_z = grown(self.hidden, rows), grown(self.log_z, rows)
+        if len(fresh):
+            self.hidden[fresh] = self.scorer.hidden(self.table.contexts(fresh))
+            self.log_z[fresh] = np.nan
+            self.computed += len(fresh)
 
     def normalizers(self, rows: np.ndarray) -> np.ndarray:
         """log Z of contexts whose hidden layer is known (computing those not known yet, each once)."""
@@ -224,8 +212,9 @@ class CslmFeature(BatchedStatefulFeature):
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         options = np.asarray(options, dtype=np.int64)
-        rows, words, owners, new_states = self.cache.table.extend(
+        rows, words, owners, new_states, fresh = self.cache.table.extend(
             states, self.option_ids[options], self.option_lengths[options], ends, EOS_ID)
+        self.cache.compute(fresh)
         total = np.zeros(len(options))
         np.add.at(total, owners, self.ngram_scores(rows, words))  # in order: a request's own sum, alone
         total += self.option_backoff[options]
@@ -235,7 +224,7 @@ class CslmFeature(BatchedStatefulFeature):
     def ngram_scores(self, rows: np.ndarray, words: np.ndarray) -> np.ndarray:
         """``log p`` (shortlist part) of words after contexts (numbers): the logit given the context's
         hidden layer, minus the context's log Z when normalization is exact."""
-        scores = self.scorer.logits(self.cache.hidden_of(rows), words.astype(np.int64))
+        scores = self.scorer.logits(self.cache.hidden[rows], words.astype(np.int64))
         if self.normalization == "exact":
             scores -= self.cache.normalizers(rows)
         self.ngrams += len(rows)

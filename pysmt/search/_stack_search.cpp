@@ -909,12 +909,14 @@ class ContextTable {
     used_.clear();
   }
   int64_t intern(const int32_t *context) {
-    auto found = index_.emplace(std::string(reinterpret_cast<const char *>(context), width_ * sizeof(int32_t)), size());
-    if (found.second) {
-      words_.insert(words_.end(), context, context + width_);
-      used_.push_back(false);
-    }
-    return found.first->second;
+    key_.assign(reinterpret_cast<const char *>(context), width_ * sizeof(int32_t));  // no allocation once sized
+    auto found = index_.find(key_);
+    if (found != index_.end()) return found->second;
+    int64_t id = size();
+    index_.emplace(key_, id);
+    words_.insert(words_.end(), context, context + width_);
+    used_.push_back(false);
+    return id;
   }
   // Whether this is the first n-gram to use context `id` (and remember that it is not any more).
   bool first_use(int64_t id) {
@@ -932,6 +934,7 @@ class ContextTable {
   std::unordered_map<std::string, int64_t> index_;
   std::vector<int32_t> words_;
   std::vector<bool> used_;
+  std::string key_;
 };
 
 PYBIND11_MODULE(_stack_search, m) {

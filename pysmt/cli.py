@@ -1,5 +1,5 @@
-"""The ``pysmt`` command: ``decode``, ``filter``, ``binarize``, ``rescore``, ``train``, ``tune``, ``lm``, and
-subcommands that plugins register.
+"""The ``pysmt`` command: ``decode``, ``filter``, ``binarize``, ``rescore``, ``train``, ``tune``, ``lm``,
+``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 (``rnn = "rnn_feature.cli:rnn"``, a click command or group).
@@ -307,6 +307,72 @@ def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
             raise PysmtError(f"{text}: no such file")
     build_language_model([Path(t) for t in texts], Path(out_path), order)
     click.echo(f"pysmt lm: wrote {out_path}")
+
+
+@main.command()
+@click.option("-r", "--ref", "references", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Reference, raw text (repeatable for several references).")
+@click.argument("hypotheses", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
+    """sacrebleu's BLEU and chrF of each HYPOTHESES file; with several, paired bootstrap tests against the first.
+
+    Raw (detokenized) text, as `decode` writes it, against raw references: the figures and
+    signatures are exactly sacrebleu's.
+    """
+    from pysmt.evaluate import paired_bootstrap, read_text, score
+
+    refs = [read_text(Path(r), "--ref") for r in references]
+    outputs = {h: read_text(Path(h), "output") for h in hypotheses}
+    scores = {h: score(lines, refs, h) for h, lines in outputs.items()}
+    p_values, paired = paired_bootstrap(outputs, refs) if len(outputs) > 1 else ({}, {})
+    for h, s in scores.items():
+        test = f"\tp(BLEU) {p_values[h]['bleu']:.4f}\tp(chrF) {p_values[h]['chrf']:.4f}" if h in p_values else ""
+        click.echo(f"{h}\tBLEU {s.bleu:.2f}\tchrF {s.chrf:.2f}{test}")
+    first = next(iter(scores.values()))
+    click.echo(f"BLEU: {first.bleu_signature}\nchrF: {first.chrf_signature}")
+    if paired:
+        click.echo(f"paired bootstrap against {hypotheses[0]}: {paired['bleu']}")
+
+
+@main.command()
+@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default="../shared/data",
+              show_default=True, help="The shared data folder: the news preset's corpora, newstest2012 and 2013.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Run folder (rerun the same command to resume): stages, models, report.md, results.json.")
+@click.option("--test", "tests", nargs=2, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              metavar="SRC REF", help="A test set, raw text (repeatable; default: newstest2013 under --data).")
+@click.option("--scale", "scale_name", default="full", show_default=True, type=click.Choice(["full", "small", "tiny"]),
+              help="full: the news preset and the issue's settings; small: a slice that runs in minutes; "
+                   "tiny: the smoke test's.")
+@click.option("--seeds", type=POSITIVE,
+              help="MERT optimizer seeds per configuration (default: the scale's: 3 full, 1 small and tiny).")
+@click.option("--dev-size", type=POSITIVE, help="Tune on the first N lines of newstest2012 (default: the scale's).")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True),
+              help="Minutes of training per neural model (default: the scale's: 60 full, 1 small).")
+@click.option("--system", "system_dir", type=click.Path(exists=True, file_okay=False),
+              help="Reuse this system (a `pysmt train` folder) instead of training one.")
+@click.option("--threads", default=2, show_default=True, type=POSITIVE, help="Decoding and training processes.")
+@click.option("--force", is_flag=True, help="Start afresh: redo every stage in --out.")
+def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], scale_name: str, seeds: int | None,
+               dev_size: int | None, budget: float | None, system_dir: str | None, threads: int, force: bool) -> None:
+    """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
+
+    Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
+    scores) records its options and inputs and is skipped when done: rerun the same command to
+    resume; changed options or inputs are refused, naming each difference, unless --force. More
+    --seeds or --test sets may be added to a finished run.
+    """
+    from pysmt.experiment import ExperimentOptions, run_experiment
+    from pysmt.experiment.data import Bitext
+    from pysmt.experiment.settings import SCALES
+
+    scale = SCALES[scale_name]
+    options = ExperimentOptions(
+        Path(data_dir).resolve(), Path(out_dir), [Bitext(Path(s).resolve(), Path(r).resolve()) for s, r in tests],
+        scale, seeds or scale.seeds, dev_size or scale.dev_size, budget or scale.budget,
+        Path(system_dir) if system_dir else None, threads, force)
+    report = run_experiment(options)
+    click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
 
 
 if __name__ == "__main__":

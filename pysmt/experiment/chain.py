@@ -1,0 +1,289 @@
+"""The chain of stages behind ``pysmt experiment``: data, system, neural models, MERT, decoding, scores.
+
+Every stage runs the public ``pysmt`` commands (``train``, ``binarize``, ``rnn train``, ``cslm
+train``, ``tune``, ``decode``, the ``rnn`` analyses) as child processes, exactly as a user would, so
+the experiment tests the toolkit as shipped and the core never imports a plugin. The RNN and the
+CSLM score inside the search (``--features rnn,cslm,wp``), not through an extra phrase-table column:
+the same numbers as ``pysmt rnn score`` gives, computed only for the options the dev and test
+sentences use, and the binarized system stays as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from pysmt.errors import PysmtError
+from pysmt.experiment.data import Bitext, write_every, write_head
+from pysmt.experiment.settings import (
+    CONFIGURATIONS,
+    CSLM_SHORTLIST,
+    DEV,
+    PLUGINS,
+    PRESET,
+    SRC,
+    TEST,
+    TGT,
+    Configuration,
+    Scale,
+)
+from pysmt.experiment.stages import Measure, Stages, log
+from pysmt.features.registry import available
+from pysmt.textio import atomic_path, atomic_writer
+from pysmt.training.pipeline import PRESETS
+from tuning.loop import TUNE_FILES
+
+#: The scores of every run, written by the evaluate stage under RUN_DIR (the report reads them).
+EVALUATION = "evaluation.json"
+
+
+@dataclass
+class ExperimentOptions:
+    """Everything ``pysmt experiment`` is told (``dev_size``, ``seeds`` and ``budget`` already filled from the scale)."""
+
+    data: Path
+    out: Path
+    tests: list[Bitext]
+    scale: Scale
+    seeds: int
+    dev_size: int | None
+    budget: float
+    system: Path | None = None
+    threads: int = 2
+    force: bool = False
+
+
+def check_plugins() -> None:
+    """The plugins the configurations need are installed (found through entry points, never imported here)."""
+    commands = {ep.name for ep in entry_points(group="pysmt.commands")}
+    for feature, (distribution, folder, command) in PLUGINS.items():
+        if feature not in available() or command not in commands:
+            raise PysmtError(f"pysmt experiment needs the {distribution} plugin (feature {feature!r}, command "
+                             f"`pysmt {command}`), which is not installed: pip install -e {folder}")
+
+
+def check_system(system: Path) -> None:
+    """A reused system is a `pysmt train` folder: the RNN needs its text phrase table, the CSLM its target text."""
+    for needed in ("pysmt.toml", "phrase-table.gz", f"corpus/train.{TGT}"):
+        if not (system / needed).is_file():
+            raise PysmtError(f"--system {system}: no {needed} (give a folder written by `pysmt train`)")
+
+
+def test_name(source: Path, taken: set[str]) -> str:
+    """A short unique name for a test set: its file name without the language suffix (``newstest2013``)."""
+    base = source.name.removesuffix(f".{SRC}") or "test"
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    taken.add(name)
+    return name
+
+
+class Experiment:
+    """One experiment in ``options.out``: its stages, in order."""
+
+    def __init__(self, options: ExperimentOptions) -> None:
+        check_plugins()
+        self.o = options
+        self.run_dir = options.out.resolve()
+        self.data_dir = self.run_dir / "data"
+        if options.system is not None:
+            check_system(options.system)
+        tests = options.tests or [Bitext(options.data / f"{TEST}.{SRC}", options.data / f"{TEST}.{TGT}")]
+        taken = {"train", "dev"}  # the names of the other files in RUN_DIR/data
+        self.tests = {test_name(t.source, taken): t for t in tests}
+        self.system = options.system.resolve() if options.system else self.run_dir / "system"
+        self.config = self.run_dir / "system-bin" / "pysmt.toml"
+        self.rnn, self.cslm = self.run_dir / "rnn", self.run_dir / "cslm"
+        self.dev = Bitext(self.data_dir / f"dev.{SRC}", self.data_dir / f"dev.{TGT}")
+        runs = options.seeds * len(CONFIGURATIONS)
+        data = 1 + self.slices_training + len(self.tests)
+        total = data + (options.system is None) + 5 + runs + runs * len(self.tests)
+        self.stages = Stages(self.run_dir, total, options.force)
+
+    @property
+    def slices_training(self) -> bool:
+        """Whether the system is trained here on a slice (a small scale without --system)."""
+        return self.o.system is None and self.o.scale.train_every is not None
+
+    # -- paths the report reads ------------------------------------------------------------------
+
+    def test_files(self, name: str) -> Bitext:
+        return Bitext(self.data_dir / f"{name}.{SRC}", self.data_dir / f"{name}.{TGT}")
+
+    def tune_dir(self, configuration: Configuration, seed: int) -> Path:
+        return self.run_dir / "tune" / configuration.key / f"seed{seed}"
+
+    def output(self, test: str, configuration: Configuration, seed: int) -> Path:
+        return self.run_dir / "decode" / test / f"{configuration.key}.seed{seed}.{TGT}"
+
+    @property
+    def seeds(self) -> range:
+        return range(self.o.seeds)
+
+    # -- the chain --------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.prepare_data()
+        if self.o.system is None:
+            self.train_system()
+        self.binarize()
+        self.train_rnn()
+        self.train_cslm()
+        for seed in self.seeds:
+            for configuration in CONFIGURATIONS:
+                self.tune(configuration, seed)
+                for test in self.tests:
+                    self.decode(test, configuration, seed)
+        self.analyse()
+        self.evaluate()
+
+    def force_flag(self) -> list[str]:
+        return ["--force"] if self.o.force else []
+
+    def prepare_data(self) -> None:
+        """One stage per file pair, so that adding a test set leaves the dev set (and all tuning) alone."""
+        scale, data = self.o.scale, self.o.data
+        every = scale.train_every if self.slices_training else None
+        if every:
+            corpora = [Bitext(data / f"{prefix}.{SRC}", data / f"{prefix}.{TGT}") for prefix in PRESETS[PRESET]]
+
+            def slice_training(_: Measure, every: int = every) -> None:
+                n = write_every(corpora, every, self.train_bitext, "--data")
+                log(f"training slice: every {every}th pair of the {PRESET} preset, {n:,} pairs")
+
+            self.stages.run("data-train", {"every": every},
+                            {"--data": [path for c in corpora for path in (c.source, c.target)]}, slice_training,
+                            in_process=True)
+        dev = Bitext(data / f"{DEV}.{SRC}", data / f"{DEV}.{TGT}")
+        self.stages.run("data-dev", {"dev_size": self.o.dev_size}, {"--data": [dev.source, dev.target]},
+                        lambda _: write_head(dev, self.o.dev_size, self.dev, "--data", "--dev-size"), in_process=True)
+        for name, test in self.tests.items():
+            def head(_: Measure, name: str = name, test: Bitext = test) -> None:
+                """The scale's first lines; a test set shorter than that is used whole."""
+                label = f"--test {name}"
+                size = scale.test_size if scale.test_size and test.count(label) > scale.test_size else None
+                write_head(test, size, self.test_files(name), label, "--scale")
+
+            self.stages.run(f"data-{name}", {"test_size": scale.test_size}, {"--test": [test.source, test.target]},
+                            head, in_process=True)
+
+    @property
+    def train_bitext(self) -> Bitext:
+        return Bitext(self.data_dir / f"train.{SRC}", self.data_dir / f"train.{TGT}")
+
+    def train_system(self) -> None:
+        if self.slices_training:
+            corpus = ["--corpus", str(self.data_dir / "train")]
+            inputs: dict[str, Any] = {"corpus": [self.train_bitext.source, self.train_bitext.target]}
+        else:
+            corpus = ["--preset", PRESET, "--data", str(self.o.data)]
+            inputs = {"--data": [self.o.data / f"{p}.{lang}" for p in PRESETS[PRESET] for lang in (SRC, TGT)]}
+        args = ["train", *corpus, "--src-lang", SRC, "--tgt-lang", TGT, "--out", str(self.system),
+                "--processes", str(self.o.threads), *self.force_flag()]
+        self.stages.run("system", {"corpus": corpus[:2]}, inputs, lambda m: m.run(args))
+
+    def binarize(self) -> None:
+        args = ["binarize", "-c", str(self.system / "pysmt.toml"), "-o", str(self.config.parent)]
+        self.stages.run("binarize", {}, {"system": self.system}, lambda m: m.run(args))
+
+    def neural_limits(self) -> list[str]:
+        updates = self.o.scale.max_updates
+        return ["--max-time", repr(self.o.budget), "--valid-every", str(self.o.scale.valid_every),
+                *(["--max-updates", str(updates)] if updates else [])]
+
+    @property
+    def neural_options(self) -> dict[str, Any]:
+        """What a neural stage records: its limits change the model, so changing them is refused."""
+        return {"budget_minutes": self.o.budget, "max_updates": self.o.scale.max_updates,
+                "valid_every": self.o.scale.valid_every}
+
+    def train_rnn(self) -> None:
+        table = self.system / "phrase-table.gz"
+        args = ["rnn", "train", "--phrase-table", str(table), "--out", str(self.rnn), *self.neural_limits(),
+                *self.force_flag()]
+        self.stages.run("rnn", self.neural_options, {"--phrase-table": table}, lambda m: m.run(args))
+
+    def train_cslm(self) -> None:
+        text = self.system / "corpus" / f"train.{TGT}"
+
+        def action(measure: Measure) -> None:
+            measure.run(["cslm", "train", "--text", str(text), "--out", str(self.cslm), *self.shortlist(),
+                         *self.neural_limits(), *self.force_flag()])
+
+        self.stages.run("cslm", self.neural_options, {"--text": text, "rnn": self.rnn}, action)
+
+    def shortlist(self) -> list[str]:
+        """The RNN's target shortlist for the CSLM when it has the CSLM's size (so WP counts what both
+        networks miss); a small slice has fewer target words than that, and the CSLM keeps its text's own."""
+        vocab = self.rnn / "target.vocab"
+        with open(vocab, "rb") as handle:
+            size = sum(1 for _ in handle)
+        shared = size == CSLM_SHORTLIST
+        log(f"CSLM shortlist: {'the RNN target shortlist' if shared else 'its own'} ({size:,} RNN target entries)")
+        return ["--shortlist", str(vocab)] if shared else []
+
+    def model_params(self, configuration: Configuration) -> list[str]:
+        folders = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
+        return [arg for feature in configuration.features for arg in ("--param", f"{feature}.model={folders[feature]}")]
+
+    def tune(self, configuration: Configuration, seed: int) -> None:
+        scale, out = self.o.scale, self.tune_dir(configuration, seed)
+        args = ["tune", "-c", str(self.config), "--src", str(self.dev.source), "--ref", str(self.dev.target),
+                "--out", str(out), "--seed", str(seed), "--nbest-size", str(scale.nbest_size),
+                "--max-iterations", str(scale.max_iterations), "--restarts", str(scale.restarts),
+                "--threads", str(self.o.threads), *self.force_flag()]
+        if configuration.features:
+            args += ["--features", ",".join(configuration.features), *self.model_params(configuration)]
+        options = {"features": list(configuration.features), "seed": seed, "nbest_size": scale.nbest_size,
+                   "max_iterations": scale.max_iterations, "restarts": scale.restarts}
+        models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
+        inputs = {"system": self.config.parent, "dev": [self.dev.source, self.dev.target],
+                  **{f"{f} model": models[f] for f in configuration.features}}
+        self.stages.run(f"tune-{configuration.key}-seed{seed}", options, inputs, lambda m: m.run(args))
+
+    def decode(self, test: str, configuration: Configuration, seed: int) -> None:
+        config = self.tune_dir(configuration, seed) / "pysmt.toml"
+        output, source = self.output(test, configuration, seed), self.test_files(test).source
+
+        def action(measure: Measure) -> None:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+                measure.run(["decode", "-c", str(config), "-i", str(source), "--threads", str(self.o.threads)], handle)
+
+        inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
+        self.stages.run(f"decode-{test}-{configuration.key}-seed{seed}", {}, inputs, action)
+
+    def analyse(self) -> None:
+        """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis."""
+        scale, out = self.o.scale, self.run_dir / "analysis"
+        common = ["--model", str(self.rnn), "--phrase-table", str(self.system / "phrase-table.gz"), "--out", str(out)]
+
+        def action(measure: Measure) -> None:
+            measure.run(["rnn", "top-phrases", *common])
+            measure.run(["rnn", "samples", *common, "--samples", str(scale.samples)])
+            measure.run(["rnn", "scatter", *common, "--pairs", str(scale.scatter_pairs)])
+            measure.run(["rnn", "maps", *common, "--words", str(scale.map_words), "--phrases", str(scale.map_phrases)])
+
+        options = {"samples": scale.samples, "scatter_pairs": scale.scatter_pairs, "map_words": scale.map_words,
+                   "map_phrases": scale.map_phrases}
+        self.stages.run("analyses", options, {"rnn": self.rnn, "system": self.system / "phrase-table.gz"}, action)
+
+    def evaluate(self) -> None:
+        """sacrebleu's scores of every dev and test output, and the paired tests, into RUN_DIR/evaluation.json."""
+        from pysmt.experiment.scoring import evaluate_runs
+
+        tuned = [self.tune_dir(c, s) / TUNE_FILES[1] for c in CONFIGURATIONS for s in self.seeds]
+        outputs = [self.output(t, c, s) for t in self.tests for c in CONFIGURATIONS for s in self.seeds]
+        inputs = {"tuned": tuned, "outputs": outputs, "dev": self.dev.target,
+                  "references": [self.test_files(t).target for t in self.tests]}
+
+        def action(_: Measure) -> None:
+            with atomic_writer(self.run_dir / EVALUATION) as out:
+                json.dump(evaluate_runs(self), out, indent=1)
+
+        self.stages.run("evaluate", {"seeds": self.o.seeds, "tests": sorted(self.tests)}, inputs, action,
+                        in_process=True, derived=True)

@@ -1,0 +1,74 @@
+"""What an experiment runs: the paper's four configurations and the sizes of each ``--scale``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The news preset of ``pysmt train``, the dev set and the default test set, under ``--data``.
+PRESET = "news"
+DEV = "news/newstest2012"
+TEST = "news/newstest2013"
+SRC, TGT = "en", "fr"
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One row of Table 1: the features added to the baseline system, and the paper's BLEU (dev / test)."""
+
+    key: str  # folder name
+    label: str  # as the paper's Table 1 names it
+    features: tuple[str, ...]
+    paper_dev: float
+    paper_test: float
+
+
+CONFIGURATIONS = (
+    Configuration("baseline", "Baseline", (), 30.64, 33.30),
+    Configuration("rnn", "RNN", ("rnn",), 31.20, 33.87),
+    Configuration("cslm-rnn", "CSLM + RNN", ("cslm", "rnn"), 31.48, 34.64),
+    Configuration("cslm-rnn-wp", "CSLM + RNN + WP", ("cslm", "rnn", "wp"), 31.50, 34.54),
+)
+
+#: The plugin behind each feature the configurations add: its distribution, source folder and command.
+PLUGINS = {"rnn": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
+           "wp": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
+           "cslm": ("pysmt-cslm", "plugins/cslm", "cslm")}
+
+#: The target shortlist of both plugins' default presets: the CSLM shares the RNN's when it has this size.
+CSLM_SHORTLIST = 10_000
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The sizes an experiment runs at; ``--dev-size``, ``--seeds`` and ``--budget`` override theirs."""
+
+    name: str
+    #: Keep every k-th pair of the preset's bitext (a stratified slice of the same mixture); None: the preset itself.
+    train_every: int | None
+    dev_size: int | None  # first lines of newstest2012 (None: all 3,003)
+    test_size: int | None  # first lines of each test set (None: all)
+    seeds: int  # MERT optimizer seeds per configuration
+    budget: float  # minutes of training per neural model (each may stop earlier by early stopping)
+    max_updates: int | None  # updates per neural model, a cap independent of the machine's speed
+    valid_every: int  # updates between the neural models' validations (points of the learning curves)
+    nbest_size: int
+    max_iterations: int
+    restarts: int
+    scatter_pairs: int  # Fig. 3
+    map_words: int  # Fig. 4
+    map_phrases: int  # Fig. 5
+    samples: int  # Table 3: samples per source phrase
+
+
+SCALES = {
+    # The paper's experiment on our data: the full news preset, newstest2012 and the issue's settings.
+    "full": Scale("full", None, None, None, seeds=3, budget=60.0, max_updates=None, valid_every=2000, nbest_size=100,
+                  max_iterations=25, restarts=20, scatter_pairs=20_000, map_words=1000, map_phrases=2000, samples=50),
+    # The whole chain in well under 15 minutes on 2 cores: 5,116 pairs, 100-sentence dev and test sets, one seed.
+    "small": Scale("small", 40, 100, 100, seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100, max_iterations=5,
+                   restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
+    # CI's smoke test: every stage runs, on sizes that only check the plumbing; 20 updates per network
+    # (two validations) whatever the machine's speed, so the test sees learning curves.
+    "tiny": Scale("tiny", 100, 20, 20, seeds=1, budget=2.0, max_updates=20, valid_every=10, nbest_size=10, max_iterations=2,
+                  restarts=2, scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
+}

@@ -1,0 +1,127 @@
+"""Resumable stages: each records its inputs, is skipped when done, and measures its time and memory.
+
+A stage's record lives in ``RUN_DIR/stages/<name>/``: ``job.json`` (a :class:`pysmt.jobs.Job`:
+the options that shape the stage's result and a fingerprint of every input file or folder) and,
+once the stage has finished, ``done.json`` (wall time, peak memory, when). A rerun skips a stage
+whose record matches and that is done, resumes one that is not done (the commands it runs resume
+their own work), and refuses one whose options or inputs changed, naming each difference, unless
+``force``. The record is kept apart from the stage's outputs because the commands a stage runs
+(``pysmt train``, ``tune``, ``rnn train``...) keep their own ``job.json`` in their ``--out``.
+
+Commands run as child processes (``python -m pysmt.cli ...``): the core never imports a plugin,
+and ``os.wait4`` gives each child's own peak resident memory (its waited-for workers included),
+which ``resource.getrusage(RUSAGE_CHILDREN)`` would only give as a maximum over all children so far.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pysmt.errors import PysmtError
+from pysmt.jobs import Job
+from pysmt.textio import atomic_writer
+
+DONE_FILE = "done.json"
+
+
+def log(message: str) -> None:
+    print(f"pysmt experiment: {message}", file=sys.stderr, flush=True)
+
+
+def duration(seconds: float) -> str:
+    """``1 h 02 min``, ``3 min 05 s`` or ``4.2 s``: stage times as people read them."""
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+    if seconds >= 60:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{seconds:.1f} s"
+
+
+@dataclass
+class Measure:
+    """What a stage's commands cost: peak resident memory of the largest child, in MB."""
+
+    peak_mb: float = 0.0
+
+    def run(self, args: list[str], stdout: IO[Any] | None = None) -> None:
+        """Run ``pysmt ARGS`` as a child process (its progress on stderr); a failure is a one-line error."""
+        command = [sys.executable, "-m", "pysmt.cli", *args]
+        process = subprocess.Popen(command, stdout=stdout if stdout is not None else sys.stderr)
+        try:
+            status, usage = self._wait(process)
+        except KeyboardInterrupt:  # the child got the SIGINT too: let it stop and keep what it wrote
+            self._wait(process)
+            raise
+        self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
+        if status == 130:
+            raise KeyboardInterrupt
+        if status != 0:
+            raise PysmtError(f"`pysmt {' '.join(args)}` failed with exit status {status} (its message is above)")
+
+    @staticmethod
+    def _wait(process: subprocess.Popen) -> tuple[int, Any]:
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        return process.returncode, usage
+
+
+@dataclass
+class StageResult:
+    """A finished stage: its name, the time and peak memory of the run that finished it."""
+
+    name: str
+    seconds: float
+    peak_mb: float | None
+    skipped: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "seconds": round(self.seconds, 1),
+                "peak_mb": None if self.peak_mb is None else round(self.peak_mb, 1)}
+
+
+@dataclass
+class Stages:
+    """Runs the stages of one experiment in ``run_dir``, in order, numbering them for the progress lines."""
+
+    run_dir: Path
+    total: int
+    force: bool = False
+    done: list[StageResult] = field(default_factory=list)
+
+    def run(self, name: str, options: Mapping[str, Any], inputs: Mapping[str, Any],
+            action: Callable[[Measure], None], in_process: bool = False, derived: bool = False) -> StageResult:
+        """Run ``action`` unless the stage is done with the same options and inputs.
+
+        ``in_process`` stages run no command; their peak memory is not measured (None). A
+        ``derived`` stage (scores computed from other stages' outputs) is redone when its inputs
+        changed instead of refused: nothing of value is lost, and more seeds or test sets need it.
+        """
+        number = len(self.done) + 1
+        folder = self.run_dir / "stages" / name
+        job = Job(folder, f"pysmt experiment {name}", options, inputs)
+        resumed = job.start(self.force or (derived and job.holds_other_work()))
+        marker = folder / DONE_FILE
+        if resumed and marker.is_file():
+            record = json.loads(marker.read_text(encoding="utf-8"))
+            result = StageResult(name, record["seconds"], record["peak_mb"], skipped=True)
+            log(f"[{number}/{self.total}] {name}: done before ({duration(result.seconds)}), skipped")
+        else:
+            marker.unlink(missing_ok=True)
+            log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
+            measure, start = Measure(), time.time()
+            action(measure)
+            result = StageResult(name, time.time() - start, None if in_process else measure.peak_mb, skipped=False)
+            with atomic_writer(marker) as out:
+                json.dump({**result.to_dict(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}, out)
+            memory = "" if result.peak_mb is None else f", peak {result.peak_mb:,.0f} MB"
+            log(f"[{number}/{self.total}] {name}: done in {duration(result.seconds)}{memory}")
+        self.done.append(result)
+        return result

@@ -1,0 +1,216 @@
+"""`pysmt experiment`: statistics, report tables, resumable stages, and an end-to-end run at `--scale tiny`."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pysmt.errors import PysmtError
+from pysmt.evaluate import mean_sd, paired_bootstrap, score
+from pysmt.experiment import chain
+from pysmt.experiment.data import Bitext, write_every, write_head
+from pysmt.experiment.report import format_mean_sd, format_p, summarize, table1
+from pysmt.experiment.stages import Measure, Stages
+from pysmt.testing import one_line_error, run_pysmt
+from tests.conftest import SHARED, shared_data
+
+REFS = ["le chat est sur le tapis .", "il fait beau aujourd'hui .", "je suis content ."] * 10
+WORSE = ["le chat sur le tapis .", "il fait beau .", "je suis contente ."] * 10
+
+
+# -- statistics ------------------------------------------------------------------------------------
+
+def test_mean_and_sample_sd() -> None:
+    assert mean_sd([1.0, 2.0, 3.0]) == (2.0, 1.0)
+    mean, sd = mean_sd([31.2])
+    assert mean == 31.2 and math.isnan(sd)
+    assert format_mean_sd([31.2, 31.4]) == "31.30 ± 0.14"
+    assert format_mean_sd([31.2]) == "31.20"
+    assert format_p([0.0039, 0.12]) == "0.004 / 0.120"
+
+
+def test_scores_are_sacrebleus() -> None:
+    import sacrebleu
+
+    scores = score(WORSE, [REFS])
+    assert scores.bleu == sacrebleu.corpus_bleu(WORSE, [REFS]).score
+    assert scores.chrf == sacrebleu.corpus_chrf(WORSE, [REFS]).score
+    assert scores.bleu_signature.startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    with pytest.raises(PysmtError, match="30 output lines but 29 reference lines"):
+        score(WORSE, [REFS[:-1]])
+
+
+def test_paired_bootstrap_against_the_first_system() -> None:
+    p_values, signatures = paired_bootstrap({"base": WORSE, "better": REFS, "same": list(WORSE)}, [REFS])
+    assert p_values["better"]["bleu"] < 0.01 and p_values["better"]["chrf"] < 0.01
+    assert p_values["same"] == {"bleu": 1.0, "chrf": 1.0}  # not sacrebleu's smallest p for equal outputs
+    assert "bs:1000|seed:12345" in signatures["bleu"]
+    assert paired_bootstrap({"base": WORSE, "again": WORSE}, [REFS])[0] == {"again": {"bleu": 1.0, "chrf": 1.0}}
+
+
+def test_evaluate_command(tmp_path: Path) -> None:
+    ref, base, better = tmp_path / "ref.fr", tmp_path / "base.fr", tmp_path / "better.fr"
+    for path, lines in ((ref, REFS), (base, WORSE), (better, REFS)):
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    proc = run_pysmt("evaluate", "-r", ref, base, better)
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.splitlines()
+    assert rows[0] == f"{base}\tBLEU {score(WORSE, [REFS]).bleu:.2f}\tchrF {score(WORSE, [REFS]).chrf:.2f}"
+    assert rows[1].startswith(f"{better}\tBLEU 100.00\tchrF 100.00\tp(BLEU) 0.0010")
+    assert rows[2].startswith("BLEU: nrefs:1|case:mixed")
+    ref.write_text("one line\n", encoding="utf-8")
+    one_line_error(run_pysmt("evaluate", "-r", ref, base), str(base), "30 output lines but 1 reference lines")
+
+
+def evaluation(dev: dict[str, list[float]], test: dict[str, list[float]], p: list[float]) -> dict:
+    """An evaluation.json as the scoring stage writes it, from BLEU per configuration and seed."""
+    def runs(values: list[float], extra: dict) -> dict:
+        return {str(k): {"bleu": v, "chrf": 2 * v, **extra} for k, v in enumerate(values)}
+
+    return {"dev": {key: runs(values, {}) for key, values in dev.items()},
+            "tests": {"nt13": {key: {str(k): {"bleu": v, "chrf": 2 * v,
+                                              **({"p_bleu": p[k], "p_chrf": p[k]} if key != "baseline" else {})}
+                                     for k, v in enumerate(values)} for key, values in test.items()}}}
+
+
+def test_table1_has_ours_beside_the_papers() -> None:
+    keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    summary = summarize(evaluation({k: [10.0 + i, 11.0 + i] for i, k in enumerate(keys)},
+                                   {k: [20.0 + i, 20.5 + i] for i, k in enumerate(keys)}, [0.01, 0.2]))
+    assert summary["rnn"]["tests"]["nt13"]["bleu_mean"] == 21.25
+    assert summary["rnn"]["tests"]["nt13"]["p_bleu"] == [0.01, 0.2] and summary["baseline"]["tests"]["nt13"]["p_bleu"] is None
+    single = summarize(evaluation({k: [10.0] for k in keys}, {k: [20.0] for k in keys}, [0.5]))
+    assert single["rnn"]["dev"]["bleu_sd"] is None  # JSON null, not NaN
+    assert "| RNN | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 |" in table1(single, "nt13")
+    assert table1(summary, "nt13").splitlines() == [
+        ("| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
+         "| paper dev | paper test |"),
+        "|---|---:|---:|---:|---:|---|---:|---:|",
+        "| Baseline | 10.50 ± 0.71 | 20.25 ± 0.35 |  | 40.50 ± 0.71 |  | 30.64 | 33.30 |",
+        "| RNN | 11.50 ± 0.71 | 21.25 ± 0.35 | +1.00 | 42.50 ± 0.71 | 0.010 / 0.200 | 31.20 | 33.87 |",
+        "| CSLM + RNN | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
+        "| CSLM + RNN + WP | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 | 31.50 | 34.54 |",
+    ]
+
+
+# -- data slices -----------------------------------------------------------------------------------
+
+def write_bitext(folder: Path, name: str, n: int) -> Bitext:
+    folder.mkdir(parents=True, exist_ok=True)
+    bitext = Bitext(folder / f"{name}.en", folder / f"{name}.fr")
+    bitext.source.write_text("".join(f"{name} en {k}\n" for k in range(n)), encoding="utf-8")
+    bitext.target.write_text("".join(f"{name} fr {k}\n" for k in range(n)), encoding="utf-8")
+    return bitext
+
+
+def test_slices(tmp_path: Path) -> None:
+    a, b = write_bitext(tmp_path, "a", 5), write_bitext(tmp_path, "b", 4)
+    out = Bitext(tmp_path / "out.en", tmp_path / "out.fr")
+    assert write_every([a, b], 3, out, "--data") == 3
+    assert out.target.read_text().splitlines() == ["a fr 0", "a fr 3", "b fr 1"]
+    assert write_head(a, 2, out, "--data", "--dev-size") == 2
+    assert out.source.read_text().splitlines() == ["a en 0", "a en 1"]
+    with pytest.raises(PysmtError, match="--dev-size 6: .*a.en has only 5 lines"):
+        write_head(a, 6, out, "--data", "--dev-size")
+    b.target.write_text("short\n", encoding="utf-8")
+    with pytest.raises(PysmtError, match="different numbers of lines"):
+        write_every([b], 1, out, "--data")
+
+
+def test_test_set_names() -> None:
+    taken = {"train", "dev"}
+    names = [chain.test_name(Path(p), taken) for p in ("a/newstest2013.en", "b/newstest2013.en", "c/dev.en")]
+    assert names == ["newstest2013", "newstest2013-2", "dev-2"]
+
+
+# -- resumable stages ------------------------------------------------------------------------------
+
+def test_stage_skipped_when_done_refused_when_changed(tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("x\n", encoding="utf-8")
+    calls: list[str] = []
+
+    def stages(force: bool = False) -> Stages:
+        return Stages(tmp_path / "run", total=1, force=force)
+
+    stages().run("model", {"budget": 1.0}, {"--text": source}, lambda _: calls.append("ran"), in_process=True)
+    result = stages().run("model", {"budget": 1.0}, {"--text": source}, lambda _: calls.append("ran"))
+    assert calls == ["ran"] and result.skipped
+    with pytest.raises(PysmtError, match=r"budget: 1\.0 -> 2\.0.*--force"):
+        stages().run("model", {"budget": 2.0}, {"--text": source}, lambda _: calls.append("ran"))
+    source.write_text("changed\n", encoding="utf-8")
+    with pytest.raises(PysmtError, match="--text: .*in.txt changed since the job started"):
+        stages().run("model", {"budget": 1.0}, {"--text": source}, lambda _: calls.append("ran"))
+    stages(force=True).run("model", {"budget": 2.0}, {"--text": source}, lambda _: calls.append("forced"))
+    assert calls == ["ran", "forced"]
+    # a derived stage (scores) is redone, not refused, when its inputs change
+    stages().run("scores", {}, {"--text": source}, lambda _: calls.append("scored"), derived=True)
+    source.write_text("changed again\n", encoding="utf-8")
+    stages().run("scores", {}, {"--text": source}, lambda _: calls.append("scored"), derived=True)
+    assert calls[-2:] == ["scored", "scored"]
+
+
+def test_unfinished_stage_resumes(tmp_path: Path) -> None:
+    def fail(_: Measure) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Stages(tmp_path, 1).run("tune", {"seed": 0}, {}, fail)
+    calls: list[str] = []
+    result = Stages(tmp_path, 1).run("tune", {"seed": 0}, {}, lambda _: calls.append("resumed"))
+    assert calls == ["resumed"] and not result.skipped
+
+
+def test_failed_command_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(PysmtError, match=r"`pysmt lm --text .*missing.txt --out .*` failed with exit status 1"):
+        Measure().run(["lm", "--text", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "lm.bin")])
+
+
+def test_missing_plugin_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chain, "available", lambda: {"rnn": None, "wp": None})
+    with pytest.raises(PysmtError, match=r"needs the pysmt-cslm plugin .*pip install -e plugins/cslm"):
+        chain.check_plugins()
+
+
+def test_bad_options(tmp_path: Path) -> None:
+    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "huge"),
+                   "--scale", status=2)
+    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--seeds", "0"),
+                   "--seeds", status=2)
+    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "tiny"),
+                   "--data", "no such file")
+    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--system", tmp_path),
+                   "--system", "pysmt.toml")
+
+
+# -- end to end --------------------------------------------------------------------------------------
+
+@pytest.mark.integration
+def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
+    shared_data("news", "newstest2013.en")
+    run = tmp_path / "run"
+    args = ["experiment", "--data", SHARED, "--out", run, "--scale", "tiny"]
+    proc = run_pysmt(*args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = (run / "report.md").read_text(encoding="utf-8")
+    for needed in ("## Table 1 on newstest2013", "| CSLM + RNN + WP |", "| 31.50 | 34.54 |", "tok:13a",
+                   "204,633", "## Tuned weights", "RNN0", "CSLM0", "WP0", "(Table 2)", "(Table 3)", "scatter.png",
+                   "## Stages: time and peak memory", "| tune-cslm-rnn-wp-seed0 |"):
+        assert needed in report, needed
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert list(results["configurations"]) == ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    rnn = results["configurations"]["rnn"]["tests"]["newstest2013"]
+    assert len(rnn["bleu"]) == 1 and 0 <= rnn["p_bleu"][0] <= 1
+    assert len((run / "decode" / "newstest2013" / "cslm-rnn.seed0.fr").read_text().splitlines()) == 20
+    assert [u for u, _ in results["learning_curves"]["RNN"]] == [10, 20]  # --max-updates 20, --valid-every 10
+    assert [u for u, _ in results["learning_curves"]["CSLM"]] == [10, 20]
+    assert (run / "bleu.png").is_file() and (run / "learning-curves.png").is_file()
+
+    again = run_pysmt(*args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
+    assert progress and all(line.endswith("skipped") for line in progress), progress
+    one_line_error(run_pysmt(*args, "--budget", "0.5"), "stages/rnn", "budget_minutes: 2.0 -> 0.5", "--force")

@@ -40,8 +40,9 @@ from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, UNK_ID
 if TYPE_CHECKING:
     import torch
 
-#: Contexts whose hidden layer is kept across sentences before the cache is emptied
-#: (4 x hidden2 bytes each: 100 MB for the default preset, 400 MB for the paper's).
+#: Contexts (states included) kept across sentences; past this, the cache is emptied when the next
+#: sentence starts. A row of hidden layer is 4 x hidden2 bytes (1 KB default, 4 KB paper), and the
+#: arrays grow by doubling: about 200-250 MB for the default preset, four times that for the paper's.
 CACHE_SIZE = 100_000
 #: Target phrases whose ids and context-free terms are kept (emptied when full).
 PHRASE_CACHE_SIZE = 200_000

@@ -225,7 +225,7 @@ class CslmFeature(BatchedStatefulFeature):
     def ngram_scores(self, rows: np.ndarray, words: np.ndarray) -> np.ndarray:
         """``log p`` (shortlist part) of words after contexts (numbers): the logit given the context's
         hidden layer, minus the context's log Z when normalization is exact."""
-        scores = self.scorer.logits(self.cache.hidden[rows], words.astype(np.int64))
+        scores = self.scorer.logits(self.cache.hidden[rows], words)
         if self.normalization == "exact":
             scores -= self.cache.normalizers(rows)
         self.ngrams += len(rows)

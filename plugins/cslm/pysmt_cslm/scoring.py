@@ -70,8 +70,9 @@ class Scorer:
             self.b2 = model.hidden2.bias.float().cpu().numpy()
             self.w3 = model.output.weight.float().contiguous().cpu().numpy()
             self.b3 = model.output.bias.float().cpu().numpy()
-            self.w3_device = model.output.weight.detach().clone()
-            self.b3_device = model.output.bias.detach().clone()
+            # log Z's copy on the model's device: on the CPU, the same memory as the numpy arrays
+            self.w3_device = torch.from_numpy(self.w3).to(self.device)
+            self.b3_device = torch.from_numpy(self.b3).to(self.device)
         self.offsets = np.arange(self.context) * self.vocab
 
     def hidden(self, contexts: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""What the neural plugins share: devices, checkpoints, and hyperparameters saved inside them.
+"""What the neural plugins share: devices, checkpoints, hyperparameters saved inside them, and the
+pieces of a resumable training run (its limits, resuming a checkpoint, SIGTERM as an exception).
 
 The RNN Encoder-Decoder and the CSLM plugins (and a third party's) build on these so that every
 neural model names devices, writes and reads checkpoints, and reports a bad file the same way.
@@ -8,8 +9,10 @@ torch is imported only when a function needs it: pysmt itself does not depend on
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pysmt.errors import PysmtError
@@ -88,6 +91,8 @@ def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked
 class Hyperparameters:
     """A mixin for a model's hyperparameters dataclass: one typed object, saved inside every checkpoint."""
 
+    preset: str  # the named preset the values came from (a field of every subclass)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)  # type: ignore[call-overload]
 
@@ -98,3 +103,41 @@ class Hyperparameters:
         if unknown:
             raise ValueError(f"unknown hyperparameters {', '.join(unknown)}")
         return cls(**data)
+
+
+@dataclass
+class TrainingLimits:
+    """When a training run stops, and how often it validates and checkpoints (in updates)."""
+
+    max_updates: int | None = None
+    max_time: float | None = None  # seconds of training in this run
+    valid_every: int = 2000
+    checkpoint_every: int = 2000
+    patience: int = 10
+
+
+class Interrupted(Exception):
+    """SIGTERM during training (see :func:`raise_interrupted`): the run saves a checkpoint and stops."""
+
+
+def raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    """A SIGTERM handler that raises :class:`Interrupted`, so a training loop can save before it stops."""
+    raise Interrupted
+
+
+def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
+    """The checkpoint ``last`` to resume (None when there is none), refused with one line when it was
+    trained with other hyperparameters than ``hp``."""
+    if not last.exists():
+        return None
+    state = load(last)
+    saved = type(hp).from_dict(state["hyperparameters"])
+    if saved != hp:
+        raise PysmtError(f"{last} was trained with preset {saved.preset!r} ({saved}); resuming it with "
+                         f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
+                         "or give a new --out")
+    return state
+
+
+#: The training state of a run that starts afresh.
+FRESH_STATE: dict[str, Any] = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}

@@ -24,9 +24,7 @@ import math
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 import numpy as np
 import torch
@@ -34,6 +32,13 @@ from tqdm import tqdm
 
 from pysmt.errors import PysmtError
 from pysmt.jobs import JOB_FILE, Job
+from pysmt.neural import (
+    FRESH_STATE,
+    Interrupted,
+    TrainingLimits,
+    raise_interrupted,
+    resumable_state,
+)
 from pysmt_cslm.data import (
     EncodedText,
     count_lines,
@@ -61,14 +66,6 @@ JOB_COMMAND = "cslm train"
 #: N-grams per forward pass when computing validation perplexity.
 EVAL_BATCH = 4096
 
-
-@dataclass
-class TrainingLimits:
-    max_updates: int | None = None
-    max_time: float | None = None  # seconds of training in this run
-    valid_every: int = 2000
-    checkpoint_every: int = 2000
-    patience: int = 10
 
 
 def log(message: str) -> None:
@@ -163,14 +160,6 @@ def model_state(model: Cslm, update: int) -> dict:
             "vocab_size": model.vocab_size}
 
 
-class Interrupted(Exception):
-    pass
-
-
-def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted
-
-
 def minibatch(text: EncodedText, rng: np.random.Generator, hp: Hyperparameters) -> tuple[torch.Tensor, torch.Tensor]:
     index = rng.integers(0, len(text), hp.batch_size)
     return torch.from_numpy(text.contexts(index, hp.context)), torch.from_numpy(text.ids[index].astype(np.int64))
@@ -189,17 +178,12 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
     start_job(text, out, hp, valid, shortlist, force)
     train_text, valid_text = prepare(text, out, hp, valid, shortlist)
     torch.manual_seed(hp.seed)
-    if (out / LAST).exists():
-        state = load_checkpoint(out / LAST)
-        saved = Hyperparameters.from_dict(state["hyperparameters"])
-        if saved != hp:
-            raise PysmtError(f"{out / LAST} was trained with preset {saved.preset!r} ({saved}); resuming it with "
-                             f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
-                             "or give a new --out")
+    state = resumable_state(out / LAST, hp, load_checkpoint)
+    if state is not None:
         model = build_model(state, out / LAST)
         log(f"resuming at update {state['update']:,}")
     else:
-        state = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}
+        state = dict(FRESH_STATE)
         model = Cslm(hp, len(Shortlist.load(out / VOCAB)))
     model.to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=hp.learning_rate)
@@ -217,7 +201,7 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
     def save_best(valid_perplexity: float) -> None:
         save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid_perplexity})
 
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
     start = time.time()
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="cslm train", file=sys.stderr,
                     mininterval=1.0)

@@ -22,9 +22,7 @@ import math
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 import numpy as np
 import torch
@@ -32,10 +30,25 @@ from tqdm import tqdm
 
 from pysmt.errors import PysmtError
 from pysmt.jobs import JOB_FILE, Job
+from pysmt.neural import (
+    FRESH_STATE,
+    Interrupted,
+    TrainingLimits,
+    raise_interrupted,
+    resumable_state,
+)
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
-from rnn_feature.store import LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, build_model, load_checkpoint, save_checkpoint
+from rnn_feature.store import (
+    LAST,
+    MODEL,
+    SOURCE_VOCAB,
+    TARGET_VOCAB,
+    build_model,
+    load_checkpoint,
+    save_checkpoint,
+)
 from rnn_feature.vocabulary import Shortlist
 
 PAIRS, LOG = "pairs.npz", "log.tsv"
@@ -44,14 +57,6 @@ TRAINING_FILES = (LAST, MODEL, PAIRS, SOURCE_VOCAB, TARGET_VOCAB, LOG)
 JOB_COMMAND = "rnn train"
 VALID_SHARE, VALID_MAX = 0.01, 10_000
 
-
-@dataclass
-class TrainingLimits:
-    max_updates: int | None = None
-    max_time: float | None = None  # seconds of training in this run
-    valid_every: int = 2000
-    checkpoint_every: int = 2000
-    patience: int = 10
 
 
 def log(message: str) -> None:
@@ -129,14 +134,6 @@ def save_best(out: Path, model: EncoderDecoder, update: int, valid: float) -> No
     save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid})
 
 
-class Interrupted(Exception):
-    pass
-
-
-def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted
-
-
 def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
           force: bool = False) -> float:
     """Train (or resume) a model in ``out``; return the best validation perplexity.
@@ -151,17 +148,12 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
     if not len(train_index):
         raise PysmtError(f"{table}: no phrase pairs to train on")
     torch.manual_seed(hp.seed)
-    if (out / LAST).exists():
-        state = load_checkpoint(out / LAST)
-        saved = Hyperparameters.from_dict(state["hyperparameters"])
-        if saved != hp:
-            raise PysmtError(f"{out / LAST} was trained with preset {saved.preset!r} ({saved}); "
-                             f"resuming it with {hp.preset!r} ({hp}) is not possible: rerun with --force to start "
-                             "afresh there, or give a new --out")
+    state = resumable_state(out / LAST, hp, load_checkpoint)
+    if state is not None:
         model = build_model(state, out / LAST)
         log(f"resuming at update {state['update']:,}")
     else:
-        state = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}
+        state = dict(FRESH_STATE)
         model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
     model.to(device).train()
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon)
@@ -176,7 +168,7 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
         save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
                                      "rng": rng.bit_generator.state, "best": best, "bad_validations": bad})
 
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
     start = time.time()
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr,
                     mininterval=1.0)

@@ -2,9 +2,12 @@
 
 ``pysmt train``, ``pysmt tune``, ``pysmt rnn train`` (and every later long job) write ``job.json``
 into their output folder before doing any work: the command, the options that shape the result,
-and a fingerprint (size and modification time) of every input file. Rerunning the command:
+and a fingerprint (size, modification time and SHA-256 of the content) of every input file or
+folder. Rerunning the command:
 
-* with the same options and unchanged inputs resumes the job;
+* with the same options and unchanged inputs resumes the job. An input whose modification time
+  moved but whose content did not (data copied afresh onto a new machine, ``touch``) is unchanged:
+  its content is hashed again only then, as ``rsync --checksum`` would, and the record is updated;
 * with anything else stops with an error naming each difference, and how to start afresh
   (``--force``, which the job then honours by redoing its work, or a new ``--out``);
 * on a folder that holds files but no ``job.json`` (made by something else) also stops, rather
@@ -16,6 +19,7 @@ record by the caller, so they can change between runs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -43,6 +47,29 @@ def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+def content_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, or of a folder's files (their relative names and bytes, in name order)."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with open(file, "rb") as data:
+            digest.update(hashlib.file_digest(data, "sha256").digest())
+    return digest.hexdigest()
+
+
+def same_input(old: dict[str, JSONValue], new: dict[str, JSONValue]) -> bool:
+    """Whether a recorded input (``old``) is unchanged in this run's fingerprint (``new``): the same
+    path, size and file count, and the same modification time or, when the record holds a digest,
+    the same content."""
+    if any(old.get(key) != new.get(key) for key in ("path", "size", "files")):
+        return False
+    if old.get("mtime_ns") == new["mtime_ns"]:
+        return True
+    return "sha256" in old and content_digest(Path(new["path"])) == old["sha256"]
+
+
 def _paths(value: str | Path | Iterable[str | Path] | None) -> list[Path]:
     if value is None:
         return []
@@ -55,14 +82,6 @@ def _show(value: JSONValue) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_show(v) for v in value) + "]" if value else "none"
     return "none" if value is None else str(value)
-
-
-def _describe_input_change(label: str, old: list[dict], new: list[dict]) -> str:
-    old_paths, new_paths = [f["path"] for f in old], [f["path"] for f in new]
-    if old_paths != new_paths:
-        return f"{label}: {_show(old_paths)} -> {_show(new_paths)}"
-    changed = [n["path"] for o, n in zip(old, new) if o != n]
-    return f"{label}: {', '.join(changed)} changed since the job started (size or modification time)"
 
 
 @dataclass
@@ -94,9 +113,31 @@ class Job:
                 found.append(f"{key}: {_show(before)} -> {_show(now)}")
         for label in sorted(set(old.get("inputs", {})) | set(new["inputs"])):
             before, now = old.get("inputs", {}).get(label, []), new["inputs"].get(label, [])
-            if before != now:
-                found.append(_describe_input_change(label, before, now))
+            old_paths, new_paths = [f["path"] for f in before], [f["path"] for f in now]
+            if old_paths != new_paths:
+                found.append(f"{label}: {_show(old_paths)} -> {_show(new_paths)}")
+                continue
+            changed = [n["path"] for o, n in zip(before, now) if not same_input(o, n)]
+            if changed:
+                found.append(f"{label}: {', '.join(changed)} changed since the job started")
         return found
+
+    @staticmethod
+    def _completed(new: dict[str, JSONValue], old: dict[str, JSONValue] | None) -> dict[str, JSONValue]:
+        """The record to store: ``new`` with each input's digest (kept from ``old`` when it has one,
+        computed otherwise) and ``old``'s start time when the job resumes."""
+        inputs = {}
+        for label, prints in new["inputs"].items():
+            before = (old or {}).get("inputs", {}).get(label, [])
+            inputs[label] = [{**print_, "sha256": (before[i].get("sha256") if i < len(before) else None)
+                              or content_digest(Path(print_["path"]))} for i, print_ in enumerate(prints)]
+        return {**new, "inputs": inputs, "started": (old or {}).get("started") or time.strftime("%Y-%m-%d %H:%M:%S")}
+
+    def _write(self, record: dict[str, JSONValue]) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(self.record_path) as out:
+            json.dump(record, out, indent=1)
+            out.write("\n")
 
     def stored(self) -> dict[str, JSONValue] | None:
         """The record in ``job.json`` (``{}`` when the file is not a job record), or None without that file."""
@@ -133,11 +174,11 @@ class Job:
                 raise PysmtError(f"{self.out} holds a {old['command']} job started with other inputs or "
                                  f"options ({'; '.join(changes)}): {afresh}")
             if not changes and not force:
+                record = self._completed(new, old)
+                if record != old:  # the inputs' new modification times, or an older record without digests
+                    self._write(record)
                 return True
         elif old is None and self.out.is_dir() and any(self.out.iterdir()) and not force:
             raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: {afresh}")
-        self.out.mkdir(parents=True, exist_ok=True)
-        with atomic_writer(self.record_path) as out:
-            json.dump({**new, "started": time.strftime("%Y-%m-%d %H:%M:%S")}, out, indent=1)
-            out.write("\n")
+        self._write(self._completed(new, None))
         return False

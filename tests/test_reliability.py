@@ -7,6 +7,7 @@ cases are in tests/test_training_reliability.py and plugins/rnn_feature/tests.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from pysmt.config import load_config
+from pysmt.errors import PysmtError
+from pysmt.jobs import Job
 from pysmt.textio import atomic_path, atomic_writer, read_lines
 from tests.conftest import write_moses_system
 
@@ -343,3 +346,65 @@ def test_reading_with_progress_gives_the_same_lines(tmp_path):
     with gzip.open(path, "wt") as out:
         out.write("".join(f"line {k}\n" for k in range(70_000)))
     assert list(read_lines(path, progress="load")) == list(read_lines(path))
+
+
+def _job(out: Path, *inputs: Path) -> Job:
+    return Job(out, "demo", {"seed": 1}, {"--in": list(inputs)})
+
+
+def _touch_later(path: Path) -> None:
+    stat_ = path.stat()
+    os.utime(path, ns=(stat_.st_atime_ns, stat_.st_mtime_ns + 10**9))
+
+
+def test_a_job_resumes_when_its_input_was_copied_afresh_with_the_same_content(tmp_path):
+    """A new machine's copy of the data has new modification times: the content decides, and the record follows."""
+    data, out = tmp_path / "data.txt", tmp_path / "out"
+    data.write_text("one\ntwo\n")
+    assert _job(out, data).start() is False
+    recorded = json.loads((out / "job.json").read_text())
+    _touch_later(data)
+    assert _job(out, data).start() is True
+    updated = json.loads((out / "job.json").read_text())["inputs"]["--in"][0]
+    assert updated["mtime_ns"] == data.stat().st_mtime_ns
+    assert updated["sha256"] == recorded["inputs"]["--in"][0]["sha256"]
+    assert json.loads((out / "job.json").read_text())["started"] == recorded["started"]
+
+
+def test_a_job_is_refused_when_its_input_changed_content_but_not_size(tmp_path):
+    data, out = tmp_path / "data.txt", tmp_path / "out"
+    data.write_text("one\ntwo\n")
+    _job(out, data).start()
+    data.write_text("one\ntwx\n")
+    _touch_later(data)
+    with pytest.raises(PysmtError, match=r"--in: .*data.txt changed since the job started.*--force"):
+        _job(out, data).start()
+
+
+def test_a_folder_input_is_compared_by_names_and_content(tmp_path):
+    folder, out = tmp_path / "model", tmp_path / "out"
+    folder.mkdir()
+    (folder / "a.txt").write_text("x\n")
+    _job(out, folder).start()
+    (folder / "a.txt").rename(folder / "b.txt")  # same size and count, another name
+    _touch_later(folder / "b.txt")
+    with pytest.raises(PysmtError, match="changed since the job started"):
+        _job(out, folder).start()
+    (folder / "b.txt").rename(folder / "a.txt")
+    _touch_later(folder / "a.txt")
+    assert _job(out, folder).start() is True
+
+
+def test_an_older_record_without_digests_gains_them_when_its_inputs_are_unchanged(tmp_path):
+    data, out = tmp_path / "data.txt", tmp_path / "out"
+    data.write_text("one\n")
+    _job(out, data).start()
+    record = json.loads((out / "job.json").read_text())
+    del record["inputs"]["--in"][0]["sha256"]
+    (out / "job.json").write_text(json.dumps(record))
+    assert _job(out, data).start() is True
+    assert "sha256" in json.loads((out / "job.json").read_text())["inputs"]["--in"][0]
+    (out / "job.json").write_text(json.dumps(record))
+    _touch_later(data)  # without a digest, a new modification time cannot be told from a change
+    with pytest.raises(PysmtError, match="changed since the job started"):
+        _job(out, data).start()

@@ -9,6 +9,7 @@ torch is imported only when a function needs it: pysmt itself does not depend on
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -107,13 +108,39 @@ class Hyperparameters:
 
 @dataclass
 class TrainingLimits:
-    """When a training run stops, and how often it validates and checkpoints (in updates)."""
+    """When training stops, and how often it validates and checkpoints (in updates).
+
+    ``max_time`` counts the seconds of training in all, across resumed runs (each checkpoint
+    carries the time spent so far), as fairseq's ``--stop-time-hours`` does: an interrupted job
+    resumed with the same budget stops where an uninterrupted one would have, in time.
+    """
 
     max_updates: int | None = None
-    max_time: float | None = None  # seconds of training in this run
+    max_time: float | None = None
     valid_every: int = 2000
     checkpoint_every: int = 2000
     patience: int = 10
+
+    def stop_reason(self, update: int, seconds: float, bad_validations: int) -> str | None:
+        """Why training stops now (None to go on), given the update count, the seconds of training
+        in all and the validations in a row without improvement."""
+        if self.max_updates is not None and update >= self.max_updates:
+            return f"reached {self.max_updates:,} updates"
+        if self.max_time is not None and seconds >= self.max_time:
+            return f"reached --max-time ({self.max_time / 60:g} min of training in all)"
+        if bad_validations >= self.patience:
+            return f"validation perplexity has not improved {bad_validations} times in a row: stopping early"
+        return None
+
+
+class TrainingClock:
+    """Seconds of training in all: those of earlier runs (from the checkpoint) plus this run's."""
+
+    def __init__(self, earlier: float) -> None:
+        self.earlier, self.start = earlier, time.time()
+
+    def __call__(self) -> float:
+        return self.earlier + time.time() - self.start
 
 
 class Interrupted(Exception):
@@ -140,4 +167,5 @@ def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict
 
 
 #: The training state of a run that starts afresh.
-FRESH_STATE: dict[str, Any] = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None}
+FRESH_STATE: dict[str, Any] = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None,
+                               "seconds": 0.0}

@@ -6,8 +6,8 @@ minimizes the mean negative log-likelihood plus ``alpha * (log Z)^2`` (self-norm
 et al. 2014). The validation text (``--valid``, or a seeded 1 % of the lines, at most 10,000) gives
 the perplexity per token (``</s>`` included, words outside the shortlist through the back-off
 distribution: see :mod:`pysmt_cslm.vocabulary`) every ``valid_every`` updates; the best model is
-kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds, or when
-validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written every
+kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds of training in
+all (resumed runs included), or when validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written every
 ``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning the same
 command resumes from it and continues exactly as an uninterrupted run would.
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import signal
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +34,7 @@ from pysmt.jobs import JOB_FILE, Job
 from pysmt.neural import (
     FRESH_STATE,
     Interrupted,
+    TrainingClock,
     TrainingLimits,
     raise_interrupted,
     resumable_state,
@@ -196,26 +196,22 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
 
     def checkpoint() -> None:
         save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
-                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad})
+                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
+                                     "seconds": clock()})
 
     def save_best(valid_perplexity: float) -> None:
         save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid_perplexity})
 
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    start = time.time()
+    clock = TrainingClock(state.get("seconds", 0.0))  # checkpoints of older versions lack it
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="cslm train", file=sys.stderr,
                     mininterval=1.0)
     loss = nll = torch.zeros(())
     try:
         while True:
-            if limits.max_updates is not None and update >= limits.max_updates:
-                log(f"reached {limits.max_updates:,} updates")
-                break
-            if limits.max_time is not None and time.time() - start >= limits.max_time:
-                log(f"reached --max-time ({limits.max_time / 60:g} min)")
-                break
-            if bad >= limits.patience:
-                log(f"validation perplexity has not improved {bad} times in a row: stopping early")
+            reason = limits.stop_reason(update, clock(), bad)
+            if reason is not None:
+                log(reason)
                 break
             contexts, words = minibatch(train_text, rng, hp)
             loss, nll = model.loss(contexts.to(device), words.to(device))
@@ -235,7 +231,7 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
                 else:
                     bad += 1
                 with open(out / LOG, "a", encoding="utf-8") as handle:
-                    handle.write(f"{update}\t{nll.item():.4f}\t{perplexity:.3f}\t{log_z:.4f}\t{time.time() - start:.0f}\n")
+                    handle.write(f"{update}\t{nll.item():.4f}\t{perplexity:.3f}\t{log_z:.4f}\t{clock():.0f}\n")
                 log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}), mean log Z {log_z:.3f}")
             if update % limits.checkpoint_every == 0:
                 checkpoint()

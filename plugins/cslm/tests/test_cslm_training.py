@@ -8,7 +8,7 @@ import torch
 from cslm_testing import CPU, TINY, one_line_error, pysmt, toy_text
 from pysmt_cslm import training
 from pysmt_cslm.features import CslmFeature
-from pysmt_cslm.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
+from pysmt_cslm.store import LAST, MODEL, load_checkpoint, load_model, resolve_device, save_checkpoint
 from pysmt_cslm.training import TRAINING_FILES, TrainingLimits, train
 from pysmt_cslm.vocabulary import Shortlist
 
@@ -170,3 +170,18 @@ def test_corrupt_and_foreign_checkpoints_are_one_line_errors(tmp_path, tiny_mode
         load_model(broken)
     decoded = pysmt("cslm", "perplexity", "--model", broken, "--text", toy_text(tmp_path / "t.txt", 5))
     one_line_error(decoded, "does not match the model")
+
+
+def test_the_time_budget_counts_the_earlier_runs_of_a_resumed_training(tmp_path):
+    text = toy_text(tmp_path / "text.txt")
+    model = tmp_path / "m"
+    train(text, model, TINY, CPU, TrainingLimits(max_updates=20, valid_every=20))
+    state = load_checkpoint(model / LAST)
+    assert state["update"] == 20 and state["seconds"] > 0
+    save_checkpoint(model / LAST, {**state, "seconds": 120.0})  # as if the first run had trained 2 minutes
+    train(text, model, TINY, CPU, TrainingLimits(max_updates=60, max_time=60.0, valid_every=20))
+    assert load_checkpoint(model / LAST)["update"] == 20  # the 1-minute budget was spent before
+    train(text, model, TINY, CPU, TrainingLimits(max_updates=40, max_time=600.0, valid_every=20))
+    state = load_checkpoint(model / LAST)
+    assert state["update"] == 40 and state["seconds"] > 120.0
+    assert float((model / "log.tsv").read_text().splitlines()[-1].split("\t")[4]) >= 120  # the log's clock runs on

@@ -35,7 +35,7 @@ def check_device(device: str) -> None:
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True),
-              help="Stop after this many minutes (a checkpoint is kept).")
+              help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept).")
 @click.option("--max-updates", type=COUNT, help="Stop after this many updates in total.")
 @click.option("--valid-every", default=2000, show_default=True, type=COUNT, help="Updates between validations.")
 @click.option("--patience", default=10, show_default=True, type=COUNT,

@@ -1,13 +1,14 @@
 """Training the encoder-decoder on a phrase table's unique pairs (``pysmt rnn train``).
 
-Minibatches of ``batch_size`` pairs are drawn uniformly (with replacement) from the training
-pairs by a seeded numpy generator; Adadelta (rho 0.95, epsilon 1e-6) minimizes the mean negative
-log-likelihood per pair. A held-out set (1% of the pairs, at most 10,000) gives validation
-perplexity per target token (end-of-sequence included) every ``valid_every`` updates; the best
-model is kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds, or
-when validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written
-every ``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning
-the same command resumes from it and continues exactly as an uninterrupted run would.
+Minibatches of ``batch_size`` pairs are drawn uniformly (with replacement) from the training pairs
+by a seeded numpy generator; Adadelta (rho 0.95, epsilon 1e-6) minimizes the mean negative log-
+likelihood per pair. A held-out set (1% of the pairs, at most 10,000) gives validation perplexity
+per target token (end-of-sequence included) every ``valid_every`` updates; the best model is kept in
+``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds of training in all
+(resumed runs included), or when validation perplexity has not improved ``patience`` times in a row.
+``last.pt`` is written every ``checkpoint_every`` updates, at the end and on interruption (Ctrl-C,
+SIGTERM); rerunning the same command resumes from it and continues exactly as an uninterrupted run
+would.
 
 Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
 (seed included) and a fingerprint of the phrase table. A rerun with another table (or a changed
@@ -21,7 +22,6 @@ from __future__ import annotations
 import math
 import signal
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,7 @@ from pysmt.jobs import JOB_FILE, Job
 from pysmt.neural import (
     FRESH_STATE,
     Interrupted,
+    TrainingClock,
     TrainingLimits,
     raise_interrupted,
     resumable_state,
@@ -166,22 +167,18 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
 
     def checkpoint() -> None:
         save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
-                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad})
+                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
+                                     "seconds": clock()})
 
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    start = time.time()
+    clock = TrainingClock(state.get("seconds", 0.0))  # checkpoints of older versions lack it
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr,
                     mininterval=1.0)
     try:
         while True:
-            if limits.max_updates is not None and update >= limits.max_updates:
-                log(f"reached {limits.max_updates:,} updates")
-                break
-            if limits.max_time is not None and time.time() - start >= limits.max_time:
-                log(f"reached --max-time ({limits.max_time:.0f} s)")
-                break
-            if bad >= limits.patience:
-                log(f"validation perplexity has not improved {bad} times in a row: stopping early")
+            reason = limits.stop_reason(update, clock(), bad)
+            if reason is not None:
+                log(reason)
                 break
             batch = train_index[rng.integers(0, len(train_index), hp.batch_size)]
             src, src_len = pairs.source.padded(batch)
@@ -203,7 +200,7 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
                 else:
                     bad += 1
                 with open(out / LOG, "a", encoding="utf-8") as handle:
-                    handle.write(f"{update}\t{loss.item():.4f}\t{valid:.3f}\t{time.time() - start:.0f}\n")
+                    handle.write(f"{update}\t{loss.item():.4f}\t{valid:.3f}\t{clock():.0f}\n")
                 log(f"update {update:,}: validation perplexity {valid:.2f} (best {best:.2f})")
             if update % limits.checkpoint_every == 0:
                 checkpoint()

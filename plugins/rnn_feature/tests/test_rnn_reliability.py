@@ -95,10 +95,17 @@ def test_train_api_records_the_job_and_force_discards_only_training_files(tmp_pa
     train(table, model, TINY, CPU, TrainingLimits(max_updates=2, valid_every=2))
     with pytest.raises(PysmtError, match=r"seed: 1234 -> 7"):  # another seed is another job
         train(table, model, replace(TINY, seed=7), CPU, TrainingLimits(max_updates=2))
-    os.utime(table, ns=(1, 1))  # the same name, but the table changed (its time)
+    os.utime(table, ns=(1, 1))  # copied afresh: a new time, the same bytes, the same job
+    train(table, model, TINY, CPU, TrainingLimits(max_updates=3, valid_every=3))
+    assert load_checkpoint(model / LAST)["update"] == 3
+    original = table.read_bytes()
+    data = bytearray(original)
+    data[-9] ^= 1  # the same name and size, but the table changed (one corrupted byte)
+    table.write_bytes(bytes(data))
     with pytest.raises(PysmtError, match=r"--phrase-table: .*changed since the job started"):
         train(table, model, TINY, CPU, TrainingLimits(max_updates=4))
-    assert load_checkpoint(model / LAST)["update"] == 2
+    assert load_checkpoint(model / LAST)["update"] == 3
+    table.write_bytes(original)
     (model / "keep.txt").write_text("x")
     train(table, model, TINY, CPU, TrainingLimits(max_updates=1, valid_every=1), force=True)
     assert load_checkpoint(model / LAST)["update"] == 1 and (model / "keep.txt").exists()

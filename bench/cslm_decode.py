@@ -47,7 +47,7 @@ def decode(decoder, lines: list[str], repeat: int = 1, reset=lambda: None) -> tu
 def instrument(feature, stats: dict) -> None:
     """Count the feature's time and requests into ``stats``, and keep the n-grams it is asked for."""
     stats.update(seconds=0.0, calls=0, ngrams=[])
-    score_batch, ngram_scores = feature.score_batch, feature.ngram_scores
+    score_batch, request_scores = feature.score_batch, feature.request_scores
 
     def timed(states, options, ends):
         start = time.process_time()
@@ -56,13 +56,13 @@ def instrument(feature, stats: dict) -> None:
         stats["calls"] += 1
         return result
 
-    def recorded(rows, words):
+    def recorded(rows, words, owners, requests):
         start = time.process_time()  # the record is not the feature's time
         stats["ngrams"].append(np.concatenate([feature.cache.table.contexts(rows), words[:, None]], 1))
         stats["seconds"] -= time.process_time() - start
-        return ngram_scores(rows, words)
+        return request_scores(rows, words, owners, requests)
 
-    feature.score_batch, feature.ngram_scores = timed, recorded
+    feature.score_batch, feature.request_scores = timed, recorded
 
 
 def per_ngram_seconds(feature, ngrams: np.ndarray, normalization: str, sample: int) -> float:
@@ -121,11 +121,11 @@ def main() -> None:
             feature.cache = type(feature.cache)(feature.scorer, feature.cache.size)
             feature.requests = feature.ngrams = 0
             if stats:
-                del feature.score_batch, feature.ngram_scores  # the class's own again
+                del feature.score_batch, feature.request_scores  # the class's own again
             instrument(feature, stats)
 
         seconds, bests[label] = decode(decoder, subset, args.repeat, reset)
-        del feature.score_batch, feature.ngram_scores
+        del feature.score_batch, feature.request_scores
         baseline = decode(plain, subset, args.repeat)[0] if count != args.lines else results["no cslm"]["decode_s"]
         ngrams = np.concatenate(stats["ngrams"])
         alone = per_ngram_seconds(feature, ngrams, normalization, args.sample)

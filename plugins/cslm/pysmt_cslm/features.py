@@ -33,6 +33,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature
 from pysmt.search.compiled import ContextTable
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt_cslm._network import HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
 from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, UNK_ID
@@ -48,6 +49,8 @@ CACHE_SIZE = 100_000
 PHRASE_CACHE_SIZE = 200_000
 #: Below this share of the first sentence's option words in the shortlist, a warning says so.
 LOW_COVERAGE = 0.5
+#: No log Z to subtract (self-normalized scores).
+NO_SHIFT = np.zeros(0)
 
 
 def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> Path:
@@ -68,7 +71,8 @@ def grown(array: np.ndarray, rows: int) -> np.ndarray:
 
 
 class ContextCache:
-    """Every context seen (numbered by a ContextTable); its hidden layer, and its log Z once asked for.
+    """Every context seen (numbered by a ContextTable); its hidden layer (kept by the compiled
+    network), and its log Z once asked for.
 
     Numbers are the feature's state ids, so they must not change within a sentence: the cache is
     emptied only when a sentence starts with more than ``size`` contexts kept (0: every sentence).
@@ -77,7 +81,7 @@ class ContextCache:
     def __init__(self, scorer: Scorer, size: int) -> None:
         self.scorer, self.size = scorer, size
         self.table = ContextTable(scorer.context)
-        self.hidden = np.empty((0, scorer.w2t.shape[1]), dtype=np.float32)
+        self.hidden = HiddenStore(scorer.network)
         self.log_z = np.empty(0)  # NaN until computed
         self.computed = self.normalized = 0  # statistics, for benchmarks
 
@@ -87,11 +91,10 @@ class ContextCache:
 
     def compute(self, fresh: np.ndarray) -> None:
         """The hidden layers of contexts used for the first time (the table names them, each once)."""
-        if len(self.table) > len(self.hidden):
-            rows = max(2 * len(self.table), 4096)
-            self.hidden, self.log_z = grown(self.hidden, rows), grown(self.log_z, rows)
+        if len(self.table) > len(self.log_z):
+            self.log_z = grown(self.log_z, max(2 * len(self.table), 4096))
         if len(fresh):
-            self.hidden[fresh] = self.scorer.hidden(self.table.contexts(fresh))
+            self.hidden.compute(fresh, self.table.contexts(fresh))
             self.log_z[fresh] = np.nan
             self.computed += len(fresh)
 
@@ -99,7 +102,7 @@ class ContextCache:
         """log Z of contexts whose hidden layer is known (computing those not known yet, each once)."""
         missing = np.unique(rows[np.isnan(self.log_z[rows])])
         if len(missing):
-            self.log_z[missing] = self.scorer.log_partition_of(self.hidden[missing])
+            self.log_z[missing] = self.scorer.log_partition_of(self.hidden.rows(missing))
             self.normalized += len(missing)
         return self.log_z[rows]
 
@@ -216,20 +219,17 @@ class CslmFeature(BatchedStatefulFeature):
         rows, words, owners, new_states, fresh = self.cache.table.extend(
             states, self.option_ids[options], self.option_lengths[options], ends, EOS_ID)
         self.cache.compute(fresh)
-        total = np.zeros(len(options))
-        np.add.at(total, owners, self.ngram_scores(rows, words))  # in order: a request's own sum, alone
+        total = self.request_scores(rows, words, owners, len(options))
         total += self.option_backoff[options]
         self.requests += len(options)
         return total[:, None], new_states
 
-    def ngram_scores(self, rows: np.ndarray, words: np.ndarray) -> np.ndarray:
-        """``log p`` (shortlist part) of words after contexts (numbers): the logit given the context's
-        hidden layer, minus the context's log Z when normalization is exact."""
-        scores = self.scorer.logits(self.cache.hidden[rows], words)
-        if self.normalization == "exact":
-            scores -= self.cache.normalizers(rows)
+    def request_scores(self, rows: np.ndarray, words: np.ndarray, owners: np.ndarray, requests: int) -> np.ndarray:
+        """Per request, the sum of its n-grams' ``log p`` (shortlist part) in order: the logit of each
+        word given its context's (number's) hidden layer, minus the context's log Z when exact."""
+        minus = self.cache.normalizers(rows) if self.normalization == "exact" else NO_SHIFT
         self.ngrams += len(rows)
-        return scores
+        return self.cache.hidden.sums(rows, words, owners, requests, minus)
 
     def intern(self, contexts: np.ndarray) -> np.ndarray:
         """State ids of contexts (rows of six input ids), numbering new ones."""

@@ -10,17 +10,18 @@
   near 0. ``"exact"``: the logit minus ``log Z``, the log-sum-exp of the context's full output
   layer (the one product whose cost grows with the shortlist).
 
-The hidden layers and the logits are numpy on the CPU: the decoder asks often for little (a few
-contexts a call), where a numpy call costs a few microseconds and a torch call several times that.
-``log Z``, the one large product, runs in torch on the model's device (a GPU when there is one).
+The hidden layers and the logits are compiled (``_network.cpp``): the decoder asks about 500 times
+a sentence for a handful of contexts each, where numpy's few microseconds per call were most of
+the feature's time. ``log Z``, the one large product, runs in torch on the model's device (a GPU
+when there is one).
 
-**The numbers do not depend on how requests are batched.** Matrix products round differently for
-different row counts (one row versus eight), so every product here has a fixed shape: contexts go
-through the layers in blocks of :data:`CONTEXT_BLOCK` rows, padded with dummy rows; the first
-layer's sum and the logits' dot products are per row. A context's hidden layer, and so an
-n-gram's score, is then the same bit for bit whatever else is in its batch: the feature's scores
-do not depend on its buffer size, on the cache, or on the order of requests, and the perplexity
-command computes exactly what the decoder adds up.
+**The numbers do not depend on how requests are batched.** The compiled code computes every
+context's hidden layer and every logit alone, by the same loop; ``log Z``'s products have a fixed
+shape (blocks of :data:`CONTEXT_BLOCK` rows, padded with dummy rows), because matrix products round
+differently for different row counts. A context's hidden layer, and so an n-gram's score, is then
+the same bit for bit whatever else is in its batch: the feature's scores do not depend on its
+buffer size, on the cache, or on the order of requests, and the perplexity command computes
+exactly what the decoder adds up.
 """
 
 from __future__ import annotations
@@ -31,16 +32,14 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from pysmt_cslm._network import Network
 from pysmt_cslm.data import EncodedText
 from pysmt_cslm.model import Cslm
 
 Normalization = Literal["exact", "self"]
 NORMALIZATIONS = ("exact", "self")
-#: Rows of every hidden-layer and softmax product: small, because the decoder asks often for little
-#: (measured: an 8 x 256 by 256 x 256 product costs a third of a 16-row one in numpy).
+#: Rows of every log Z product: small, because the decoder asks often for little.
 CONTEXT_BLOCK = 8
-#: Contexts whose first layer is gathered at once (a multiple of CONTEXT_BLOCK).
-FIRST_LAYER_ROWS = 1024
 
 
 def padded(array: np.ndarray, block: int) -> np.ndarray:
@@ -63,36 +62,22 @@ class Scorer:
             embedding, w1 = model.embedding.weight, model.hidden1.weight
             tables = [embedding @ w1[:, p * E:(p + 1) * E].T for p in range(hp.context)]  # (vocab, hidden1) each
             tables[0] = tables[0] + model.hidden1.bias
-            self.vocab = embedding.shape[0]
-            #: (context x vocab, hidden1): position p's rows at p * vocab
-            self.first = torch.cat(tables).float().cpu().numpy()
-            self.w2t = model.hidden2.weight.T.float().contiguous().cpu().numpy()
-            self.b2 = model.hidden2.bias.float().cpu().numpy()
-            self.w3 = model.output.weight.float().contiguous().cpu().numpy()
-            self.b3 = model.output.bias.float().cpu().numpy()
-            # log Z's copy on the model's device: on the CPU, the same memory as the numpy arrays
-            self.w3_device = torch.from_numpy(self.w3).to(self.device)
-            self.b3_device = torch.from_numpy(self.b3).to(self.device)
-        self.offsets = np.arange(self.context) * self.vocab
+            first = torch.cat(tables).float().cpu().numpy()  # (context x vocab, hidden1): position p at p * vocab
+            w3 = model.output.weight.float().contiguous().cpu().numpy()
+            b3 = model.output.bias.float().cpu().numpy()
+            self.network = Network(first, hp.context, model.hidden2.weight.T.float().contiguous().cpu().numpy(),
+                                   model.hidden2.bias.float().cpu().numpy(), w3, b3)
+            # log Z's copy on the model's device: on the CPU, the same memory as the compiled network's
+            self.w3_device = torch.from_numpy(w3).to(self.device)
+            self.b3_device = torch.from_numpy(b3).to(self.device)
 
     def hidden(self, contexts: np.ndarray) -> np.ndarray:
-        """h2 (float32, one row per context) of contexts (n x 6 ids): six table rows summed, then
-        the second layer a block of CONTEXT_BLOCK rows at a time."""
-        rows = padded(np.asarray(contexts, dtype=np.int64), CONTEXT_BLOCK) + self.offsets
-        h2 = np.empty((len(rows), self.w2t.shape[1]), dtype=np.float32)
-        for chunk in range(0, len(rows), FIRST_LAYER_ROWS):  # bounds the (rows, 6, hidden1) gather
-            part = rows[chunk:chunk + FIRST_LAYER_ROWS]
-            h1 = self.first[part.reshape(-1)].reshape(len(part), self.context, -1).sum(1)
-            np.maximum(h1, 0, out=h1)
-            for lo in range(0, len(part), CONTEXT_BLOCK):
-                np.matmul(h1[lo:lo + CONTEXT_BLOCK], self.w2t, out=h2[chunk + lo:chunk + lo + CONTEXT_BLOCK])
-        h2 += self.b2
-        np.maximum(h2, 0, out=h2)
-        return h2[:len(contexts)]
+        """h2 (float32, one row per context) of contexts (n x 6 ids)."""
+        return self.network.hidden(np.asarray(contexts, dtype=np.int32))
 
     def logits(self, hidden: np.ndarray, words: np.ndarray) -> np.ndarray:
         """``W3[w] . h2 + b3[w]`` (float64) for each row of ``hidden`` and its word."""
-        return (np.einsum("ij,ij->i", hidden, self.w3[words]) + self.b3[words]).astype(np.float64)
+        return self.network.logits(hidden, words)
 
     def log_partition_of(self, hidden: np.ndarray) -> np.ndarray:
         """``log Z`` (the full softmax's log-sum-exp, float64) of each row of ``hidden``, on the model's device."""

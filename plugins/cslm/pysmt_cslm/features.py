@@ -129,7 +129,7 @@ class CslmFeature(BatchedStatefulFeature):
         self.buffer_size = buffer_size
         self.normalization = normalization
         self.cache = ContextCache(self.scorer, cache_size)
-        self.phrases: dict[tuple[str, ...], tuple[list[int], float, float]] = {}
+        self.phrases: dict[tuple[str, ...], tuple[tuple[int, ...], float, float]] = {}
         self.words = {w: self.word_terms(w) for w in [*self.shortlist.words[2:], *self.backoff.outside]}
         self.future_cost = future_cost
         self.warned = False
@@ -161,9 +161,10 @@ class CslmFeature(BatchedStatefulFeature):
         estimates = [self.phrase(phrase.target)[2] for phrase in phrases]
         return None, np.array(estimates, dtype=np.float64)[:, None]
 
-    def phrase(self, target: tuple[str, ...]) -> tuple[list[int], float, float]:
+    def phrase(self, target: tuple[str, ...]) -> tuple[tuple[int, ...], float, float]:
         """A target phrase's input ids, back-off term and unigram estimate, cached: the same phrases come
-        back sentence after sentence, and the decoder asks for thousands a sentence."""
+        back sentence after sentence, and the decoder asks for thousands a sentence. (Tuples of numbers,
+        which Python's cyclic GC stops tracking: its full passes would otherwise walk the whole cache.)"""
         known = self.phrases.get(target)
         if known is None:
             if len(self.phrases) >= PHRASE_CACHE_SIZE:
@@ -177,7 +178,7 @@ class CslmFeature(BatchedStatefulFeature):
                 ids.append(terms[0])
                 backoff += terms[1]
                 estimate += terms[2]
-            known = self.phrases[target] = (ids, backoff, estimate)
+            known = self.phrases[target] = (tuple(ids), backoff, estimate)
         return known
 
     def word_terms(self, word: str) -> tuple[int, float, float]:

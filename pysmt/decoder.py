@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, replace
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -83,6 +84,26 @@ class Decoder:
         """New weights (one list per feature); cached options are rescored lazily."""
         self.model.set_weights(weights)
         self.options.cache.clear()
+
+    def warm_caches(self, lines: Iterable[str]) -> None:
+        """Build the options of ``lines`` (model tokens, as :meth:`translate` takes them) and drop them.
+
+        What stays is what features keep across sentences: the RNN's phrase-pair scores, the CSLM's
+        phrase terms. A tuning run forks fresh workers for every pass over its dev set, and their
+        caches die with them; warmed here first, every pass's workers inherit the scores
+        (copy-on-write) instead of computing them again.
+        """
+        collecting = gc.isenabled()
+        gc.disable()  # as in translate: many objects, no cycles
+        try:
+            for index, line in enumerate(lines):
+                words = tuple(line.split())
+                if words:
+                    self.options.build(Sentence(words, index))
+        finally:
+            self.options.cache.clear()  # rebuilt by each sentence's search, with the weights of the moment
+            if collecting:
+                gc.enable()
 
     def translate(self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False) -> Translation:
         """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up."""

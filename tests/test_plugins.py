@@ -10,7 +10,7 @@ from pysmt.config import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.features import registry
-from pysmt.features.base import BatchedStatefulFeature, StatefulFeature
+from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
 from pysmt.testing import registered, toy_decoder, toy_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pysmt-example-features"))
@@ -217,3 +217,43 @@ def test_rescore_command_errors(tiny_system, tmp_path):
     proc = run("--out", str(tmp_path / "o.txt"), "--features", "word-penalty")
     assert proc.returncode == 1 and "rescore adds stateful features" in proc.stderr
     assert run("--out", str(tmp_path / "o.txt")).returncode == 2
+
+
+class CachedTargetLength(Feature):
+    """Minus the target length, computed once per target phrase and kept across sentences (as the RNN does)."""
+
+    default_label = "CachedLength"
+    computed = []  # every phrase it scored, across instances: what a cache miss costs
+
+    def __init__(self, name, num_scores):
+        super().__init__(name, num_scores)
+        self.cache = {}
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [0.1]
+
+    def evaluate(self, phrases):
+        for phrase in phrases:
+            if phrase.target not in self.cache:
+                self.computed.append(phrase.target)
+                self.cache[phrase.target] = -float(len(phrase.target))
+        return np.array([[self.cache[phrase.target]] for phrase in phrases]), None
+
+
+def test_warm_caches_leaves_only_the_features_caches_filled(tiny_system):
+    """Tuning warms the features' caches before forking its workers: decoding the warmed lines asks
+    the feature for nothing new, and gives what a cold decoder gives."""
+    lines = ["a b c", "c b a", ""]
+    with registered(cached_length=CachedTargetLength):
+        cold = [toy_decoder(tiny_system, ["cached-length"]).translate(line).best for line in lines]
+        decoder = toy_decoder(tiny_system, ["cached-length"])
+        CachedTargetLength.computed.clear()
+        decoder.warm_caches(lines)
+        assert CachedTargetLength.computed and not decoder.options.cache
+        warmed = len(CachedTargetLength.computed)
+        assert [decoder.translate(line).best for line in lines] == cold
+        assert len(CachedTargetLength.computed) == warmed

@@ -145,6 +145,7 @@ class Tuner:
         self.pool = NbestPool(BleuStatistics(references), self.decoder.postprocess)
         self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
         self.history: list[Iteration] = []
+        self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
@@ -199,6 +200,10 @@ class Tuner:
 
         from pysmt.runner import translate_stream
 
+        if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
+            self.decoder.warm_caches(tqdm(map(self.decoder.preprocess, self.source), total=len(self.source),
+                                          unit=" sent", desc="dev options", file=sys.stderr))
+            self.warm = True
         self.decoder.set_weights(as_lists(self.decoder, weights))
         labels = self.decoder.nbest_labels()
         progress = tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr)

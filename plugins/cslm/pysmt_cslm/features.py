@@ -8,10 +8,10 @@ A state *is* a context: its id is the context's number in the core's compiled
 :class:`~pysmt.search.compiled.ContextTable`, which also numbers the contexts inside options. The
 :class:`ContextCache` keeps, per number, the context's hidden layer (and log Z) once computed,
 across sentences. :meth:`CslmFeature.score_batch` asks the table for a batch's n-grams (as context
-numbers and words, the new states, and the contexts used for the first time), computes the hidden
-layers of those first-used contexts in one pass
-(:class:`~pysmt_cslm.scoring.Scorer`), takes the logits of the requested words, and adds them up per
-request in order: the scores do not depend on the buffer size or on what else is in a batch.
+numbers and words, the new states, and the contexts used for the first time), has the compiled
+network (``_network.cpp``, through :class:`~pysmt_cslm.scoring.Scorer`) compute the hidden layers of
+those first-used contexts, and takes the logits of the requested words added up per request in
+order: the scores do not depend on the buffer size or on what else is in a batch.
 
 Words outside the shortlist add ``log p(w | outside)`` (the back-off unigram) to ``log P([UNK] |
 context)``. Context-free estimates for the future cost and the table limit: the training text's

@@ -904,16 +904,17 @@ class ContextTable {
   int width() const { return width_; }
   int64_t size() const { return static_cast<int64_t>(words_.size() / width_); }
   void clear() {
-    index_.clear();
+    std::fill(slots_.begin(), slots_.end(), kEmpty);
     words_.clear();
     used_.clear();
   }
   int64_t intern(const int32_t *context) {
-    key_.assign(reinterpret_cast<const char *>(context), width_ * sizeof(int32_t));  // no allocation once sized
-    auto found = index_.find(key_);
-    if (found != index_.end()) return found->second;
+    // open addressing, linear probing, at most half full: a lookup touches one slot and one context
+    if (2 * (size() + 1) > static_cast<int64_t>(slots_.size())) rehash(std::max<size_t>(1024, 2 * slots_.size()));
+    size_t slot = find(context);
+    if (slots_[slot] != kEmpty) return slots_[slot];
     int64_t id = size();
-    index_.emplace(key_, id);
+    slots_[slot] = id;
     words_.insert(words_.end(), context, context + width_);
     used_.push_back(false);
     return id;
@@ -930,11 +931,27 @@ class ContextTable {
   }
 
  private:
+  static constexpr int64_t kEmpty = -1;
+  size_t hash(const int32_t *context) const {
+    return static_cast<size_t>(util::MurmurHashNative(context, width_ * sizeof(int32_t)));
+  }
+  // The slot holding `context`, or the empty slot where it belongs.
+  size_t find(const int32_t *context) const {
+    size_t mask = slots_.size() - 1, slot = hash(context) & mask;
+    while (slots_[slot] != kEmpty &&
+           std::memcmp(&words_[static_cast<size_t>(slots_[slot]) * width_], context, width_ * sizeof(int32_t)))
+      slot = (slot + 1) & mask;
+    return slot;
+  }
+  void rehash(size_t count) {  // count: a power of two
+    slots_.assign(count, kEmpty);
+    for (int64_t id = 0; id < size(); ++id) slots_[find(&words_[static_cast<size_t>(id) * width_])] = id;
+  }
+
   int width_;
-  std::unordered_map<std::string, int64_t> index_;
+  std::vector<int64_t> slots_;  // context ids; kEmpty where none
   std::vector<int32_t> words_;
   std::vector<bool> used_;
-  std::string key_;
 };
 
 PYBIND11_MODULE(_stack_search, m) {

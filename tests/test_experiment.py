@@ -10,7 +10,7 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.evaluate import mean_sd, paired_bootstrap, score
-from pysmt.experiment import chain
+from pysmt.experiment import chain, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.report import format_mean_sd, format_p, summarize, table1
 from pysmt.experiment.stages import Measure, Stages
@@ -214,3 +214,25 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
     progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
     assert progress and all(line.endswith("skipped") for line in progress), progress
     one_line_error(run_pysmt(*args, "--budget", "0.5"), "stages/rnn", "budget_minutes: 2.0 -> 0.5", "--force")
+
+
+def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage times add up across runs: an interrupted run's time stays in elapsed.json for the next one."""
+    now = [1000.0]
+    monkeypatch.setattr(stages.time, "time", lambda: now[0])
+
+    def interrupted(_: Measure) -> None:
+        now[0] += 90.0
+        raise KeyboardInterrupt
+
+    def finishing(_: Measure) -> None:
+        now[0] += 30.0
+
+    with pytest.raises(KeyboardInterrupt):
+        Stages(tmp_path, 1).run("tune", {"seed": 0}, {}, interrupted)
+    assert json.loads((tmp_path / "stages" / "tune" / stages.ELAPSED_FILE).read_text())["seconds"] == 90.0
+    result = Stages(tmp_path, 1).run("tune", {"seed": 0}, {}, finishing)
+    assert result.seconds == 120.0
+    assert json.loads((tmp_path / "stages" / "tune" / stages.DONE_FILE).read_text())["seconds"] == 120.0
+    forced = Stages(tmp_path, 1, force=True).run("tune", {"seed": 0}, {}, finishing)
+    assert forced.seconds == 30.0  # started afresh: the earlier runs' time went with their work

@@ -2,7 +2,10 @@
 
 A stage's record lives in ``RUN_DIR/stages/<name>/``: ``job.json`` (a :class:`pysmt.jobs.Job`:
 the options that shape the stage's result and a fingerprint of every input file or folder) and,
-once the stage has finished, ``done.json`` (wall time, peak memory, when). A rerun skips a stage
+once the stage has finished, ``done.json`` (wall time, peak memory, when). The wall time is that of
+every run the stage took: while a stage runs, ``elapsed.json`` holds the seconds spent so far
+(rewritten every :data:`HEARTBEAT` seconds), so a run stopped by Ctrl-C, a crash or a machine taken
+away loses at most that much of the count, and a resumed run adds to it. A rerun skips a stage
 whose record matches and that is done, resumes one that is not done (the commands it runs resume
 their own work), and refuses one whose options or inputs changed, naming each difference, unless
 ``force``. The record is kept apart from the stage's outputs because the commands a stage runs
@@ -19,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +34,9 @@ from pysmt.jobs import Job
 from pysmt.textio import atomic_writer
 
 DONE_FILE = "done.json"
+ELAPSED_FILE = "elapsed.json"
+#: Seconds between two writes of a running stage's ``elapsed.json``.
+HEARTBEAT = 60.0
 
 
 def log(message: str) -> None:
@@ -71,6 +78,40 @@ class Measure:
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         return process.returncode, usage
+
+
+class StageClock:
+    """The wall time a stage has spent over all its runs, kept in ``elapsed.json`` while it runs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / ELAPSED_FILE
+        try:
+            self.earlier = float(json.loads(self.path.read_text(encoding="utf-8"))["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: count from now
+            self.earlier = 0.0
+        self.start = time.time()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def seconds(self) -> float:
+        return self.earlier + time.time() - self.start
+
+    def save(self) -> None:
+        with atomic_writer(self.path) as out:
+            json.dump({"seconds": round(self.seconds(), 1)}, out)
+
+    def _beat(self) -> None:
+        while not self.stopped.wait(HEARTBEAT):
+            self.save()
+
+    def __enter__(self) -> StageClock:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+        self.save()
 
 
 @dataclass
@@ -116,9 +157,12 @@ class Stages:
         else:
             marker.unlink(missing_ok=True)
             log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
-            measure, start = Measure(), time.time()
-            action(measure)
-            result = StageResult(name, time.time() - start, None if in_process else measure.peak_mb, skipped=False)
+            measure = Measure()
+            if not resumed:
+                (folder / ELAPSED_FILE).unlink(missing_ok=True)
+            with StageClock(folder) as clock:
+                action(measure)
+            result = StageResult(name, clock.seconds(), None if in_process else measure.peak_mb, skipped=False)
             with atomic_writer(marker) as out:
                 json.dump({**result.to_dict(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}, out)
             memory = "" if result.peak_mb is None else f", peak {result.peak_mb:,.0f} MB"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, replace
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Self
 
 from pysmt.errors import PysmtError
 from pysmt.jobs import Job
@@ -104,7 +104,7 @@ class StageClock:
         while not self.stopped.wait(HEARTBEAT):
             self.save()
 
-    def __enter__(self) -> StageClock:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

@@ -99,7 +99,10 @@ class Decoder:
             for index, line in enumerate(lines):
                 words = tuple(line.split())
                 if words:
-                    self.options.build(Sentence(words, index))
+                    try:
+                        self.options.build(Sentence(words, index))  # begins the sentence for the features
+                    finally:
+                        self.model.end_sentence()
         finally:
             self.options.cache.clear()  # rebuilt by each sentence's search, with the weights of the moment
             if collecting:

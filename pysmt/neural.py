@@ -154,7 +154,8 @@ def raise_interrupted(signum: int, frame: FrameType | None) -> None:
 
 def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
     """The checkpoint ``last`` to resume (None when there is none), refused with one line when it was
-    trained with other hyperparameters than ``hp``."""
+    trained with other hyperparameters than ``hp``; what an older version's checkpoint lacks (the
+    seconds of training so far) is filled from :data:`FRESH_STATE`."""
     if not last.exists():
         return None
     state = load(last)
@@ -163,7 +164,7 @@ def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict
         raise PysmtError(f"{last} was trained with preset {saved.preset!r} ({saved}); resuming it with "
                          f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
                          "or give a new --out")
-    return state
+    return {**FRESH_STATE, **state}
 
 
 #: The training state of a run that starts afresh.

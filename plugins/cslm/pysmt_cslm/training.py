@@ -2,14 +2,15 @@
 
 Every token of the text (and the ``</s>`` ending each sentence) is one training n-gram. Minibatches
 of ``batch_size`` n-grams are drawn uniformly (with replacement) by a seeded numpy generator; Adam
-minimizes the mean negative log-likelihood plus ``alpha * (log Z)^2`` (self-normalization, Devlin
-et al. 2014). The validation text (``--valid``, or a seeded 1 % of the lines, at most 10,000) gives
-the perplexity per token (``</s>`` included, words outside the shortlist through the back-off
+minimizes the mean negative log-likelihood plus ``alpha * (log Z)^2`` (self-normalization, Devlin et
+al. 2014). The validation text (``--valid``, or a seeded 1 % of the lines, at most 10,000) gives the
+perplexity per token (``</s>`` included, words outside the shortlist through the back-off
 distribution: see :mod:`pysmt_cslm.vocabulary`) every ``valid_every`` updates; the best model is
 kept in ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds of training in
-all (resumed runs included), or when validation perplexity has not improved ``patience`` times in a row. ``last.pt`` is written every
-``checkpoint_every`` updates, at the end and on interruption (Ctrl-C, SIGTERM); rerunning the same
-command resumes from it and continues exactly as an uninterrupted run would.
+all (resumed runs included), or when validation perplexity has not improved ``patience`` times in a
+row. ``last.pt`` is written every ``checkpoint_every`` updates, at the end and on interruption
+(Ctrl-C, SIGTERM); rerunning the same command resumes from it and continues exactly as an
+uninterrupted run would.
 
 Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
 (seed included) and fingerprints of ``--text``, ``--valid`` and ``--shortlist``. A rerun with
@@ -65,7 +66,6 @@ TRAINING_FILES = (LAST, MODEL, TRAIN, VALID, VOCAB, COUNTS, LOG)
 JOB_COMMAND = "cslm train"
 #: N-grams per forward pass when computing validation perplexity.
 EVAL_BATCH = 4096
-
 
 
 def log(message: str) -> None:
@@ -203,7 +203,7 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
         save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid_perplexity})
 
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    clock = TrainingClock(state.get("seconds", 0.0))  # checkpoints of older versions lack it
+    clock = TrainingClock(state["seconds"])
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="cslm train", file=sys.stderr,
                     mininterval=1.0)
     loss = nll = torch.zeros(())

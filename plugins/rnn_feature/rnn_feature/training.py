@@ -59,7 +59,6 @@ JOB_COMMAND = "rnn train"
 VALID_SHARE, VALID_MAX = 0.01, 10_000
 
 
-
 def log(message: str) -> None:
     print(f"pysmt rnn train: {message}", file=sys.stderr, flush=True)
 
@@ -171,7 +170,7 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
                                      "seconds": clock()})
 
     previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    clock = TrainingClock(state.get("seconds", 0.0))  # checkpoints of older versions lack it
+    clock = TrainingClock(state["seconds"])
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr,
                     mininterval=1.0)
     try:

@@ -242,7 +242,7 @@ def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
 
 from pysmt.errors import PysmtError  # noqa: E402
 from tests.conftest import write_moses_system  # noqa: E402
-from tuning.nbest import read_nbest  # noqa: E402
+from tuning.nbest import NbestPool, read_nbest  # noqa: E402
 
 SOURCE_WORDS = "a b c d e f".split()
 
@@ -313,3 +313,24 @@ def test_nbest_with_inconsistent_features_is_an_error_naming_the_line(tmp_path):
     path.write_text("0 ||| x ||| LM0= -1 TM0= -2 -3 ||| -6\n")
     labels, entries = read_nbest(path, 1)
     assert labels == [("LM0", 1), ("TM0", 2)] and entries[0].features == (-1.0, -2.0, -3.0)
+
+
+def test_pool_merges_lists_and_scores_each_distinct_text_once(tmp_path):
+    processed = []
+
+    def postprocess(words: str) -> str:
+        processed.append(words)
+        return words.replace("@", "")
+
+    pool = NbestPool(BleuStatistics([["a b c d"], ["x y"]]), postprocess)
+    first, second = tmp_path / "run1.txt", tmp_path / "run2.txt"
+    # "a b@ x" twice under two derivations, once repeated exactly; sentence 1 once
+    first.write_text("0 ||| a b@ x ||| F0= 1 ||| 1\n0 ||| a b@ x ||| F0= 2 ||| 2\n"
+                     "0 ||| a b@ x ||| F0= 1 ||| 1\n1 ||| x y ||| F0= 0 ||| 0\n")
+    second.write_text("0 ||| a b@ x ||| F0= 3 ||| 3\n0 ||| a b@ x ||| F0= 1 ||| 1\n1 ||| x y ||| F0= 0 ||| 0\n")
+    assert pool.add(first) == 3 and pool.add(second) == 1 and len(pool) == 4
+    assert sorted(processed) == ["a b@ x", "x y"]
+    features, stats = pool.arrays()
+    assert features[0].tolist() == [[1.0], [2.0], [3.0]] and features[1].tolist() == [[0.0]]
+    assert stats[0].tolist() == [[2, 3, 1, 2, 0, 1, 0, 0, 4]] * 3  # the hand-computed case above
+    assert stats[1].tolist() == [[2, 2, 1, 1, 0, 0, 0, 0, 2]]

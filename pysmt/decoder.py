@@ -132,24 +132,27 @@ class Decoder:
             sentence = Sentence(words, index)
             options = self.options.build(sentence)
             future = FutureCost(options)
-            search = self.compiled or (cube_search if self.search.algorithm == "cube" else normal_search)
+            size = max(nbest_size, 1)
             try:
-                finals = search(self.model, options, future, self.search, keep_arcs=nbest_size > 1)
-                derivations = nbest(finals, max(nbest_size, 1), distinct)
+                if self.compiled:
+                    derivations = self.compiled(self.model, options, future, self.search, size, distinct)
+                else:
+                    search = cube_search if self.search.algorithm == "cube" else normal_search
+                    finals = search(self.model, options, future, self.search, keep_arcs=size > 1)
+                    derivations = nbest(self.model, finals, size, distinct)
             finally:
                 self.model.end_sentence()
             return Translation(index, [self._describe(d) for d in derivations])
 
     def _describe(self, derivation: Derivation) -> Candidate:
-        scores = self.model.breakdown(derivation.path)
         alignment = []
         target_offset = 0
-        for hyp in derivation.path:
-            option = hyp.option
-            for link in option.pair.alignment.split():  # type: ignore[union-attr]
+        for option in derivation.options:
+            for link in option.pair.alignment.split():
                 s, _, t = link.partition("-")
-                alignment.append((option.start + int(s), target_offset + int(t)))  # type: ignore[union-attr]
-            target_offset += len(option.target)  # type: ignore[union-attr]
+                alignment.append((option.start + int(s), target_offset + int(t)))
+            target_offset += len(option.target)
+        scores = derivation.scores
         return Candidate(derivation.words, scores, float(scores @ self.model.weights), sorted(alignment))
 
     def preprocess(self, line: str) -> str:

@@ -1,9 +1,10 @@
 """The compiled search core against the Python reference search: the same hypotheses, the same scores.
 
-The Python searches (normal.py, cube.py) are the executable specification; the compiled core
-must give the same n-best lists with the same feature scores, whatever the pruning settings, on
-random tiny systems, on sentences longer than 64 words, and on the Moses news system (the
-reference lists in bench/reference were recorded with the Python search).
+The Python searches (normal.py, cube.py) and nbest.py are the executable specification; the
+compiled core must give the same n-best lists with the same feature scores, to the last bit,
+whatever the pruning settings, on random tiny systems, on sentences longer than 64 words, and on
+the Moses news system (the reference lists in bench/reference were recorded with the Python
+search).
 """
 
 from __future__ import annotations
@@ -25,12 +26,17 @@ REFERENCE = Path(__file__).resolve().parents[1] / "bench" / "reference"
 SRC, TGT = ["a", "b", "c", "d", "e"], ["x", "y", "z", "w"]
 
 
-def nbest(decoder: Decoder, line: str, size: int = 30) -> list[tuple[str, list[float], float]]:
-    return [(" ".join(c.words), c.scores.tolist(), c.total) for c in decoder.translate(line, nbest_size=size).hypotheses]
+def nbest(decoder: Decoder, line: str, size: int = 30, distinct: bool = False) -> list[tuple[str, list[float], float]]:
+    return [(" ".join(c.words), c.scores.tolist(), c.total)
+            for c in decoder.translate(line, nbest_size=size, distinct=distinct).hypotheses]
 
 
-def same_lists(python, compiled, tolerance: float = 1e-9) -> None:
+def same_lists(python, compiled, tolerance: float = 0.0) -> None:
+    """Same strings in the same order with the same scores: to the last bit unless a tolerance is given."""
     assert [words for words, _, _ in compiled] == [words for words, _, _ in python]
+    if not tolerance:
+        assert compiled == python
+        return
     for (_, scores_p, total_p), (_, scores_c, total_c) in zip(python, compiled):
         assert total_c == pytest.approx(total_p, abs=tolerance)
         assert scores_c == pytest.approx(scores_p, abs=tolerance)
@@ -68,6 +74,8 @@ def test_compiled_core_equals_the_python_search(tmp_path_factory, system):
         compiled = Decoder(config, algorithm=algorithm)
         assert compiled.compiled is not None and python.compiled is None
         same_lists(nbest(python, sentence), nbest(compiled, sentence))
+        for size in (1, 3):  # distinct lists: the core compares target strings as the Python search does
+            same_lists(nbest(python, sentence, size, distinct=True), nbest(compiled, sentence, size, distinct=True))
 
 
 def test_sentences_longer_than_64_words(tiny_system):

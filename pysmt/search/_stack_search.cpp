@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -34,6 +35,8 @@ namespace {
 
 const double LOG10_TO_LN = std::log(10.0);
 const double NEG_INF = -std::numeric_limits<double>::infinity();
+// Derivations examined per requested n-best entry (Moses' n-best-factor; pysmt/search/nbest.py's NBEST_FACTOR).
+const size_t NBEST_FACTOR = 20;
 
 template <typename T>
 using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
@@ -465,62 +468,115 @@ class Search {
     return config_.cube ? cube(stacks) : normal(stacks);
   }
 
-  // What Python needs of the hypotheses behind the final ones (their chains and arcs).
-  py::dict graph(const std::vector<int> &finals) const {
-    std::vector<int> order;
-    std::vector<char> seen(hyps_.size(), 0);
-    std::vector<int> todo(finals.begin(), finals.end());
-    while (!todo.empty()) {
-      int id = todo.back();
-      todo.pop_back();
-      if (id < 0 || seen[id]) continue;
-      seen[id] = 1;
-      order.push_back(id);
-      todo.push_back(hyps_[id].prev);
-      auto it = arcs_.find(id);
-      if (it != arcs_.end())
-        for (int arc : it->second) todo.push_back(arc);
+  // What n-best extraction needs to know besides the search graph.
+  struct NbestRequest {
+    int size;
+    bool distinct;
+    const double *option_scores;  // num_options x model_dims: each option's unweighted scores
+    int model_dims;
+    std::vector<int> stateful_columns;  // model column of each stateful score (this search's deltas)
+    const int64_t *target_offsets;  // distinct only: option k's target word ids are
+    const int32_t *target_ids;      //   target_ids[target_offsets[k]:target_offsets[k + 1]]
+  };
+  struct Derivation {
+    std::vector<int> nodes;  // hypotheses, last applied option first
+    double score;
+  };
+
+  // The `size` best derivations behind `finals`, best first, exactly as pysmt/search/nbest.py
+  // (the executable specification) enumerates them: Moses' trellis paths through recombination
+  // arcs, expanded best first, each deviating only after the last deviation; ties go to the
+  // derivation queued first; at most size * NBEST_FACTOR are examined.
+  std::vector<Derivation> nbest(const std::vector<int> &finals, const NbestRequest &request) const {
+    struct Entry {
+      double score;
+      int64_t tie;
+      std::vector<int> nodes;
+      int last;
+    };
+    auto worse = [](const Entry &a, const Entry &b) { return a.score < b.score || (a.score == b.score && a.tie > b.tie); };
+    auto better = [&worse](const Entry &a, const Entry &b) { return worse(b, a); };
+    auto chain = [this](int id, std::vector<int> &nodes) {
+      for (; id >= 0 && hyps_[id].option >= 0; id = hyps_[id].prev) nodes.push_back(id);
+    };
+    const size_t budget = static_cast<size_t>(request.size) * NBEST_FACTOR;
+    std::vector<Entry> heap;  // a max-heap by `worse`: the best entry on top
+    int64_t tie = 0;
+    for (int id : finals) {
+      heap.push_back(Entry{hyps_[id].score, tie++, {}, -1});
+      chain(id, heap.back().nodes);
     }
-    std::sort(order.begin(), order.end());
-    size_t k = order.size();
-    Array<int32_t> ids(k), prev(k), option(k), covered(k), end(k), arc_offsets(k + 1);
-    Array<double> score(k), future(k), deltas({k, static_cast<size_t>(std::max(dims_, 0))});
-    Array<int64_t> seq(k);
-    std::vector<int32_t> arc_list;
+    std::make_heap(heap.begin(), heap.end(), worse);
+    std::vector<Derivation> result;
+    std::set<std::vector<int32_t>> seen;
+    size_t examined = 0;
+    while (!heap.empty() && result.size() < static_cast<size_t>(request.size) && examined < budget) {
+      std::pop_heap(heap.begin(), heap.end(), worse);
+      Entry entry = std::move(heap.back());
+      heap.pop_back();
+      ++examined;
+      if (request.distinct) {
+        std::vector<int32_t> surface;
+        for (auto it = entry.nodes.rbegin(); it != entry.nodes.rend(); ++it) {
+          int option = hyps_[*it].option;
+          surface.insert(surface.end(), request.target_ids + request.target_offsets[option],
+                         request.target_ids + request.target_offsets[option + 1]);
+        }
+        if (!seen.insert(std::move(surface)).second) continue;
+      }
+      for (size_t position = static_cast<size_t>(entry.last + 1); position < entry.nodes.size(); ++position) {
+        auto it = arcs_.find(entry.nodes[position]);
+        if (it == arcs_.end()) continue;
+        for (int arc : it->second) {
+          Entry next{entry.score - hyps_[entry.nodes[position]].score + hyps_[arc].score, tie++,
+                     std::vector<int>(entry.nodes.begin(), entry.nodes.begin() + position), static_cast<int>(position)};
+          chain(arc, next.nodes);
+          heap.push_back(std::move(next));
+          std::push_heap(heap.begin(), heap.end(), worse);
+        }
+      }
+      result.push_back(Derivation{std::move(entry.nodes), entry.score});
+      // No more than `budget` entries can still be taken, so the rest may go (the spec trims at
+      // `budget`; trimming at twice that keeps the same entries within reach and does it less often).
+      if (heap.size() > 2 * budget) {
+        std::nth_element(heap.begin(), heap.begin() + budget, heap.end(), better);
+        heap.resize(budget);
+        std::make_heap(heap.begin(), heap.end(), worse);
+      }
+    }
+    return result;
+  }
+
+  // Derivations as Python takes them: options applied (first to last) and unweighted score vectors,
+  // summed in the order of LogLinearModel.breakdown (per step: the option's scores, then the
+  // stateful features' deltas), so both engines give the same numbers to the last bit.
+  py::dict describe(const std::vector<Derivation> &derivations, const NbestRequest &request) const {
+    size_t k = derivations.size(), steps = 0, dims = static_cast<size_t>(request.model_dims);
+    for (const auto &d : derivations) steps += d.nodes.size();
+    Array<double> score(k), scores({k, dims});
+    Array<int64_t> offsets(k + 1);
+    Array<int32_t> options(steps);
+    size_t step = 0;
     for (size_t i = 0; i < k; ++i) {
-      const Hyp &h = hyps_[order[i]];
-      ids.mutable_data()[i] = order[i];
-      prev.mutable_data()[i] = h.prev;
-      option.mutable_data()[i] = h.option;
-      covered.mutable_data()[i] = h.covered;
-      end.mutable_data()[i] = h.end;
-      score.mutable_data()[i] = h.score;
-      future.mutable_data()[i] = h.future;
-      seq.mutable_data()[i] = h.seq;
-      for (int d = 0; d < dims_; ++d) deltas.mutable_data()[i * dims_ + d] = deltas_[order[i] * dims_ + d];
-      arc_offsets.mutable_data()[i] = static_cast<int32_t>(arc_list.size());
-      auto it = arcs_.find(order[i]);
-      if (it != arcs_.end()) arc_list.insert(arc_list.end(), it->second.begin(), it->second.end());
+      const Derivation &d = derivations[i];
+      score.mutable_data()[i] = d.score;
+      offsets.mutable_data()[i] = static_cast<int64_t>(step);
+      double *total = scores.mutable_data() + i * dims;
+      std::fill(total, total + dims, 0.0);
+      for (auto it = d.nodes.rbegin(); it != d.nodes.rend(); ++it, ++step) {
+        int option = hyps_[*it].option;
+        options.mutable_data()[step] = option;
+        const double *row = request.option_scores + static_cast<size_t>(option) * dims;
+        for (size_t j = 0; j < dims; ++j) total[j] += row[j];
+        for (int s = 0; s < dims_; ++s) total[request.stateful_columns[s]] += deltas_[static_cast<size_t>(*it) * dims_ + s];
+      }
     }
-    arc_offsets.mutable_data()[k] = static_cast<int32_t>(arc_list.size());
-    Array<int32_t> arcs(arc_list.size());
-    std::copy(arc_list.begin(), arc_list.end(), arcs.mutable_data());
-    Array<int32_t> final_ids(finals.size());
-    std::copy(finals.begin(), finals.end(), final_ids.mutable_data());
+    offsets.mutable_data()[k] = static_cast<int64_t>(step);
     py::dict out;
-    out["finals"] = final_ids;
-    out["ids"] = ids;
-    out["prev"] = prev;
-    out["option"] = option;
-    out["covered"] = covered;
-    out["end"] = end;
     out["score"] = score;
-    out["future"] = future;
-    out["seq"] = seq;
-    out["deltas"] = deltas;
-    out["arc_offsets"] = arc_offsets;
-    out["arcs"] = arcs;
-    out["created"] = static_cast<int64_t>(hyps_.size());
+    out["offsets"] = offsets;
+    out["options"] = options;
+    out["scores"] = scores;
     return out;
   }
 
@@ -868,23 +924,39 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
                 bool keep_arcs, int pops_per_round, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
                 Array<int32_t> span_start, Array<int32_t> span_end, Array<int64_t> span_offsets,
                 Array<int32_t> span_options, Array<double> future_table,
-                std::vector<std::shared_ptr<StatefulFeature>> features) {
+                std::vector<std::shared_ptr<StatefulFeature>> features, int nbest_size, bool distinct,
+                Array<double> option_scores, std::vector<int> stateful_columns, Array<int64_t> target_offsets,
+                Array<int32_t> target_ids) {
   if (future_table.size() != static_cast<py::ssize_t>((n + 1) * (n + 1)))
     throw std::invalid_argument("future_table must have (n + 1) * (n + 1) entries");
   if (span_offsets.size() != span_start.size() + 1 || span_end.size() != span_start.size())
     throw std::invalid_argument("span arrays disagree");
+  if (nbest_size < 1) throw std::invalid_argument("nbest_size must be at least 1");
+  if (option_scores.ndim() != 2 || option_scores.shape(0) != opt_start.size())
+    throw std::invalid_argument("option_scores must have a row per option");
+  if (distinct && target_offsets.size() != opt_start.size() + 1)
+    throw std::invalid_argument("a distinct n-best list needs every option's target word ids");
+  int model_dims = static_cast<int>(option_scores.shape(1));
+  int stateful_dims = 0;
+  for (const auto &f : features) stateful_dims += f->num_scores;
+  if (static_cast<int>(stateful_columns.size()) != stateful_dims)
+    throw std::invalid_argument("stateful_columns must name a column per stateful score");
+  for (int column : stateful_columns)
+    if (column < 0 || column >= model_dims) throw std::invalid_argument("stateful column outside the score vector");
+  Search::NbestRequest request{nbest_size, distinct, option_scores.data(), model_dims, std::move(stateful_columns),
+                               target_offsets.data(), target_ids.data()};
   SearchConfig config{cube,      stack_size, beam_threshold > 0 ? std::log(beam_threshold) : NEG_INF, pop_limit,
                       distortion_limit, keep_arcs, std::max(pops_per_round, 1)};
   Search search(config, n, std::move(features));
   search.set_options(opt_start.data(), opt_end.data(), opt_isolation.data(), static_cast<int>(opt_start.size()),
                      span_start.data(), span_end.data(), span_offsets.data(), span_options.data(),
                      static_cast<int>(span_start.size()), future_table.data());
-  std::vector<int> finals;
+  std::vector<Search::Derivation> derivations;
   {
     py::gil_scoped_release release;
-    finals = search.run();
+    derivations = search.nbest(search.run(), request);
   }
-  return search.graph(finals);
+  return search.describe(derivations, request);
 }
 
 }  // namespace
@@ -1059,5 +1131,5 @@ PYBIND11_MODULE(_stack_search, m) {
       .def(py::init<py::object, int, int>(), py::arg("feature"), py::arg("num_scores"), py::arg("buffer_size"))
       .def("set_initial", &DeferredFeature::set_initial);
 
-  m.def("search", &search, "Run normal search or cube pruning over one sentence's options");
+  m.def("search", &search, "Run normal search or cube pruning over one sentence's options; return its n-best derivations");
 }

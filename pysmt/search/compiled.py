@@ -14,22 +14,23 @@ hypotheses and scores.
 A built-in stateful feature offers the core ``core_feature()`` (its compiled twin, made once) and
 ``core_options(options, twin)`` (hands the twin a sentence's per-option data).
 
-Only the hypotheses behind the final ones (their chains and recombination arcs) come back as
-:class:`~pysmt.search.hypothesis.Hypothesis` objects, which is all the n-best lists need.
+The core also extracts the n-best list, as :func:`~pysmt.search.nbest.nbest` specifies, and sums
+each derivation's scores as :meth:`~pysmt.search.model.LogLinearModel.breakdown` does: what comes
+back is the n-best :class:`~pysmt.search.nbest.Derivation` list, not the search graph. (Turning the
+graph's thousands of hypotheses into Python objects and walking them took ten times the search
+itself for a 100-best list, the size MERT decodes.)
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from pysmt.config import SearchConfig
 from pysmt.search import _stack_search
 from pysmt.search.future_cost import FutureCost
-from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
-from pysmt.search.options import SentenceOptions
+from pysmt.search.nbest import Derivation
+from pysmt.search.options import SentenceOptions, TranslationOption
 
 #: For stateful plugin features whose state is the last n - 1 target words (a neural n-gram LM such
 #: as the CSLM): numbers contexts and turns a batch of requests into its n-grams in compiled code.
@@ -44,9 +45,13 @@ class CompiledSearch:
         self.cores = [feature.core_feature() if k not in model.deferred  # type: ignore[attr-defined]
                       else _stack_search.DeferredFeature(feature, feature.num_scores, feature.buffer_size)
                       for k, feature in enumerate(model.stateful)]
+        #: The model's score column of each stateful score, in the order the core keeps them.
+        self.stateful_columns = [model.stateful_offsets[k] + d for k, feature in enumerate(model.stateful)
+                                 for d in range(feature.num_scores)]
 
     def __call__(self, model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig,
-                 keep_arcs: bool) -> list[Hypothesis]:
+                 size: int, distinct: bool = False) -> list[Derivation]:
+        """The ``size`` best derivations of the sentence (distinct target strings if ``distinct``), best first."""
         for k, (feature, core, weights) in enumerate(zip(model.stateful, self.cores, model.stateful_weights)):
             core.set_weights(list(weights))
             if k in model.deferred:
@@ -56,9 +61,12 @@ class CompiledSearch:
         all_options = options.options
         spans = sorted(options.by_span.items())
         span_sizes = [len(opts) for _, opts in spans]
-        graph = _stack_search.search(
+        option_scores = np.array([o.scores for o in all_options], dtype=np.float64).reshape(len(all_options), model.dims)
+        target_offsets, target_ids = target_word_ids(all_options) if distinct else (np.zeros(0, np.int64),
+                                                                                     np.zeros(0, np.int32))
+        found = _stack_search.search(
             len(options.sentence), config.algorithm == "cube", config.stack_size, config.beam_threshold,
-            config.pop_limit, config.distortion_limit, keep_arcs, config.pops_per_round,
+            config.pop_limit, config.distortion_limit, size > 1, config.pops_per_round,
             np.fromiter((o.start for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.end for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.isolation for o in all_options), np.float64, len(all_options)),
@@ -66,25 +74,16 @@ class CompiledSearch:
             np.array([end for (_, end), _ in spans], dtype=np.int32),
             np.concatenate([[0], np.cumsum(span_sizes)]).astype(np.int64),
             np.fromiter((o.index for _, opts in spans for o in opts), np.int32, sum(span_sizes)),
-            np.asarray(future.table, dtype=np.float64).ravel(), self.cores)
-        return self.hypotheses(graph, options)
+            np.asarray(future.table, dtype=np.float64).ravel(), self.cores,
+            size, distinct, option_scores, self.stateful_columns, target_offsets, target_ids)
+        offsets, chosen = found["offsets"].tolist(), found["options"].tolist()
+        return [Derivation([all_options[i] for i in chosen[lo:hi]], score, scores)
+                for lo, hi, score, scores in zip(offsets[:-1], offsets[1:], found["score"].tolist(), found["scores"])]
 
-    def hypotheses(self, graph: dict[str, Any], options: SentenceOptions) -> list[Hypothesis]:
-        """Python hypotheses for the returned part of the search graph; the final ones, best first."""
-        widths = [feature.num_scores for feature in self.model.stateful]
-        bounds = np.cumsum([0] + widths)
-        made: dict[int, Hypothesis] = {}
-        rows = zip(graph["ids"].tolist(), graph["prev"].tolist(), graph["option"].tolist(),
-                   graph["covered"].tolist(), graph["end"].tolist(), graph["score"].tolist(),
-                   graph["future"].tolist(), graph["seq"].tolist(), graph["deltas"].tolist())
-        for hyp_id, prev, option, covered, end, score, future, seq, delta in rows:
-            deltas = tuple(tuple(delta[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:]))
-            hyp = Hypothesis(made.get(prev), options.options[option] if option >= 0 else None, 0, covered, end,
-                             score, (), deltas, seq)
-            hyp.future = future
-            made[hyp_id] = hyp
-        offsets, arcs = graph["arc_offsets"].tolist(), graph["arcs"].tolist()
-        for k, hyp_id in enumerate(graph["ids"].tolist()):
-            if offsets[k + 1] > offsets[k]:
-                made[hyp_id].arcs = [made[a] for a in arcs[offsets[k]:offsets[k + 1]]]
-        return [made[hyp_id] for hyp_id in graph["finals"].tolist()]
+
+def target_word_ids(options: list[TranslationOption]) -> tuple[np.ndarray, np.ndarray]:
+    """Each option's target words as sentence-local ids (offsets, ids), for comparing target strings in the core."""
+    vocabulary: dict[str, int] = {}
+    ids = [vocabulary.setdefault(word, len(vocabulary)) for option in options for word in option.target]
+    offsets = np.concatenate([[0], np.cumsum([len(option.target) for option in options])]).astype(np.int64)
+    return offsets, np.array(ids, dtype=np.int32)

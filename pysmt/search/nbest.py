@@ -12,8 +12,15 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from itertools import count
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from pysmt.search.hypothesis import Hypothesis
+
+if TYPE_CHECKING:
+    from pysmt.search.model import LogLinearModel
+    from pysmt.search.options import TranslationOption
 
 #: How many derivations may be examined per requested entry of a distinct list (Moses' n-best-factor).
 NBEST_FACTOR = 20
@@ -21,14 +28,15 @@ NBEST_FACTOR = 20
 
 @dataclass
 class Derivation:
-    """A complete translation: hypotheses from the first applied option to the last."""
+    """A complete translation: the options applied, first to last, with its model score and unweighted scores."""
 
-    path: list[Hypothesis]
+    options: list[TranslationOption]
     score: float
+    scores: np.ndarray
 
     @property
     def words(self) -> list[str]:
-        return [word for hyp in self.path for word in hyp.option.target]  # type: ignore[union-attr]
+        return [word for option in self.options for word in option.target]
 
 
 def chain(hyp: Hypothesis) -> list[Hypothesis]:
@@ -41,8 +49,11 @@ def chain(hyp: Hypothesis) -> list[Hypothesis]:
     return nodes
 
 
-def nbest(finals: list[Hypothesis], size: int, distinct: bool = False) -> list[Derivation]:
-    """The ``size`` best derivations (distinct target strings if ``distinct``), best first."""
+def nbest(model: LogLinearModel, finals: list[Hypothesis], size: int, distinct: bool = False) -> list[Derivation]:
+    """The ``size`` best derivations (distinct target strings if ``distinct``), best first.
+
+    The compiled core has a twin of this function (``Search::nbest`` in ``_stack_search.cpp``).
+    """
     tie = count()
     heap = [(-hyp.score, next(tie), chain(hyp), -1) for hyp in finals]
     heapq.heapify(heap)
@@ -53,13 +64,13 @@ def nbest(finals: list[Hypothesis], size: int, distinct: bool = False) -> list[D
     while heap and len(result) < size and examined < budget:
         neg_score, _, nodes, last = heapq.heappop(heap)
         examined += 1
-        derivation = Derivation(list(reversed(nodes)), -neg_score)
+        path = list(reversed(nodes))
         if distinct:
-            surface = " ".join(derivation.words)
+            surface = " ".join(word for hyp in path for word in hyp.option.target)  # type: ignore[union-attr]
             if surface in seen:
                 continue
             seen.add(surface)
-        result.append(derivation)
+        result.append(Derivation([hyp.option for hyp in path], -neg_score, model.breakdown(path)))  # type: ignore[misc]
         for position in range(last + 1, len(nodes)):
             for arc in nodes[position].arcs or ():
                 score = -neg_score - nodes[position].score + arc.score

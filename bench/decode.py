@@ -4,6 +4,7 @@
     python bench/decode.py -c SYSTEM/pysmt.toml -i ../shared/data/news/newstest2013.en --lines 500 --prepared
     python bench/decode.py --profile                         # where the time goes (cProfile, top 20)
     python bench/decode.py --engine python --lines 50        # the Python reference search, for comparison
+    python bench/decode.py --nbest-size 100                  # with 100-best lists, as MERT decodes
 
 Speed is process time of decoding only (model loading excluded, as in the Moses figures we
 compare with); each configuration runs in its own process so peak memory is its own.
@@ -26,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
 
 
-def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str) -> dict:
+def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str,
+            nbest_size: int) -> dict:
     from pysmt.config import load_config
     from pysmt.decoder import Decoder
 
@@ -42,11 +44,12 @@ def measure(config: str, input_path: str, lines: int, algorithm: str, profile: b
     if profiler:
         profiler.enable()
     for k, sentence in enumerate(sentences):
-        decoder.translate(sentence, k)
+        decoder.translate(sentence, k, nbest_size=nbest_size)
     if profiler:
         profiler.disable()
     seconds = time.process_time() - start
-    result = {"algorithm": algorithm, "sentences": len(sentences), "source_words": words, "load_s": round(load, 2),
+    result = {"algorithm": algorithm, "nbest_size": nbest_size, "sentences": len(sentences), "source_words": words,
+              "load_s": round(load, 2),
               "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     if profiler:
@@ -65,16 +68,20 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--engine", choices=["auto", "python"], default="auto",
                         help="auto: the compiled search core; python: the Python reference search")
+    parser.add_argument("--nbest-size", type=int, default=1, help="n-best list size asked for (default 1)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile, args.engine)))
+        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile, args.engine,
+                                 args.nbest_size)))
         return
-    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}")
+    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}, "
+          f"{args.nbest_size}-best")
     print(f"{'search':8} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'words/s':>8} {'peak MB':>8}")
     for algorithm in args.algorithms.split(","):
         cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
-               "--lines", str(args.lines), "--engine", args.engine] + (["--profile"] if args.profile else [])
+               "--lines", str(args.lines), "--engine", args.engine, "--nbest-size", str(args.nbest_size)]
+        cmd += ["--profile"] if args.profile else []
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         print(f"{r['algorithm']:8} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "

@@ -35,8 +35,6 @@ namespace {
 
 const double LOG10_TO_LN = std::log(10.0);
 const double NEG_INF = -std::numeric_limits<double>::infinity();
-// Derivations examined per requested n-best entry (Moses' n-best-factor; pysmt/search/nbest.py's NBEST_FACTOR).
-const size_t NBEST_FACTOR = 20;
 
 template <typename T>
 using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
@@ -471,6 +469,7 @@ class Search {
   // What n-best extraction needs to know besides the search graph.
   struct NbestRequest {
     int size;
+    size_t budget;  // derivations examined at most (pysmt/search/nbest.py: size * NBEST_FACTOR)
     bool distinct;
     const double *option_scores;  // num_options x model_dims: each option's unweighted scores
     int model_dims;
@@ -486,7 +485,7 @@ class Search {
   // The `size` best derivations behind `finals`, best first, exactly as pysmt/search/nbest.py
   // (the executable specification) enumerates them: Moses' trellis paths through recombination
   // arcs, expanded best first, each deviating only after the last deviation; ties go to the
-  // derivation queued first; at most size * NBEST_FACTOR are examined.
+  // derivation queued first; at most `budget` are examined.
   std::vector<Derivation> nbest(const std::vector<int> &finals, const NbestRequest &request) const {
     struct Entry {
       double score;
@@ -494,12 +493,14 @@ class Search {
       std::vector<int> nodes;
       int last;
     };
-    auto worse = [](const Entry &a, const Entry &b) { return a.score < b.score || (a.score == b.score && a.tie > b.tie); };
+    auto worse = [](const Entry &a, const Entry &b) {
+      return a.score < b.score || (a.score == b.score && a.tie > b.tie);
+    };
     auto better = [&worse](const Entry &a, const Entry &b) { return worse(b, a); };
     auto chain = [this](int id, std::vector<int> &nodes) {
       for (; id >= 0 && hyps_[id].option >= 0; id = hyps_[id].prev) nodes.push_back(id);
     };
-    const size_t budget = static_cast<size_t>(request.size) * NBEST_FACTOR;
+    const size_t budget = request.budget;
     std::vector<Entry> heap;  // a max-heap by `worse`: the best entry on top
     int64_t tie = 0;
     for (int id : finals) {
@@ -568,7 +569,8 @@ class Search {
         options.mutable_data()[step] = option;
         const double *row = request.option_scores + static_cast<size_t>(option) * dims;
         for (size_t j = 0; j < dims; ++j) total[j] += row[j];
-        for (int s = 0; s < dims_; ++s) total[request.stateful_columns[s]] += deltas_[static_cast<size_t>(*it) * dims_ + s];
+        const double *deltas = &deltas_[static_cast<size_t>(*it) * dims_];
+        for (int s = 0; s < dims_; ++s) total[request.stateful_columns[s]] += deltas[s];
       }
     }
     offsets.mutable_data()[k] = static_cast<int64_t>(step);
@@ -924,14 +926,15 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
                 bool keep_arcs, int pops_per_round, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
                 Array<int32_t> span_start, Array<int32_t> span_end, Array<int64_t> span_offsets,
                 Array<int32_t> span_options, Array<double> future_table,
-                std::vector<std::shared_ptr<StatefulFeature>> features, int nbest_size, bool distinct,
-                Array<double> option_scores, std::vector<int> stateful_columns, Array<int64_t> target_offsets,
+                std::vector<std::shared_ptr<StatefulFeature>> features, int nbest_size, int64_t nbest_budget,
+                bool distinct, Array<double> option_scores, std::vector<int> stateful_columns, Array<int64_t> target_offsets,
                 Array<int32_t> target_ids) {
   if (future_table.size() != static_cast<py::ssize_t>((n + 1) * (n + 1)))
     throw std::invalid_argument("future_table must have (n + 1) * (n + 1) entries");
   if (span_offsets.size() != span_start.size() + 1 || span_end.size() != span_start.size())
     throw std::invalid_argument("span arrays disagree");
-  if (nbest_size < 1) throw std::invalid_argument("nbest_size must be at least 1");
+  if (nbest_size < 1 || nbest_budget < nbest_size)
+    throw std::invalid_argument("need 1 <= nbest_size <= nbest_budget");
   if (option_scores.ndim() != 2 || option_scores.shape(0) != opt_start.size())
     throw std::invalid_argument("option_scores must have a row per option");
   if (distinct && target_offsets.size() != opt_start.size() + 1)
@@ -943,7 +946,8 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
     throw std::invalid_argument("stateful_columns must name a column per stateful score");
   for (int column : stateful_columns)
     if (column < 0 || column >= model_dims) throw std::invalid_argument("stateful column outside the score vector");
-  Search::NbestRequest request{nbest_size, distinct, option_scores.data(), model_dims, std::move(stateful_columns),
+  Search::NbestRequest request{nbest_size,        static_cast<size_t>(nbest_budget), distinct,
+                               option_scores.data(), model_dims,          std::move(stateful_columns),
                                target_offsets.data(), target_ids.data()};
   SearchConfig config{cube,      stack_size, beam_threshold > 0 ? std::log(beam_threshold) : NEG_INF, pop_limit,
                       distortion_limit, keep_arcs, std::max(pops_per_round, 1)};
@@ -1131,5 +1135,6 @@ PYBIND11_MODULE(_stack_search, m) {
       .def(py::init<py::object, int, int>(), py::arg("feature"), py::arg("num_scores"), py::arg("buffer_size"))
       .def("set_initial", &DeferredFeature::set_initial);
 
-  m.def("search", &search, "Run normal search or cube pruning over one sentence's options; return its n-best derivations");
+  m.def("search", &search,
+        "Run normal search or cube pruning over one sentence's options; return its n-best derivations");
 }

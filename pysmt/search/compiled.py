@@ -29,7 +29,7 @@ from pysmt.config import SearchConfig
 from pysmt.search import _stack_search
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.model import LogLinearModel
-from pysmt.search.nbest import Derivation
+from pysmt.search.nbest import NBEST_FACTOR, Derivation
 from pysmt.search.options import SentenceOptions, TranslationOption
 
 #: For stateful plugin features whose state is the last n - 1 target words (a neural n-gram LM such
@@ -61,9 +61,9 @@ class CompiledSearch:
         all_options = options.options
         spans = sorted(options.by_span.items())
         span_sizes = [len(opts) for _, opts in spans]
-        option_scores = np.array([o.scores for o in all_options], dtype=np.float64).reshape(len(all_options), model.dims)
-        target_offsets, target_ids = target_word_ids(all_options) if distinct else (np.zeros(0, np.int64),
-                                                                                     np.zeros(0, np.int32))
+        option_scores = np.array([o.scores for o in all_options], np.float64).reshape(len(all_options), model.dims)
+        no_targets = (np.zeros(0, np.int64), np.zeros(0, np.int32))  # only distinct lists compare target strings
+        target_offsets, target_ids = target_word_ids(all_options) if distinct else no_targets
         found = _stack_search.search(
             len(options.sentence), config.algorithm == "cube", config.stack_size, config.beam_threshold,
             config.pop_limit, config.distortion_limit, size > 1, config.pops_per_round,
@@ -75,7 +75,7 @@ class CompiledSearch:
             np.concatenate([[0], np.cumsum(span_sizes)]).astype(np.int64),
             np.fromiter((o.index for _, opts in spans for o in opts), np.int32, sum(span_sizes)),
             np.asarray(future.table, dtype=np.float64).ravel(), self.cores,
-            size, distinct, option_scores, self.stateful_columns, target_offsets, target_ids)
+            size, size * NBEST_FACTOR, distinct, option_scores, self.stateful_columns, target_offsets, target_ids)
         offsets, chosen = found["offsets"].tolist(), found["options"].tolist()
         return [Derivation([all_options[i] for i in chosen[lo:hi]], score, scores)
                 for lo, hi, score, scores in zip(offsets[:-1], offsets[1:], found["score"].tolist(), found["scores"])]

@@ -923,7 +923,7 @@ void Stack::prune() {
 }
 
 py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop_limit, int distortion_limit,
-                bool keep_arcs, int pops_per_round, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
+                int pops_per_round, Array<int32_t> opt_start, Array<int32_t> opt_end, Array<double> opt_isolation,
                 Array<int32_t> span_start, Array<int32_t> span_end, Array<int64_t> span_offsets,
                 Array<int32_t> span_options, Array<double> future_table,
                 std::vector<std::shared_ptr<StatefulFeature>> features, int nbest_size, int64_t nbest_budget,
@@ -950,7 +950,7 @@ py::dict search(int n, bool cube, int stack_size, double beam_threshold, int pop
                                option_scores.data(), model_dims,          std::move(stateful_columns),
                                target_offsets.data(), target_ids.data()};
   SearchConfig config{cube,      stack_size, beam_threshold > 0 ? std::log(beam_threshold) : NEG_INF, pop_limit,
-                      distortion_limit, keep_arcs, std::max(pops_per_round, 1)};
+                      distortion_limit, nbest_size > 1, std::max(pops_per_round, 1)};  // arcs: n-best lists only
   Search search(config, n, std::move(features));
   search.set_options(opt_start.data(), opt_end.data(), opt_isolation.data(), static_cast<int>(opt_start.size()),
                      span_start.data(), span_end.data(), span_offsets.data(), span_options.data(),

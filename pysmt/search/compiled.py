@@ -41,7 +41,6 @@ class CompiledSearch:
     """The compiled core bound to one model's features."""
 
     def __init__(self, model: LogLinearModel) -> None:
-        self.model = model
         self.cores = [feature.core_feature() if k not in model.deferred  # type: ignore[attr-defined]
                       else _stack_search.DeferredFeature(feature, feature.num_scores, feature.buffer_size)
                       for k, feature in enumerate(model.stateful)]
@@ -66,7 +65,7 @@ class CompiledSearch:
         target_offsets, target_ids = target_word_ids(all_options) if distinct else no_targets
         found = _stack_search.search(
             len(options.sentence), config.algorithm == "cube", config.stack_size, config.beam_threshold,
-            config.pop_limit, config.distortion_limit, size > 1, config.pops_per_round,
+            config.pop_limit, config.distortion_limit, config.pops_per_round,
             np.fromiter((o.start for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.end for o in all_options), np.int32, len(all_options)),
             np.fromiter((o.isolation for o in all_options), np.float64, len(all_options)),

@@ -185,6 +185,13 @@ def test_optimize_is_deterministic_and_seeded():
     assert np.array_equal(first[0], again[0]) and first[1] == again[1]
 
 
+def test_optimize_gives_the_same_weights_on_several_processes():
+    features, stats, _ = toy_nbest(4)
+    alone = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3)
+    forked = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3, processes=2)
+    assert np.array_equal(alone[0], forked[0]) and alone[1] == forked[1]
+
+
 def test_fixed_and_constant_features_keep_their_weights():
     features, stats, _ = toy_nbest(2)
     features = [np.hstack([f, np.full((len(f), 1), 3.0)]) for f in features]  # constant feature

@@ -225,7 +225,8 @@ class Tuner:
                  for k in range(hi - lo)]
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
-        return optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed, fixed=self.fixed)
+        return optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed, fixed=self.fixed,
+                        processes=self.o.threads)
 
     @staticmethod
     def save_times(run: Path, times: dict[str, float]) -> None:

@@ -4,9 +4,13 @@ From each starting point (the given weights, then ``restarts`` points drawn unif
 ``lower`` and ``upper``) it repeats sweeps over the coordinate axes of the tunable features,
 moving to the BLEU-optimal point of each line at once, until a sweep gains less than ``epsilon``
 BLEU; then it tries ``random_directions`` random unit directions, and resumes sweeping if one of
-them helped. The best point over all starts wins (the given weights on ties), so tuning never
-makes dev BLEU worse on the n-best lists. Everything random comes from ``numpy.random`` seeded
-with ``seed``: the same inputs give the same weights.
+them helped. The best point over all starts wins (the earliest on ties, the given weights first),
+so tuning never makes dev BLEU worse on the n-best lists.
+
+Every start draws its point and its random directions from a generator of its own, spawned from
+``seed`` (``numpy.random.SeedSequence.spawn``), so the starts are independent of each other and
+may climb on ``processes`` forked workers at once: the same inputs give the same weights whatever
+the number of processes.
 
 Moses' ``mert`` (SimpleOptimizer) instead line-searches every axis from the same point and moves
 once a sweep, along the best of them. On Moses' ``mert.basic`` statistics both orders reach Moses'
@@ -28,9 +32,11 @@ that end far out on a line inflate the scale and the next decode prunes much har
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from pysmt.parallel import ordered_map
 from tuning.line_search import CandidatePool, line_search
 
 #: Where random restarts are drawn: mert-moses.pl's default range for every feature.
@@ -45,15 +51,16 @@ def constant_features(pool: CandidatePool) -> np.ndarray:
     return ~(high > low).any(axis=1)
 
 
+@dataclass
 class _Climber:
-    """Coordinate ascent from one starting point over one candidate pool."""
+    """Coordinate ascent over one candidate pool, from any starting point."""
 
-    def __init__(self, pool: CandidatePool, tunable: np.ndarray, epsilon: float, random_directions: int,
-                 rng: np.random.Generator) -> None:
-        self.pool, self.tunable, self.epsilon = pool, tunable, epsilon
-        self.random_directions, self.rng = random_directions, rng
+    pool: CandidatePool
+    tunable: np.ndarray
+    epsilon: float
+    random_directions: int
 
-    def climb(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
+    def climb(self, weights: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         weights = weights.copy()
         scores = self.pool.scores(weights)
         current = self.pool.bleu(weights)
@@ -70,7 +77,7 @@ class _Climber:
             improved = False
             for _ in range(self.random_directions):
                 direction = np.zeros(self.pool.dimension)
-                direction[self.tunable] = self.rng.standard_normal(len(self.tunable))
+                direction[self.tunable] = rng.standard_normal(len(self.tunable))
                 direction /= np.linalg.norm(direction)
                 slopes = direction @ self.pool.features
                 step, value = line_search(self.pool, scores, slopes)
@@ -83,17 +90,36 @@ class _Climber:
                 return weights, current
 
 
+@dataclass
+class _Start:
+    """One start of the optimizer: a point to climb from and the generator of its random directions."""
+
+    weights: np.ndarray
+    rng: np.random.Generator
+
+
+#: The climber the forked workers use (set before they fork, so the pool is shared, not pickled).
+_CLIMBER: _Climber | None = None
+
+
+def _climb(start: _Start) -> tuple[np.ndarray, float]:
+    assert _CLIMBER is not None
+    return _CLIMBER.climb(start.weights, start.rng)
+
+
 def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
              lower: Sequence[float] | float | None = None, upper: Sequence[float] | float | None = None,
              restarts: int = 20, seed: int = 0, fixed: Sequence[bool] | None = None,
-             random_directions: int = 3, epsilon: float = 0.01) -> tuple[np.ndarray, float]:
+             random_directions: int = 3, epsilon: float = 0.01, processes: int = 1) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and
     ``stats[i]`` the ``(n_i, 9)`` BLEU statistics of the same candidates (Moses' order, see
     :mod:`tuning.bleu`). ``lower``/``upper`` bound the random restart points (scalars or one value
-    per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must not move.
+    per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must
+    not move. ``processes`` climbs that many starts at once; it does not change the result.
     """
+    global _CLIMBER
     pool = CandidatePool.from_lists(features, stats)
     d = pool.dimension
     init_w = np.asarray(init, dtype=np.float64)
@@ -104,13 +130,19 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
     tunable = np.flatnonzero(~frozen & ~constant)
     low = np.broadcast_to(np.asarray(DEFAULT_LOWER if lower is None else lower, dtype=np.float64), (d,))
     high = np.broadcast_to(np.asarray(DEFAULT_UPPER if upper is None else upper, dtype=np.float64), (d,))
-    rng = np.random.default_rng(seed)
-    climber = _Climber(pool, tunable, epsilon, random_directions, rng)
-    best_w, best_bleu = climber.climb(init_w)
-    for _ in range(restarts):
-        start = init_w.copy()
-        start[tunable] = rng.uniform(low[tunable], high[tunable])
-        w, value = climber.climb(start)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(restarts + 1)]
+    starts = [_Start(init_w.copy(), rngs[0])]
+    for rng in rngs[1:]:
+        point = init_w.copy()
+        point[tunable] = rng.uniform(low[tunable], high[tunable])
+        starts.append(_Start(point, rng))
+    _CLIMBER = _Climber(pool, tunable, epsilon, random_directions)
+    try:
+        results = ordered_map(_climb, starts, processes)
+    finally:
+        _CLIMBER = None
+    best_w, best_bleu = results[0]
+    for w, value in results[1:]:
         if value > best_bleu:
             best_w, best_bleu = w, value
     return l1_normalized(best_w, tunable, constant), best_bleu

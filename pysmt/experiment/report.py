@@ -192,7 +192,8 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         "## Analyses (Table 2, Table 3, Fig. 3-5)", analyses_section(run_dir / "analysis"),
         "## Tuned weights", weights_section(evaluation["weights"]),
         "## Stages: time and peak memory", stages_table(experiment.stages.done),
-        "Times are those of the run that finished each stage (a resumed stage shows its last run only).",
+        ("A stage's time adds up all its runs (a stage resumed after an interruption counts the time before it); "
+         "its peak memory is that of the run that finished it."),
     ]
     path = run_dir / "report.md"
     with atomic_writer(path) as out:

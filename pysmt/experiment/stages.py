@@ -116,7 +116,7 @@ class StageClock:
 
 @dataclass
 class StageResult:
-    """A finished stage: its name, the time and peak memory of the run that finished it."""
+    """A finished stage: its name, the wall time of all its runs, and the peak memory of the run that finished it."""
 
     name: str
     seconds: float

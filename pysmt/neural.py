@@ -1,28 +1,38 @@
-"""What the neural plugins share: devices, checkpoints, hyperparameters saved inside them, and the
-pieces of a resumable training run (its limits, resuming a checkpoint, SIGTERM as an exception).
+"""What the neural plugins share: devices, checkpoints, hyperparameters saved inside them, and a
+resumable training run (its job record, its limits, resuming a checkpoint, the training loop).
 
 The RNN Encoder-Decoder and the CSLM plugins (and a third party's) build on these so that every
-neural model names devices, writes and reads checkpoints, and reports a bad file the same way.
-torch is imported only when a function needs it: pysmt itself does not depend on torch.
+neural model names devices, writes and reads checkpoints, trains, validates, stops and resumes, and
+reports a bad file the same way: a plugin says only how to draw a minibatch's loss and how to
+validate (:class:`TrainingTask`). torch is imported only when a function needs it: pysmt itself
+does not depend on torch.
 """
 
 from __future__ import annotations
 
 import re
+import signal
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+
 from pysmt.errors import PysmtError
+from pysmt.jobs import JOB_FILE, Job
 from pysmt.textio import atomic_path
 
 if TYPE_CHECKING:
     import torch
 
 DEVICE_NAMES = "auto, cpu, cuda or cuda:N"
+#: A model folder's checkpoints (the best weights by validation perplexity; everything needed to
+#: resume) and its validation history, the same for every neural plugin.
+MODEL, LAST, LOG = "model.pt", "last.pt", "log.tsv"
 
 H = TypeVar("H", bound="Hyperparameters")
 
@@ -170,3 +180,126 @@ def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict
 #: The training state of a run that starts afresh.
 FRESH_STATE: dict[str, Any] = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None,
                                "seconds": 0.0}
+
+
+def start_training_job(out: Path, command: str, hp: Hyperparameters, inputs: Mapping[str, Path | None],
+                       training_files: Sequence[str], force: bool = False) -> bool:
+    """Record a training job in ``out`` before any work; True when it resumes earlier training of the same job.
+
+    ``inputs`` maps each option to its file (None: not given); a missing one is an error. Other
+    inputs or hyperparameters than the folder's record are an error unless ``force``; starting
+    afresh deletes the earlier training files (only ``training_files``). A folder holding nothing
+    but a record (a run that failed before writing anything) has nothing to lose and starts afresh
+    without ``force``.
+    """
+    for label, path in inputs.items():
+        if path is not None and not path.is_file():
+            raise PysmtError(f"{label} {path}: {'not a file' if path.exists() else 'no such file'}")
+    if out.exists() and not out.is_dir():
+        raise PysmtError(f"--out {out}: is a file, not a folder")
+    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
+    if Job(out, command, hp.to_dict(), dict(inputs)).start(force or record_only):
+        return True
+    for name in training_files:
+        (out / name).unlink(missing_ok=True)
+    return False
+
+
+@dataclass
+class TrainingTask:
+    """What one model's training does its own way; :func:`train_loop` does the rest, the same for every model.
+
+    ``step`` draws a minibatch with the run's generator and returns the loss to minimize and the
+    figure to show and log (the loss itself, or the likelihood part of it); ``validate`` returns
+    the validation perplexity and any other figures for ``log.tsv`` (``{"mean log Z": -0.02}``);
+    ``model_state`` is what every checkpoint holds at an update count; ``save`` writes a checkpoint.
+    """
+
+    command: str  # "rnn train": names the progress bar and the messages
+    batch_size: int
+    items: str  # what a minibatch holds ("pairs"), shown as items per second
+    figure: str  # the name of step's second value ("loss", "nll")
+    step: Callable[[np.random.Generator], tuple[torch.Tensor, torch.Tensor]]
+    validate: Callable[[], tuple[float, dict[str, float]]]
+    model_state: Callable[[int], dict[str, Any]]
+    save: Callable[[Path, dict[str, Any]], None]
+
+    def log(self, message: str) -> None:
+        print(f"pysmt {self.command}: {message}", file=sys.stderr, flush=True)
+
+
+def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+               state: dict[str, Any], seed: int, limits: TrainingLimits) -> float:
+    """Train ``model`` from ``state`` (resumed or :data:`FRESH_STATE`) until ``limits`` stop it; return the
+    best validation perplexity.
+
+    Every ``valid_every`` updates it validates, appends a row to ``log.tsv`` and keeps the best
+    weights in ``model.pt``; every ``checkpoint_every`` updates, at the end and on Ctrl-C or SIGTERM
+    it writes ``last.pt`` (weights, optimizer, the minibatch generator, the seconds of training),
+    from which a rerun continues exactly as an uninterrupted run would. An interrupted run exits
+    with status 130.
+    """
+    from tqdm import tqdm
+
+    if state["optimizer"] is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    rng = np.random.default_rng(seed)
+    if state["rng"] is not None:
+        rng.bit_generator.state = state["rng"]
+    update, best, bad = state["update"], state["best"], state["bad_validations"]
+
+    def checkpoint() -> None:
+        task.save(out / LAST, {**task.model_state(update), "optimizer": optimizer.state_dict(),
+                               "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
+                               "seconds": clock()})
+
+    def save_best(valid_perplexity: float) -> None:
+        task.save(out / MODEL, {**task.model_state(update), "valid_perplexity": valid_perplexity})
+
+    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    clock = TrainingClock(state["seconds"])
+    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc=task.command, file=sys.stderr,
+                    mininterval=1.0)
+    try:
+        while True:
+            reason = limits.stop_reason(update, clock(), bad)
+            if reason is not None:
+                task.log(reason)
+                break
+            loss, figure = task.step(rng)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            update += 1
+            progress.update(1)
+            if update % 20 == 0:
+                rate = progress.format_dict.get("rate") or 0.0
+                progress.set_postfix({task.figure: f"{figure.item():.3f}",
+                                      f"{task.items}_s": f"{rate * task.batch_size:.0f}"}, refresh=False)
+            if update % limits.valid_every == 0:
+                perplexity, others = task.validate()
+                if perplexity < best:
+                    best, bad = perplexity, 0
+                    save_best(perplexity)
+                else:
+                    bad += 1
+                columns = "".join(f"\t{value:.4f}" for value in others.values())
+                with open(out / LOG, "a", encoding="utf-8") as handle:
+                    handle.write(f"{update}\t{figure.item():.4f}\t{perplexity:.3f}{columns}\t{clock():.0f}\n")
+                shown = "".join(f", {name} {value:.3f}" for name, value in others.items())
+                task.log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}){shown}")
+            if update % limits.checkpoint_every == 0:
+                checkpoint()
+    except (KeyboardInterrupt, Interrupted):
+        progress.close()
+        task.log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
+        checkpoint()
+        raise SystemExit(130) from None
+    finally:
+        progress.close()
+        signal.signal(signal.SIGTERM, previous)
+    checkpoint()
+    if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
+        best, _ = task.validate()
+        save_best(best)
+    return best

@@ -18,12 +18,11 @@ import torch
 
 from pysmt import neural
 from pysmt.errors import PysmtError
-from pysmt.neural import first_line, resolve_device
+from pysmt.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
 from pysmt_cslm.hyperparameters import Hyperparameters
 from pysmt_cslm.model import Cslm
 from pysmt_cslm.vocabulary import Backoff, Shortlist, load_counts
 
-MODEL, LAST = "model.pt", "last.pt"
 VOCAB, COUNTS = "target.vocab", "counts.tsv"
 #: Marks a checkpoint as this plugin's (an RNN model.pt also holds hyperparameters and weights).
 MODEL_TYPE = "pysmt-cslm"

@@ -22,23 +22,21 @@ afresh. The limits and the device are not recorded: they may change between runs
 from __future__ import annotations
 
 import math
-import signal
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from pysmt.errors import PysmtError
-from pysmt.jobs import JOB_FILE, Job
 from pysmt.neural import (
     FRESH_STATE,
-    Interrupted,
-    TrainingClock,
+    LOG,
     TrainingLimits,
-    raise_interrupted,
+    TrainingTask,
     resumable_state,
+    start_training_job,
+    train_loop,
 )
 from pysmt_cslm.data import (
     EncodedText,
@@ -60,7 +58,7 @@ from pysmt_cslm.store import (
 )
 from pysmt_cslm.vocabulary import Backoff, Shortlist, save_counts
 
-TRAIN, VALID, LOG = "train.npz", "valid.npz", "log.tsv"
+TRAIN, VALID = "train.npz", "valid.npz"
 #: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
 TRAINING_FILES = (LAST, MODEL, TRAIN, VALID, VOCAB, COUNTS, LOG)
 JOB_COMMAND = "cslm train"
@@ -70,33 +68,6 @@ EVAL_BATCH = 4096
 
 def log(message: str) -> None:
     print(f"pysmt cslm train: {message}", file=sys.stderr, flush=True)
-
-
-def check_input(path: Path | None, label: str) -> None:
-    if path is not None and not path.is_file():
-        raise PysmtError(f"{label} {path}: {'not a file' if path.exists() else 'no such file'}")
-
-
-def start_job(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None, shortlist: Path | None = None,
-              force: bool = False) -> bool:
-    """Record the job in ``out`` before any work; True when it resumes earlier training of the same job.
-
-    Another text, validation text, shortlist, preset or seed is an error unless ``force``; starting
-    afresh deletes the earlier training files (only :data:`TRAINING_FILES`). A folder holding
-    nothing but a record (a run that failed before writing anything) starts afresh without ``force``.
-    """
-    check_input(text, "--text")
-    check_input(valid, "--valid")
-    check_input(shortlist, "--shortlist")
-    if out.exists() and not out.is_dir():
-        raise PysmtError(f"--out {out}: is a file, not a folder")
-    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
-    job = Job(out, JOB_COMMAND, hp.to_dict(), {"--text": text, "--valid": valid, "--shortlist": shortlist})
-    if job.start(force or record_only):
-        return True
-    for name in TRAINING_FILES:
-        (out / name).unlink(missing_ok=True)
-    return False
 
 
 def prepare(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None,
@@ -175,7 +146,8 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
     text, out = Path(text), Path(out)
     valid = Path(valid) if valid is not None else None
     shortlist = Path(shortlist) if shortlist is not None else None
-    start_job(text, out, hp, valid, shortlist, force)
+    start_training_job(out, JOB_COMMAND, hp, {"--text": text, "--valid": valid, "--shortlist": shortlist},
+                       TRAINING_FILES, force)
     train_text, valid_text = prepare(text, out, hp, valid, shortlist)
     torch.manual_seed(hp.seed)
     state = resumable_state(out / LAST, hp, load_checkpoint)
@@ -187,65 +159,16 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
         model = Cslm(hp, len(Shortlist.load(out / VOCAB)))
     model.to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=hp.learning_rate)
-    if state["optimizer"] is not None:
-        optimizer.load_state_dict(state["optimizer"])
-    rng = np.random.default_rng(hp.seed)
-    if state["rng"] is not None:
-        rng.bit_generator.state = state["rng"]
-    update, best, bad = state["update"], state["best"], state["bad_validations"]
 
-    def checkpoint() -> None:
-        save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
-                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
-                                     "seconds": clock()})
+    def step(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """A minibatch of n-grams drawn uniformly from the text: (the loss, its negative log-likelihood part)."""
+        contexts, words = minibatch(train_text, rng, hp)
+        return model.loss(contexts.to(device), words.to(device))
 
-    def save_best(valid_perplexity: float) -> None:
-        save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid_perplexity})
+    def validation() -> tuple[float, dict[str, float]]:
+        perplexity, log_z = validate(model, valid_text, device)
+        return perplexity, {"mean log Z": log_z}
 
-    previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    clock = TrainingClock(state["seconds"])
-    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="cslm train", file=sys.stderr,
-                    mininterval=1.0)
-    loss = nll = torch.zeros(())
-    try:
-        while True:
-            reason = limits.stop_reason(update, clock(), bad)
-            if reason is not None:
-                log(reason)
-                break
-            contexts, words = minibatch(train_text, rng, hp)
-            loss, nll = model.loss(contexts.to(device), words.to(device))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            update += 1
-            progress.update(1)
-            if update % 20 == 0:
-                rate = progress.format_dict.get("rate") or 0.0
-                progress.set_postfix(nll=f"{nll.item():.3f}", ngrams_s=f"{rate * hp.batch_size:.0f}", refresh=False)
-            if update % limits.valid_every == 0:
-                perplexity, log_z = validate(model, valid_text, device)
-                if perplexity < best:
-                    best, bad = perplexity, 0
-                    save_best(perplexity)
-                else:
-                    bad += 1
-                with open(out / LOG, "a", encoding="utf-8") as handle:
-                    handle.write(f"{update}\t{nll.item():.4f}\t{perplexity:.3f}\t{log_z:.4f}\t{clock():.0f}\n")
-                log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}), mean log Z {log_z:.3f}")
-            if update % limits.checkpoint_every == 0:
-                checkpoint()
-    except (KeyboardInterrupt, Interrupted):
-        progress.close()
-        log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
-        checkpoint()
-        raise SystemExit(130) from None
-    finally:
-        progress.close()
-        signal.signal(signal.SIGTERM, previous)
-    checkpoint()
-    if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
-        best, _ = validate(model, valid_text, device)
-        save_best(best)
-    return best
-
+    task = TrainingTask(JOB_COMMAND, hp.batch_size, "ngrams", "nll", step, validation,
+                        model_state=lambda update: model_state(model, update), save=save_checkpoint)
+    return train_loop(task, out, model, optimizer, state, hp.seed, limits)

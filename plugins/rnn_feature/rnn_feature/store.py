@@ -16,12 +16,11 @@ import torch
 
 from pysmt import neural
 from pysmt.errors import PysmtError
-from pysmt.neural import first_line, resolve_device  # noqa: F401 - the plugin's device and error helpers
+from pysmt.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
 
-MODEL, LAST = "model.pt", "last.pt"
 SOURCE_VOCAB, TARGET_VOCAB = "source.vocab", "target.vocab"
 MODEL_TYPE = "pysmt-rnn"
 

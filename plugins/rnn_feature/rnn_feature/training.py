@@ -20,23 +20,21 @@ The limits and the device are not recorded: they may change between runs.
 from __future__ import annotations
 
 import math
-import signal
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from pysmt.errors import PysmtError
-from pysmt.jobs import JOB_FILE, Job
 from pysmt.neural import (
     FRESH_STATE,
-    Interrupted,
-    TrainingClock,
+    LOG,
     TrainingLimits,
-    raise_interrupted,
+    TrainingTask,
     resumable_state,
+    start_training_job,
+    train_loop,
 )
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
@@ -52,7 +50,7 @@ from rnn_feature.store import (
 )
 from rnn_feature.vocabulary import Shortlist
 
-PAIRS, LOG = "pairs.npz", "log.tsv"
+PAIRS = "pairs.npz"
 #: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
 TRAINING_FILES = (LAST, MODEL, PAIRS, SOURCE_VOCAB, TARGET_VOCAB, LOG)
 JOB_COMMAND = "rnn train"
@@ -63,31 +61,10 @@ def log(message: str) -> None:
     print(f"pysmt rnn train: {message}", file=sys.stderr, flush=True)
 
 
-def start_job(table: Path, out: Path, hp: Hyperparameters, force: bool = False) -> bool:
-    """Record the job in ``out`` before any work; True when it resumes earlier training of the same job.
-
-    Another table, preset or seed is an error unless ``force``; starting afresh deletes the
-    earlier training files (only :data:`TRAINING_FILES`). A folder holding nothing but a record
-    (a run that failed before writing anything, e.g. on a bad table line) has nothing to lose and
-    starts afresh without ``force``.
-    """
-    if not table.is_file():
-        raise PysmtError(f"--phrase-table {table}: {'not a file' if table.exists() else 'no such file'}")
-    if out.exists() and not out.is_dir():
-        raise PysmtError(f"--out {out}: is a file, not a folder")
-    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
-    job = Job(out, JOB_COMMAND, hp.to_dict(), {"--phrase-table": table})
-    if job.start(force or record_only):
-        return True
-    for name in TRAINING_FILES:
-        (out / name).unlink(missing_ok=True)
-    return False
-
-
 def prepare(table: Path, out: Path, hp: Hyperparameters) -> EncodedPairs:
     """Shortlists and encoded pairs in ``out`` (made once per job; a resumed run reads them back).
 
-    They are reused only when the job record (:func:`start_job`) says the table is unchanged.
+    They are reused only when the job record (:func:`pysmt.neural.start_training_job`) says the table is unchanged.
     """
     if (out / PAIRS).exists() and (out / SOURCE_VOCAB).exists() and (out / TARGET_VOCAB).exists():
         return EncodedPairs.load(out / PAIRS)
@@ -130,10 +107,6 @@ def model_state(model: EncoderDecoder, update: int) -> dict:
             "source_size": model.source_embedding.num_embeddings, "target_size": model.target_embedding.num_embeddings}
 
 
-def save_best(out: Path, model: EncoderDecoder, update: int, valid: float) -> None:
-    save_checkpoint(out / MODEL, {**model_state(model, update), "valid_perplexity": valid})
-
-
 def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
           force: bool = False) -> float:
     """Train (or resume) a model in ``out``; return the best validation perplexity.
@@ -142,7 +115,7 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
     is an error unless ``force``, which discards the folder's earlier training first.
     """
     table, out = Path(table), Path(out)
-    start_job(table, out, hp, force)
+    start_training_job(out, JOB_COMMAND, hp, {"--phrase-table": table}, TRAINING_FILES, force)
     pairs = prepare(table, out, hp)
     train_index, valid_index = split(len(pairs), hp.seed)
     if not len(train_index):
@@ -157,61 +130,16 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
         model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
     model.to(device).train()
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon)
-    if state["optimizer"] is not None:
-        optimizer.load_state_dict(state["optimizer"])
-    rng = np.random.default_rng(hp.seed)
-    if state["rng"] is not None:
-        rng.bit_generator.state = state["rng"]
-    update, best, bad = state["update"], state["best"], state["bad_validations"]
 
-    def checkpoint() -> None:
-        save_checkpoint(out / LAST, {**model_state(model, update), "optimizer": optimizer.state_dict(),
-                                     "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
-                                     "seconds": clock()})
+    def step(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """The mean negative log-likelihood of a minibatch of pairs drawn uniformly from the training pairs."""
+        batch = train_index[rng.integers(0, len(train_index), hp.batch_size)]
+        src, src_len = pairs.source.padded(batch)
+        tgt, tgt_len = pairs.target.padded(batch)
+        loss = -model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device)).mean()
+        return loss, loss
 
-    previous = signal.signal(signal.SIGTERM, raise_interrupted)
-    clock = TrainingClock(state["seconds"])
-    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc="rnn train", file=sys.stderr,
-                    mininterval=1.0)
-    try:
-        while True:
-            reason = limits.stop_reason(update, clock(), bad)
-            if reason is not None:
-                log(reason)
-                break
-            batch = train_index[rng.integers(0, len(train_index), hp.batch_size)]
-            src, src_len = pairs.source.padded(batch)
-            tgt, tgt_len = pairs.target.padded(batch)
-            loss = -model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device)).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            update += 1
-            progress.update(1)
-            if update % 20 == 0:
-                rate = progress.format_dict.get("rate") or 0.0
-                progress.set_postfix(loss=f"{loss.item():.3f}", pairs_s=f"{rate * hp.batch_size:.0f}", refresh=False)
-            if update % limits.valid_every == 0:
-                valid = perplexity(model, pairs, valid_index, device)
-                if valid < best:
-                    best, bad = valid, 0
-                    save_best(out, model, update, valid)
-                else:
-                    bad += 1
-                with open(out / LOG, "a", encoding="utf-8") as handle:
-                    handle.write(f"{update}\t{loss.item():.4f}\t{valid:.3f}\t{clock():.0f}\n")
-                log(f"update {update:,}: validation perplexity {valid:.2f} (best {best:.2f})")
-            if update % limits.checkpoint_every == 0:
-                checkpoint()
-    except (KeyboardInterrupt, Interrupted):
-        log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
-        checkpoint()
-        raise SystemExit(130) from None
-    finally:
-        progress.close()
-        signal.signal(signal.SIGTERM, previous)
-    checkpoint()
-    if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
-        best = perplexity(model, pairs, valid_index, device)
-        save_best(out, model, update, best)
-    return best
+    task = TrainingTask(JOB_COMMAND, hp.batch_size, "pairs", "loss", step,
+                        validate=lambda: (perplexity(model, pairs, valid_index, device), {}),
+                        model_state=lambda update: model_state(model, update), save=save_checkpoint)
+    return train_loop(task, out, model, optimizer, state, hp.seed, limits)

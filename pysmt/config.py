@@ -365,7 +365,9 @@ def read_moses_ini(path: Path) -> SystemConfig:
                              "scripts/training/convert-moses-ini-to-v2.perl")
         raise PysmtError(f"{path}: no [feature] section")
 
-    types, explicit, params = [], [], []
+    from pysmt.features.registry import default_label, feature_params, registered_names  # (registry needs config)
+
+    types, explicit, params, labels = [], [], [], {}
     for line_no, line in sections["feature"]:
         tokens = line.split()
         moses_type, args = tokens[0], {}
@@ -374,16 +376,21 @@ def read_moses_ini(path: Path) -> SystemConfig:
             if not sep:
                 raise at_line(path, line_no, f"expected key=value, found {token!r}")
             args[key] = value
-        if moses_type not in MOSES_FEATURE_TYPES:
+        if moses_type in MOSES_FEATURE_TYPES:  # Moses' names, labelled as Moses labels them (KENLM0)
+            labels[MOSES_FEATURE_TYPES[moses_type]] = moses_type
+        elif moses_type in registered_names():  # a pysmt feature type: a plugin
+            labels[moses_type] = default_label(moses_type)
+        else:
             raise at_line(path, line_no, f"feature {moses_type} is not supported; supported: "
-                          f"{', '.join(MOSES_FEATURE_TYPES)}")
+                          f"{', '.join(MOSES_FEATURE_TYPES)} and registered pysmt features "
+                          f"({', '.join(sorted(registered_names()))})")
         for old, new in MOSES_PARAM_RENAMES.get(moses_type, {}).items():
             if old in args:
                 args[new] = args.pop(old)
-        types.append(moses_type)
+        types.append(MOSES_FEATURE_TYPES.get(moses_type, moses_type))
         explicit.append(args.pop("name", None))
         params.append({key: value for key, value in args.items() if key not in MOSES_IGNORED_PARAMS})
-    names = default_names(types, explicit, {t: t for t in types})
+    names = default_names(types, explicit, labels)
     weights: dict[str, list[float]] = {}
     for line_no, line in sections.get("weight", []):
         name, values = parse_weight_line(line, path, line_no)
@@ -391,10 +398,7 @@ def read_moses_ini(path: Path) -> SystemConfig:
     unknown = sorted(set(weights) - set(names))
     if unknown:
         raise PysmtError(f"{path}: [weight] names unknown feature(s) {', '.join(unknown)}")
-    from pysmt.features.registry import feature_params  # (import cycle: registry needs config)
-
-    features = [FeatureSpec(MOSES_FEATURE_TYPES[t], n, feature_params(MOSES_FEATURE_TYPES[t], n, p, path.parent,
-                                                                      str(path)), weights.get(n))
+    features = [FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), weights.get(n))
                 for t, n, p in zip(types, names, params)]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=moses_search_config(sections, path))

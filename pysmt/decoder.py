@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
+from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
 from pysmt.search.compiled import CompiledSearch
 from pysmt.search.cube import cube_search
@@ -19,6 +21,8 @@ from pysmt.search.model import LogLinearModel
 from pysmt.search.nbest import Derivation, nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder, Sentence
+from pysmt.search.plugin_results import no_translation
+from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
     from pysmt.training.preparation import TextProcessor
@@ -59,6 +63,15 @@ class Translation:
 
 
 @contextmanager
+def at_input_line(index: int) -> Iterator[None]:
+    """A feature's error raised inside names the input line (``index`` + 1) it happened on."""
+    try:
+        yield
+    except FeatureError as err:
+        raise FeatureError(f"input line {index + 1}: {err}") from None
+
+
+@contextmanager
 def paused_gc() -> Iterator[None]:
     """Python's cyclic garbage collector paused (and restored as it was) for a sentence's work.
 
@@ -82,7 +95,12 @@ class Decoder:
                  algorithm: Literal["normal", "cube"] | None = None, missing_weight: float | None = None,
                  engine: Literal["auto", "python"] = "auto") -> None:
         """``engine="auto"`` searches with the compiled core; ``"python"`` with the Python search, the
-        readable reference the compiled core is tested against (both give the same results)."""
+        readable reference the compiled core is tested against (both give the same results).
+
+        Every feature's section and weights are checked before any model is loaded. torch (a neural
+        plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.torch_threads`).
+        """
+        set_torch_threads(DECODING_THREADS)
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
@@ -117,32 +135,42 @@ class Decoder:
                     words = tuple(line.split())
                     if words:
                         try:
-                            self.options.build(Sentence(words, index))  # begins the sentence for the features
+                            with at_input_line(index):
+                                self.options.build(Sentence(words, index))  # begins the sentence for the features
                         finally:
                             self.model.end_sentence()
             finally:
                 self.options.cache.clear()  # rebuilt by each sentence's search, with the weights of the moment
 
     def translate(self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False) -> Translation:
-        """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up."""
+        """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up.
+
+        A feature's unusable result, or a sentence left with no translation of finite model score
+        (features forbade every way to translate it, or scores overflowed), is a
+        :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature.
+        """
         words = tuple(line.split())
         if not words:
             return Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
-        with paused_gc():
+        with paused_gc(), at_input_line(index):
             sentence = Sentence(words, index)
-            options = self.options.build(sentence)
-            future = FutureCost(options)
-            size = max(nbest_size, 1)
             try:
+                options = self.options.build(sentence)
+                future = FutureCost(options)
+                size = max(nbest_size, 1)
                 if self.compiled:
                     derivations = self.compiled(self.model, options, future, self.search, size, distinct)
                 else:
                     search = cube_search if self.search.algorithm == "cube" else normal_search
                     finals = search(self.model, options, future, self.search, keep_arcs=size > 1)
                     derivations = nbest(self.model, finals, size, distinct)
+                candidates = [self._describe(d) for d in derivations]
+                if not candidates or not all(math.isfinite(c.total) for c in candidates):
+                    raise FeatureError(no_translation(self.features, self.model.offsets, options,
+                                                      list(self.model.calls.values())))
             finally:
                 self.model.end_sentence()
-            return Translation(index, [self._describe(d) for d in derivations])
+            return Translation(index, candidates)
 
     def _describe(self, derivation: Derivation) -> Candidate:
         alignment = []
@@ -153,7 +181,9 @@ class Decoder:
                 alignment.append((option.start + int(s), target_offset + int(t)))
             target_offset += len(option.target)
         scores = derivation.scores
-        return Candidate(derivation.words, scores, float(scores @ self.model.weights), sorted(alignment))
+        with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
+            total = float(scores @ self.model.weights)
+        return Candidate(derivation.words, scores, total, sorted(alignment))
 
     def preprocess(self, line: str) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from multiprocessing.pool import Pool
 from typing import Any, TypeVar
 
 from tqdm import tqdm
+
+from pysmt.torch_threads import set_torch_threads
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -25,9 +26,7 @@ R = TypeVar("R")
 
 def _start_worker(initializer: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    torch = sys.modules.get("torch")
-    if torch is not None:  # a neural plugin's model was loaded before the fork
-        torch.set_num_threads(1)
+    set_torch_threads(1)  # a neural plugin's model may have been loaded before the fork
     if initializer is not None:
         initializer(*args)
 

@@ -7,7 +7,9 @@ exactly the score it gives in search, where a sentence's score does not depend o
 into phrases. Stateless features score phrase pairs, which an n-best list does not keep, so they
 cannot be added this way. The new scores are appended to each line's features, the total adds
 them with their weights (0 when none is given: ``pysmt tune --features`` learns them), and each
-sentence's list is sorted again by the new totals.
+sentence's list is sorted again by the new totals. What the features return is checked as in
+search (:class:`~pysmt.search.plugin_results.StatefulCalls`); an entry a feature forbids (scores
+-inf) is dropped, as the search would never have given it.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError, at_line
+from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import StatefulFeature
 from pysmt.features.registry import build_features
 from pysmt.formats import format_score, parse_features
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.search.plugin_results import FORBIDDEN, StatefulCalls
 from pysmt.textio import atomic_writer, read_lines
+from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
 
@@ -42,30 +46,31 @@ def read_entries(path: Path) -> Iterator[NbestLine]:
             raise at_line(path, line_no, f"bad n-best line ({err})") from None
 
 
-def sentence_scores(feature: StatefulFeature, index: int, sentences: list[str]) -> np.ndarray:
-    """The feature's scores of whole target sentences, ``(len(sentences), num_scores)``."""
+def sentence_scores(calls: StatefulCalls, index: int, sentences: list[str]) -> np.ndarray:
+    """A feature's scores of whole target sentences, ``(len(sentences), num_scores)``, checked as in search."""
     options = [TranslationOption(0, 0, PhrasePair("", tuple(words.split()), table=None, table_scores=None), k)
                for k, words in enumerate(sentences)]
-    empty = feature.start(Sentence((), index), options)
-    scores = np.zeros((len(options), feature.num_scores))
-    step = max(feature.buffer_size, 1)
-    for begin in range(0, len(options), step):  # calls of at most buffer_size requests, as in search
-        k = min(step, len(options) - begin)
-        batch, _ = feature.score_batch(np.full(k, empty, dtype=np.int64),
-                                       np.arange(begin, begin + k, dtype=np.int32), np.ones(k, dtype=bool))
-        scores[begin:begin + k] = np.asarray(batch, dtype=np.float64).reshape(k, feature.num_scores)
-    feature.end_sentence()
+    empty = calls.start(Sentence((), index), options)
+    scores = np.zeros((len(options), calls.num_scores))
+    for begin in range(0, len(options), calls.buffer_size):  # calls of at most buffer_size requests, as in search
+        k = min(calls.buffer_size, len(options) - begin)
+        scores[begin:begin + k], _ = calls.score_batch(np.full(k, empty, dtype=np.int64),
+                                                       np.arange(begin, begin + k, dtype=np.int32),
+                                                       np.ones(k, dtype=bool))
+    calls.feature.end_sentence()
     return scores
 
 
 def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path) -> int:
     """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries."""
     specs = [spec for spec in config.features if spec.type in added]
+    set_torch_threads(DECODING_THREADS)
     features, weights = build_features(config, specs, missing_weight=0.0)
     for feature in features:
         if not isinstance(feature, StatefulFeature):
             raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
                              "rescore adds stateful features (language models) only")
+    calls = [StatefulCalls(feature) for feature in features]  # type: ignore[arg-type]
     written = 0
     with atomic_writer(out_path) as out:
         for index, group in groupby(read_entries(nbest_path), key=lambda entry: entry[0]):
@@ -73,13 +78,21 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
             for feature in features:
                 if f"{feature.name}=" in entries[0][2].split():
                     raise PysmtError(f"{nbest_path}: the entries already have {feature.name}= scores")
-            columns = [sentence_scores(f, index, [words for _, words, _, _ in entries]) for f in features]
+            try:
+                columns = [sentence_scores(c, index, [words for _, words, _, _ in entries]) for c in calls]
+            except FeatureError as err:
+                raise FeatureError(f"{nbest_path}, sentence {index}: {err}") from None
             rescored = []
             for k, (_, words, old, total) in enumerate(entries):
+                if any(FORBIDDEN in column[k] for column in columns):
+                    continue  # a forbidden translation, as the search would never have given it
                 added_text = " ".join(f"{f.name}= " + " ".join(format_score(v) for v in column[k])
                                       for f, column in zip(features, columns))
                 total += sum(float(np.dot(w, column[k])) for w, column in zip(weights, columns))
                 rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
+            if not rescored:
+                raise FeatureError(f"{nbest_path}, sentence {index}: every entry is forbidden (scored -inf) by "
+                                   f"feature {', '.join(c.name for c in calls if c.forbidden)}")
             rescored.sort(key=lambda item: -item[0])
             out.writelines(line for _, line in rescored)
             written += len(rescored)

@@ -76,14 +76,20 @@ a b ||| x y ||| 0.5 0.3 0.2 0.5 0.3 0.2
 
 
 def write_toy_system(directory: Path, *, phrases: str = TOY_PHRASES, reordering: str | None = TOY_REORDERING,
-                     arpa: str = TOY_ARPA, weights: dict[str, str] | None = None, extra: str = "") -> Path:
-    """Write a tiny Moses system (moses.ini and its models) into ``directory``; return the ini's path."""
+                     arpa: str = TOY_ARPA, features: Sequence[str] = (), weights: dict[str, str] | None = None,
+                     extra: str = "") -> Path:
+    """Write a tiny Moses system (moses.ini and its models) into ``directory``; return the ini's path.
+
+    ``features`` are more ``[feature]`` lines, such as a plugin's (``"my-feature model=my-model"``:
+    its registered type and its parameters, paths relative to ``directory``); ``weights`` gives or
+    replaces ``[weight]`` lines (``{"MyFeature0": "0.5"}``).
+    """
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "phrases.txt").write_text(phrases, encoding="utf-8")
     (directory / "lm.arpa").write_text(arpa, encoding="utf-8")
     num_tm = len(phrases.splitlines()[0].split("|||")[2].split())
     lines = ["[feature]", "KENLM order=2 path=lm.arpa", "Distortion", "WordPenalty", "UnknownWordPenalty",
-             f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20"]
+             f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20", *features]
     w = {"KENLM0": "0.5", "Distortion0": "0.3", "WordPenalty0": "-1", "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm)}
     if reordering is not None:
         (directory / "reordering.txt").write_text(reordering, encoding="utf-8")
@@ -112,13 +118,15 @@ def registered(**features: type[Feature]) -> Iterator[None]:
                 registry.IN_PROCESS[name] = cls
 
 
-def toy_decoder(system: Path, features: Sequence[str] = (), *, weights: dict[str, list[float]] | None = None,
-                search: Literal["normal", "cube"] | None = None,
+def toy_decoder(system: Path, features: Sequence[str] = (), *, params: Sequence[str] = (),
+                weights: dict[str, list[float]] | None = None, search: Literal["normal", "cube"] | None = None,
                 engine: Literal["auto", "python"] = "auto") -> Decoder:
-    """A decoder for ``system`` with ``features`` added (as ``--features``) and ``weights`` (as ``--weights``)."""
+    """A decoder for ``system`` with ``features`` added (as ``--features``), ``params`` set (as ``--param``:
+    ``"my-feature.model=/path/to/model"``, relative paths from the working folder) and ``weights`` (as
+    ``--weights``)."""
     from pysmt.features.registry import configure_system
 
-    config = configure_system(system, list(features))
+    config = configure_system(system, list(features), params)
     if weights:
         config = config.with_weights(weights, "toy_decoder(weights=...)")
     return Decoder(config, algorithm=search, engine=engine)

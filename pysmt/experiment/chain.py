@@ -191,9 +191,10 @@ class Experiment:
         self.stages.run("binarize", {}, {"system": self.system}, lambda m: m.run(args))
 
     def neural_limits(self) -> list[str]:
+        """The training commands' limits, and their torch threads (the experiment's --threads)."""
         updates = self.o.scale.max_updates
         return ["--max-time", repr(self.o.budget), "--valid-every", str(self.o.scale.valid_every),
-                *(["--max-updates", str(updates)] if updates else [])]
+                *(["--max-updates", str(updates)] if updates else []), "--threads", str(self.o.threads)]
 
     @property
     def neural_options(self) -> dict[str, Any]:
@@ -260,7 +261,8 @@ class Experiment:
     def analyse(self) -> None:
         """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis."""
         scale, out = self.o.scale, self.run_dir / "analysis"
-        common = ["--model", str(self.rnn), "--phrase-table", str(self.system / "phrase-table.gz"), "--out", str(out)]
+        common = ["--model", str(self.rnn), "--phrase-table", str(self.system / "phrase-table.gz"), "--out", str(out),
+                  "--threads", str(self.o.threads)]
 
         def action(measure: Measure) -> None:
             measure.run(["rnn", "top-phrases", *common])

@@ -49,17 +49,21 @@ What the search guarantees for features scored in batches (``docs/writing-a-feat
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pysmt.errors import PysmtError
+from pysmt.errors import FeatureError, PysmtError
 
 if TYPE_CHECKING:
     from pysmt.config import SystemConfig
     from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 
 Scores = tuple[float, ...]
+
+#: The kinds a feature's ``parameters`` may declare.
+PARAMETER_KINDS = (int, float, bool, str, Path)
 
 
 class Feature:
@@ -74,8 +78,12 @@ class Feature:
     parameters: ClassVar[dict[str, type]] = {}
     #: Defaults of ``Path`` parameters, relative to the system's folder (the RNN's ``{"model": "rnn"}``).
     #: They are resolved when the config is read, so a config that ``tune`` or ``filter`` writes
-    #: elsewhere keeps pointing at the same files.
+    #: elsewhere keeps pointing at the same files. Each key must be a declared ``Path`` parameter
+    #: (checked when the feature is registered).
     default_paths: ClassVar[dict[str, str]] = {}
+    #: Parameters the feature cannot do without (after ``default_paths`` are filled in): a missing one
+    #: is an error naming the config and the feature before any model is loaded.
+    required_parameters: ClassVar[tuple[str, ...]] = ()
     #: Whether MERT may change its weights (Moses' ``tuneable``).
     tunable: ClassVar[bool] = True
     #: Scores depend on the phrase pair alone: scored once, before the table limit, and cached.
@@ -86,12 +94,32 @@ class Feature:
         self.num_scores = num_scores
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> Feature:
-        """Build the feature from its config section (``params``, paths already absolute)."""
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        """Check a config section before anything is loaded; raise ``PysmtError("feature NAME: ...")``.
+
+        Called for every feature of a system before the first ``from_config``, so that a mistake in
+        any section is reported in a second, not after minutes of loading other models. The default
+        checks ``required_parameters``; override it (calling ``super()``) for checks of values, such
+        as a batch size of at least 1, that need no model.
+        """
+        for key in cls.required_parameters:
+            if key not in params:
+                default = cls.default_paths.get(key)
+                where = f" (its default, {system.directory / default}, does not exist)" if default else ""
+                raise PysmtError(f"feature {name}: missing parameter {key!r}{where}; give it in the feature's "
+                                 f"section or with --param {name}.{key}=VALUE")
+
+    @classmethod
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> Feature:
+        """Build the feature from its config section (``params``, paths already absolute), loading its models."""
         raise NotImplementedError
 
     def default_weights(self) -> list[float] | None:
-        """Weights used when the config gives none; None makes a missing weight an error."""
+        """Weights used when the config gives none; None makes a missing weight an error.
+
+        The decoder looks for an override of this method on the class before loading anything: a
+        tunable feature that does not define it needs weights in the config (or ``--weights``).
+        """
         return None if self.tunable else [1.0] * self.num_scores
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
@@ -135,26 +163,50 @@ class StatefulFeature(Feature):
     def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
         """Begin a sentence's search over ``options`` (requests name them by index); the empty hypothesis' state id."""
         self._options = options
-        self._states: list[Hashable] = [self.initial_state(sentence)]
-        self._ids: dict[Hashable, int] = {self._states[0]: 0}
-        return 0
+        self._states: list[Hashable] = []
+        self._ids: dict[Hashable, int] = {}
+        return self._state_id(self.initial_state(sentence), "initial_state", "the sentence start")
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score a batch of requests: option ``options[k]`` appended to state ``states[k]``, plus the sentence's
         end when ``ends[k]``. Returns a ``(len(states), num_scores)`` array of scores and the new states' ids."""
         scores = np.zeros((len(states), self.num_scores))
         new_states = np.zeros(len(states), dtype=np.int64)
-        for k, (state_id, option, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
-            delta, state = self.extend(self._states[state_id], self._options[option])
-            scores[k] = delta
+        for k, (state_id, index, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
+            option = self._options[index]
+            step = self.extend(self._states[state_id], option)
+            if not (isinstance(step, (tuple, list)) and len(step) == 2):
+                raise FeatureError(f"feature {self.name}: extend returned a {type(step).__name__}, expected a pair "
+                                   f"(scores, new state), for option {option.describe()}")
+            delta, state = step
+            scores[k] = self._scores(delta, "extend", option)
             if end:
                 final = self.final(state)
                 if final is not None:
-                    scores[k] += final
-            new_states[k] = self._ids.setdefault(state, len(self._ids))
-            if new_states[k] == len(self._states):
-                self._states.append(state)
+                    scores[k] += self._scores(final, "final", option)
+            new_states[k] = self._state_id(state, "extend", f"option {option.describe()}")
         return scores, new_states
+
+    def _scores(self, values: Any, method: str, option: TranslationOption) -> np.ndarray:
+        """``num_scores`` numbers that ``method`` returned, or an error naming the feature and the option."""
+        try:
+            if len(values) == self.num_scores:
+                return np.array(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        raise FeatureError(f"feature {self.name}: {method} returned scores {values!r}, expected {self.num_scores} "
+                           f"number(s), for option {option.describe()}")
+
+    def _state_id(self, state: Hashable, method: str, request: str) -> int:
+        """The id of a state (numbering a new one), or an error when the state is not hashable."""
+        try:
+            known = self._ids.setdefault(state, len(self._ids))
+        except TypeError:
+            raise FeatureError(f"feature {self.name}: {method} returned a state of type {type(state).__name__}, "
+                               f"expected a hashable value, for {request}") from None
+        if known == len(self._states):
+            self._states.append(state)
+        return known
 
 
 class BatchedStatefulFeature(StatefulFeature):
@@ -170,6 +222,21 @@ class BatchedStatefulFeature(StatefulFeature):
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+
+class Parameters(dict[str, Any]):
+    """A feature's config section as ``check_config`` and ``from_config`` receive it.
+
+    A plain dict, except that ``params["key"]`` for a key the section does not give is a
+    ``PysmtError`` naming the feature and the key, not a ``KeyError`` traceback.
+    """
+
+    def __init__(self, feature: str, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.feature = feature
+
+    def __missing__(self, key: str) -> Any:
+        raise PysmtError(f"feature {self.feature}: missing parameter {key!r}")
 
 
 def require_param(params: dict[str, Any], key: str, feature: str) -> Any:

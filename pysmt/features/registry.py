@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
@@ -22,7 +23,7 @@ from typing import Any
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, load_config, read_weights_file, typed_value
 from pysmt.errors import PysmtError
-from pysmt.features.base import Feature
+from pysmt.features.base import PARAMETER_KINDS, Feature, Parameters
 
 ENTRY_POINT_GROUP = "pysmt.features"
 
@@ -36,26 +37,48 @@ def available() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def registered_names() -> set[str]:
+    """Every feature type: the entry points and those registered in this process."""
+    return set(available()) | set(IN_PROCESS)
+
+
 def feature_class(type_name: str) -> type[Feature]:
-    """The class registered as ``type_name``; an unknown name lists the available ones."""
+    """The class registered as ``type_name``, its declarations checked; an unknown name lists the available ones."""
     if type_name in IN_PROCESS:
-        return IN_PROCESS[type_name]
+        return checked_declarations(IN_PROCESS[type_name], type_name, "registered in this process")
     registered = available()
     if type_name not in registered:
-        names = sorted(set(registered) | set(IN_PROCESS))
-        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(names)}")
+        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(sorted(registered_names()))}")
     try:
         cls = registered[type_name].load()
     except Exception as err:  # a broken plugin must not look like a pysmt bug
         raise PysmtError(f"feature {type_name!r} could not be loaded ({type(err).__name__}: {err})") from None
     if not (isinstance(cls, type) and issubclass(cls, Feature)):
         raise PysmtError(f"feature {type_name!r} ({registered[type_name].value}) is not a pysmt Feature")
+    return checked_declarations(cls, type_name, registered[type_name].value)
+
+
+def checked_declarations(cls: type[Feature], type_name: str, where: str) -> type[Feature]:
+    """``cls``, once its class-level declarations agree: parameter kinds, ``default_paths`` keys that are
+    ``Path`` parameters, ``required_parameters`` that are parameters. A mistake there would otherwise
+    surface far away (a config that ``tune`` writes and cannot read back)."""
+    about = f"feature {type_name!r} ({where})"
+    for key, kind in cls.parameters.items():
+        if kind not in PARAMETER_KINDS:
+            raise PysmtError(f"{about}: parameter {key!r} has kind {kind!r}; kinds are int, float, bool, str and Path")
+    for key in cls.default_paths:
+        if cls.parameters.get(key) is not Path:
+            raise PysmtError(f"{about}: default_paths names {key!r}, which is not one of its Path parameters "
+                             f"(declare it in parameters as {key!r}: Path)")
+    for key in cls.required_parameters:
+        if key not in cls.parameters:
+            raise PysmtError(f"{about}: required_parameters names {key!r}, which is not one of its parameters")
     return cls
 
 
 def default_label(type_name: str) -> str:
     """The label a feature of this type gets when the config names none (``LM`` for ``kenlm``)."""
-    known = type_name in IN_PROCESS or type_name in available()
+    known = type_name in registered_names()
     return feature_class(type_name).default_label if known else type_name
 
 
@@ -110,21 +133,45 @@ def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[Featu
     return specs
 
 
+def has_default_weights(cls: type[Feature]) -> bool:
+    """Whether a feature of this class gets weights when the config gives none (known before loading it)."""
+    return not cls.tunable or cls.default_weights is not Feature.default_weights
+
+
+@contextmanager
+def naming_config(config: SystemConfig, name: str) -> Iterator[None]:
+    """A feature's own ``feature NAME: ...`` error, prefixed with the config it came from."""
+    try:
+        yield
+    except PysmtError as err:
+        if str(err).startswith(f"feature {name}:"):
+            raise PysmtError(f"{config.path}: {err}") from None
+        raise
+
+
+def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None) -> None:
+    """Check every feature's section and weights before any model is loaded (:meth:`Feature.check_config`)."""
+    for spec in specs:
+        cls = feature_class(spec.type)
+        with naming_config(config, spec.name):
+            cls.check_config(spec.name, Parameters(spec.name, spec.params), config)
+        if spec.weights is None and missing_weight is None and not has_default_weights(cls):
+            raise PysmtError(f"{config.path}: no weights for feature {spec.name}; give them with --weights FILE "
+                             f"('{spec.name}= w ...') or learn them with pysmt tune")
+
+
 def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None
                    ) -> tuple[list[Feature], list[list[float]]]:
-    """Instantiate the features and check their weights before any decoding starts.
+    """Check all features (:func:`check_features`), then instantiate them and check their weights' counts.
 
     A feature without weights in the config and without defaults is an error, unless
     ``missing_weight`` is given (the tuner starts new features there).
     """
+    check_features(config, specs, missing_weight)
     features, weights = [], []
     for spec in specs:
-        try:
-            feature = feature_class(spec.type).from_config(spec.name, spec.params, config)
-        except PysmtError as err:  # a value the feature refuses: say which config it came from
-            if str(err).startswith(f"feature {spec.name}:"):
-                raise PysmtError(f"{config.path}: {err}") from None
-            raise
+        with naming_config(config, spec.name):
+            feature = feature_class(spec.type).from_config(spec.name, Parameters(spec.name, spec.params), config)
         w = spec.weights if spec.weights is not None else feature.default_weights()
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores

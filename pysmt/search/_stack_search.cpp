@@ -274,7 +274,9 @@ class ReorderingFeature : public StatefulFeature {
 };
 
 // A stateful feature written in Python, asked through its array interface in batches:
-// score_batch(states, options, ends) -> (scores, new state ids). States are the feature's ids.
+// score_batch(states, options, ends) -> (scores, new state ids). States are the feature's ids. The
+// object called is the feature's StatefulCalls (pysmt/search/plugin_results.py), which checks what
+// the feature returns, so what arrives here has the right shapes, dtypes and values.
 class DeferredFeature : public StatefulFeature {
  public:
   DeferredFeature(py::object feature, int num_scores, int buffer_size)
@@ -334,7 +336,7 @@ class DeferredFeature : public StatefulFeature {
       Array<double> scores = result[0].cast<Array<double>>();
       Array<int64_t> new_states = result[1].cast<Array<int64_t>>();
       if (scores.size() != static_cast<py::ssize_t>(k * num_scores) || new_states.size() != static_cast<py::ssize_t>(k))
-        throw std::runtime_error("a feature's score_batch returned arrays of the wrong shape");
+        throw std::logic_error("StatefulCalls.score_batch returned arrays of the wrong shape");
       for (size_t i = 0; i < k; ++i)
         answers_[asked[begin + i]] = Answer{
             std::vector<double>(scores.data() + i * num_scores, scores.data() + (i + 1) * num_scores),
@@ -348,8 +350,11 @@ class DeferredFeature : public StatefulFeature {
     const Answer &a = answers_.at(request);
     states_[hyp] = a.state;
     std::copy(a.scores.begin(), a.scores.end(), delta);
-    double sum = 0;  // Python's sum(map(mul, weights, scores))
-    for (int k = 0; k < num_scores; ++k) sum += weights[k] * delta[k];
+    double sum = 0;  // plugin_results.weighted_sum: left to right from 0; -inf (forbidden) whatever the weight
+    for (int k = 0; k < num_scores; ++k) {
+      if (delta[k] == NEG_INF) return NEG_INF;
+      sum += weights[k] * delta[k];
+    }
     return sum;
   }
 
@@ -784,7 +789,7 @@ class Search {
   }
 
   struct Candidate {
-    double future;
+    double future;  // nan (a score that overflowed) ranked as -inf: cube.heap_key
     int64_t seq;
     int hyp, edge, x, y;
     bool operator<(const Candidate &o) const {  // for std::priority_queue: the top is the best
@@ -820,10 +825,13 @@ class Search {
         fresh_ids.clear();
         for (const Fresh &f : fresh) fresh_ids.push_back(f.hyp);
         resolve(fresh_ids);
-        for (const Fresh &f : fresh) heap.push(Candidate{hyps_[f.hyp].future, hyps_[f.hyp].seq, f.hyp, f.edge, f.x, f.y});
+        for (const Fresh &f : fresh) {
+          double future = hyps_[f.hyp].future;
+          heap.push(Candidate{std::isnan(future) ? NEG_INF : future, hyps_[f.hyp].seq, f.hyp, f.edge, f.x, f.y});
+        }
         fresh.clear();
       }
-      if (heap.empty() || heap.top().future < stack.worst()) break;
+      if (heap.empty() || !(heap.top().future >= stack.worst())) break;
       for (int popped = 0; !heap.empty() && pops < config_.pop_limit && popped < round &&
                            heap.top().future >= stack.worst();
            ++popped) {
@@ -872,7 +880,7 @@ void Stack::sort_best_first(std::vector<int> &ids) const {
 // Stack.add: threshold, recombination (the loser becomes an arc), lazy pruning at twice the size.
 void Stack::add(int id) {
   const Hyp &h = search_->hyp(id);
-  if (h.future == NEG_INF || h.future < worst_) return;
+  if (h.future == NEG_INF || !(h.future >= worst_)) return;  // also drops nan (a score that overflowed)
   if (complete_) {  // complete hypotheses all recombine: one signature
     if (!hyps_.empty()) {
       int existing = *hyps_.begin();

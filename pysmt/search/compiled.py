@@ -7,7 +7,8 @@ hypotheses best first; it runs either algorithm in C++ on typed arrays: the sent
 built-in stateful features (KenLM, distortion, lexicalized reordering) have compiled twins that
 compute exactly what their Python ``extend`` computes; every other stateful feature is called
 back through its array interface (:meth:`~pysmt.features.base.StatefulFeature.score_batch`), a
-batch of deduplicated requests at a time, exactly when the Python search would call it. The
+batch of deduplicated requests at a time, exactly when the Python search would call it, through
+the same checks (:class:`~pysmt.search.plugin_results.StatefulCalls`). The
 Python searches stay as the readable specification: the tests check that both give the same
 hypotheses and scores.
 
@@ -41,8 +42,8 @@ class CompiledSearch:
     """The compiled core bound to one model's features."""
 
     def __init__(self, model: LogLinearModel) -> None:
-        self.cores = [feature.core_feature() if k not in model.deferred  # type: ignore[attr-defined]
-                      else _stack_search.DeferredFeature(feature, feature.num_scores, feature.buffer_size)
+        self.cores = [feature.core_feature() if k not in model.calls  # type: ignore[attr-defined]
+                      else _stack_search.DeferredFeature(model.calls[k], feature.num_scores, model.calls[k].buffer_size)
                       for k, feature in enumerate(model.stateful)]
         #: The model's score column of each stateful score, in the order the core keeps them.
         self.stateful_columns = [model.stateful_offsets[k] + d for k, feature in enumerate(model.stateful)
@@ -53,8 +54,8 @@ class CompiledSearch:
         """The ``size`` best derivations of the sentence (distinct target strings if ``distinct``), best first."""
         for k, (feature, core, weights) in enumerate(zip(model.stateful, self.cores, model.stateful_weights)):
             core.set_weights(list(weights))
-            if k in model.deferred:
-                core.set_initial(feature.start(options.sentence, options.options))
+            if k in model.calls:
+                core.set_initial(model.calls[k].start(options.sentence, options.options))
             else:
                 feature.core_options(options, core)  # type: ignore[attr-defined]
         all_options = options.options

@@ -10,6 +10,7 @@ promising corner of each (hypotheses x options) grid is ever scored.
 from __future__ import annotations
 
 import heapq
+import math
 from itertools import count
 
 from pysmt.config import SearchConfig
@@ -75,6 +76,14 @@ def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureC
     return []
 
 
+def heap_key(future: float) -> float:
+    """A candidate's place in the heap: best first, nan (a score that overflowed) ranked as -inf.
+
+    A nan key would break the heap's order and the loop's comparisons (neither ``<`` nor ``>=``).
+    """
+    return -future if future == future else math.inf
+
+
 def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, round_size: int, seq: count) -> None:
     """Pop the best ``pop_limit`` hypotheses from the stack's edges into the stack.
 
@@ -97,9 +106,9 @@ def fill_stack(model: LogLinearModel, stack, edges: list[Edge], pop_limit: int, 
         if fresh:
             model.resolve([hyp for hyp, _, _, _ in fresh])
             for hyp, edge, x, y in fresh:
-                heapq.heappush(heap, (-hyp.future, hyp.seq, hyp, edge, x, y))
+                heapq.heappush(heap, (heap_key(hyp.future), hyp.seq, hyp, edge, x, y))
             fresh = []
-        if not heap or -heap[0][0] < stack.worst:
+        if not heap or not -heap[0][0] >= stack.worst:
             break
         popped = 0
         while heap and pops < pop_limit and popped < round_size and -heap[0][0] >= stack.worst:

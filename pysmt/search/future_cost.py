@@ -21,11 +21,12 @@ class FutureCost:
         table = np.full((n + 1, n + 1), -np.inf)
         for (start, end), opts in options.by_span.items():
             table[start, end] = max(option.future for option in opts)
-        for length in range(2, n + 1):
-            for start in range(0, n - length + 1):
-                end = start + length
-                joined = table[start, start + 1:end] + table[start + 1:end, end]
-                table[start, end] = max(table[start, end], joined.max())
+        with np.errstate(over="ignore", invalid="ignore"):  # estimates too large to add up: the decoder reports it
+            for length in range(2, n + 1):
+                for start in range(0, n - length + 1):
+                    end = start + length
+                    joined = table[start, start + 1:end] + table[start + 1:end, end]
+                    table[start, end] = max(table[start, end], joined.max())
         self.table = table.tolist()
         self.cache: dict[int, float] = {}
 

@@ -15,6 +15,7 @@ import numpy as np
 from pysmt.features.base import Feature, StatefulFeature
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.search.plugin_results import StatefulCalls, checked_evaluation, weighted_rows, weighted_sum
 
 
 class LogLinearModel:
@@ -25,6 +26,10 @@ class LogLinearModel:
     scored as each hypothesis is built; and the *deferred* ones (every other stateful feature),
     asked in batches through their array interface (:meth:`StatefulFeature.score_batch`) by
     :meth:`resolve`. A hypothesis with deferred scores still to come has ``pending`` requests.
+
+    What features return enters through :mod:`pysmt.search.plugin_results`, checked: ``evaluate``'s
+    arrays here, the deferred features' through their :class:`StatefulCalls` (``calls``), which the
+    compiled core calls too. A -inf score forbids the option or extension, whatever its weight.
     """
 
     def __init__(self, features: Sequence[Feature], weights: Sequence[Sequence[float]]) -> None:
@@ -37,6 +42,8 @@ class LogLinearModel:
         self.stateful: list[StatefulFeature] = immediate + [f for f in stateful if f not in immediate]
         self.stateful_offsets = [self.offsets[self.features.index(f)] for f in self.stateful]
         self.deferred = list(range(len(immediate), len(self.stateful)))
+        #: The deferred features' array interface, checked (by index into ``stateful``).
+        self.calls = {k: StatefulCalls(self.stateful[k]) for k in self.deferred}
         self.answers: dict[tuple[int, int, int, bool], tuple[tuple[float, ...], int]] = {}
         self.set_weights(weights)
 
@@ -59,7 +66,7 @@ class LogLinearModel:
         for feature in features:
             k = self.features.index(feature)
             lo, hi = self.offsets[k], self.offsets[k + 1]
-            s, e = feature.evaluate(items)
+            s, e = checked_evaluation(feature, items, feature.evaluate(items))
             if s is not None:
                 scores[:, lo:hi] = s
             if e is not None:
@@ -69,8 +76,7 @@ class LogLinearModel:
     def evaluate_pairs(self, pairs: Sequence[PhrasePair]) -> None:
         """Score phrase pairs with the context-free features (once per pair; cached by the caller)."""
         scores, estimates = self._collect([f for f in self.features if f.context_free], pairs)
-        isolation = scores @ self.weights
-        future = isolation + estimates @ self.weights
+        isolation, future = weighted_rows(scores, estimates, self.weights)
         for k, pair in enumerate(pairs):
             pair.scores = scores[k]
             pair.estimates = estimates[k]
@@ -85,8 +91,7 @@ class LogLinearModel:
         if not contextual or not options.options:
             return
         scores, estimates = self._collect(contextual, options.options)
-        isolation = scores @ self.weights
-        future = isolation + estimates @ self.weights
+        isolation, future = weighted_rows(scores, estimates, self.weights)
         for k, option in enumerate(options.options):
             option.scores = option.pair.scores + scores[k]
             option.isolation = option.pair.isolation + float(isolation[k])
@@ -103,7 +108,7 @@ class LogLinearModel:
         """The empty hypothesis of a sentence; the deferred features start their search over its options."""
         self.answers.clear()
         sentence = options.sentence
-        states = tuple(f.initial_state(sentence) if k not in self.deferred else f.start(sentence, options.options)
+        states = tuple(self.calls[k].start(sentence, options.options) if k in self.calls else f.initial_state(sentence)
                        for k, f in enumerate(self.stateful))
         hyp = Hypothesis(None, None, 0, 0, 0, 0.0, states, (), 0)
         hyp.future = future_cost
@@ -140,17 +145,16 @@ class LogLinearModel:
         waiting = [h for h in hyps if h.pending is not None]
         if not waiting:
             return
-        for k in self.deferred:
-            feature = self.stateful[k]
+        for k, calls in self.calls.items():
             asked = list(dict.fromkeys(request for h in waiting for request in h.pending  # type: ignore[union-attr]
                                        if request[0] == k and request not in self.answers))
-            for begin in range(0, len(asked), max(feature.buffer_size, 1)):
-                batch = asked[begin:begin + feature.buffer_size]
-                scores, new_states = feature.score_batch(np.array([r[1] for r in batch], dtype=np.int64),
-                                                         np.array([r[2] for r in batch], dtype=np.int32),
-                                                         np.array([r[3] for r in batch], dtype=bool))
-                for request, row, state in zip(batch, np.asarray(scores).tolist(), np.asarray(new_states).tolist()):
-                    self.answers[request] = (tuple(row), int(state))
+            for begin in range(0, len(asked), calls.buffer_size):
+                batch = asked[begin:begin + calls.buffer_size]
+                scores, new_states = calls.score_batch(np.array([r[1] for r in batch], dtype=np.int64),
+                                                       np.array([r[2] for r in batch], dtype=np.int32),
+                                                       np.array([r[3] for r in batch], dtype=bool))
+                for request, row, state in zip(batch, scores.tolist(), new_states.tolist()):
+                    self.answers[request] = (tuple(row), state)
         for hyp in waiting:
             states, deltas = list(hyp.states), list(hyp.deltas)
             gained = 0.0
@@ -158,7 +162,7 @@ class LogLinearModel:
                 k = request[0]
                 scores, states[k] = self.answers[request]
                 deltas[k] = scores
-                gained += sum(map(mul, self.stateful_weights[k], scores))
+                gained += weighted_sum(self.stateful_weights[k], scores)
             hyp.states, hyp.deltas = tuple(states), tuple(deltas)
             hyp.score += gained
             hyp.future += gained
@@ -167,9 +171,10 @@ class LogLinearModel:
     def breakdown(self, path: Sequence[Hypothesis]) -> np.ndarray:
         """The unweighted score vector of a derivation (hypotheses from first to last option)."""
         total = np.zeros(self.dims)
-        for hyp in path:
-            total += hyp.option.scores  # type: ignore[union-attr]
-            for k, delta in enumerate(hyp.deltas):
-                lo = self.stateful_offsets[k]
-                total[lo:lo + len(delta)] += delta
+        with np.errstate(over="ignore"):  # scores too large to add up are the decoder's error to report
+            for hyp in path:
+                total += hyp.option.scores  # type: ignore[union-attr]
+                for k, delta in enumerate(hyp.deltas):
+                    lo = self.stateful_offsets[k]
+                    total[lo:lo + len(delta)] += delta
         return total

@@ -49,8 +49,12 @@ class PhrasePair:
         self.isolation = 0.0
         self.future = 0.0
 
+    def describe(self) -> str:
+        """``'a b' -> 'x y'``, as error messages name a pair."""
+        return f"{self.source!r} -> {' '.join(self.target)!r}"
+
     def __repr__(self) -> str:
-        return f"PhrasePair({self.source!r} -> {' '.join(self.target)!r})"
+        return f"PhrasePair({self.describe()})"
 
 
 class TranslationOption:
@@ -75,6 +79,10 @@ class TranslationOption:
     @property
     def source(self) -> str:
         return self.pair.source
+
+    def describe(self) -> str:
+        """``'a b' -> 'x y'``, as error messages name an option."""
+        return self.pair.describe()
 
     def __repr__(self) -> str:
         return f"TranslationOption([{self.start},{self.end}) {self.pair.source!r} -> {' '.join(self.target)!r})"

@@ -37,7 +37,7 @@ class Stack:
 
     def add(self, hyp: Hypothesis) -> None:
         """Insert a hypothesis with all its scores known (recombining and pruning as Moses does)."""
-        if hyp.future == -math.inf or hyp.future < self.worst:
+        if hyp.future == -math.inf or not hyp.future >= self.worst:  # also drops nan (a score that overflowed)
             return
         signature = hyp.signature(self.complete)
         existing = self.hyps.get(signature)

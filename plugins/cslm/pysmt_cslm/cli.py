@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from pysmt.torch_threads import threads_option, use_training_threads
 from pysmt_cslm.hyperparameters import PRESETS
 
 
@@ -40,9 +41,10 @@ DEVICE_HELP = "auto (CUDA when there is a GPU), cpu, cuda or cuda:N."
               help="Stop when this many validations in a row do not improve perplexity.")
 @click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches (preset's: 1234).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
+@threads_option
 def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, preset: str, device: str,
           max_time: float | None, max_updates: int | None, valid_every: int, patience: int, seed: int | None,
-          force: bool) -> None:
+          force: bool, threads: int | None) -> None:
     """Train on the n-grams of a target-language text (Adam, minibatches of 128 n-grams).
 
     The folder records the job (job.json: the hyperparameters, seed included, and the size and time
@@ -56,6 +58,7 @@ def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, pre
     from pysmt_cslm.training import TrainingLimits
     from pysmt_cslm.training import train as run_training
 
+    use_training_threads(threads)
     torch_device = resolve_device(device)
     check_outputs({}, {"--text": text, "--valid": valid, "--shortlist": shortlist}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
@@ -73,7 +76,8 @@ def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, pre
 @click.option("--exact/--self-normalized", default=True, show_default=True,
               help="Full softmax, or the logit alone (what the feature's normalization = \"self\" adds up).")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
-def perplexity(model_dir: str, text: str, exact: bool, device: str) -> None:
+@threads_option
+def perplexity(model_dir: str, text: str, exact: bool, device: str, threads: int | None) -> None:
     """Perplexity per token (</s> included) of a text, and the mean and spread of log Z.
 
     Words outside the shortlist are scored P([UNK] | context) x p(w | outside), the back-off
@@ -89,6 +93,7 @@ def perplexity(model_dir: str, text: str, exact: bool, device: str) -> None:
     from pysmt_cslm.scoring import Scorer, score_text
     from pysmt_cslm.store import load_model, resolve_device
 
+    use_training_threads(threads)
     torch_device = resolve_device(device)
     if not Path(text).is_file():
         raise PysmtError(f"--text {text}: no such file")

@@ -24,13 +24,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import BatchedStatefulFeature
+from pysmt.features.base import BatchedStatefulFeature, Parameters
 from pysmt.search.compiled import ContextTable
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt_cslm._network import HiddenStore
@@ -53,7 +53,7 @@ LOW_COVERAGE = 0.5
 NO_SHIFT = np.zeros(0)
 
 
-def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> Path:
+def model_directory(name: str, params: Parameters, system: SystemConfig) -> Path:
     """The ``model`` parameter (made absolute, and filled with ``cslm/`` beside the config when that exists)."""
     if "model" not in params:
         raise PysmtError(f"feature {name}: no CSLM model: {system.directory / 'cslm'} does not exist; train one "
@@ -137,19 +137,23 @@ class CslmFeature(BatchedStatefulFeature):
         self.start(None, [])
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> CslmFeature:
-        buffer_size = params.get("buffer-size", 10_000)
-        if buffer_size < 1:
-            raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {buffer_size}")
-        cache_size = params.get("cache-size", CACHE_SIZE)
-        if cache_size < 0:
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        model_directory(name, params, system)
+        if params.get("buffer-size", 10_000) < 1:
+            raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params['buffer-size']}")
+        if params.get("cache-size", CACHE_SIZE) < 0:
             raise PysmtError(f"feature {name}: cache-size must be 0 (nothing kept between calls) or more, "
-                             f"not {cache_size}")
+                             f"not {params['cache-size']}")
         normalization = params.get("normalization", "self")
         if normalization not in NORMALIZATIONS:
             raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not {normalization!r}")
-        device = resolve_device(params.get("device", "cpu"), f"feature {name}: device =")  # before loading anything
-        return cls(name, model_directory(name, params, system), device, buffer_size, normalization, cache_size,
+        resolve_device(params.get("device", "cpu"), f"feature {name}: device =")
+
+    @classmethod
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> CslmFeature:
+        device = resolve_device(params.get("device", "cpu"), f"feature {name}: device =")
+        return cls(name, model_directory(name, params, system), device, params.get("buffer-size", 10_000),
+                   params.get("normalization", "self"), params.get("cache-size", CACHE_SIZE),
                    params.get("future-cost", True))
 
     # -- context-free estimates -------------------------------------------------------------------

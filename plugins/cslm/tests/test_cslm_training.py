@@ -14,6 +14,7 @@ from pysmt_cslm.vocabulary import Shortlist
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
+from pysmt.plugin import Parameters
 
 
 def test_validation_perplexity_falls_on_the_toy_language(tmp_path):
@@ -140,10 +141,10 @@ def test_bad_options_are_one_line_errors(tmp_path, tiny_model):
                             ({"cache-size": -1}, "feature CSLM0: cache-size must be 0"),
                             ({"normalization": "softmax"}, "feature CSLM0: normalization must be"),
                             ({"device": "mps"}, "feature CSLM0: device = mps: unknown device")]:
-        with pytest.raises(PysmtError, match=message):
-            CslmFeature.from_config("CSLM0", {"model": str(tiny_model), **params}, system)
+        with pytest.raises(PysmtError, match=message):  # before anything is loaded
+            CslmFeature.check_config("CSLM0", Parameters("CSLM0", {"model": str(tiny_model), **params}), system)
     with pytest.raises(PysmtError, match=r"feature CSLM0: no CSLM model: .*cslm does not exist"):
-        CslmFeature.from_config("CSLM0", {}, system)
+        CslmFeature.check_config("CSLM0", Parameters("CSLM0", {}), system)
 
 
 def test_corrupt_and_foreign_checkpoints_are_one_line_errors(tmp_path, tiny_model):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pysmt.torch_threads import threads_option, use_training_threads
 from rnn_feature.hyperparameters import PRESETS
 
 
@@ -42,8 +43,9 @@ def check_device(device: str) -> None:
               help="Stop when this many validations in a row do not improve perplexity.")
 @click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches (preset's: 1234).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
+@threads_option
 def train(table: str, out_dir: str, preset: str, device: str, max_time: float | None, max_updates: int | None,
-          valid_every: int, patience: int, seed: int | None, force: bool) -> None:
+          valid_every: int, patience: int, seed: int | None, force: bool, threads: int | None) -> None:
     """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64).
 
     The folder records the job (job.json: preset, seed, the table's size and time). Rerunning the
@@ -56,6 +58,7 @@ def train(table: str, out_dir: str, preset: str, device: str, max_time: float | 
     from rnn_feature.training import TrainingLimits
     from rnn_feature.training import train as run_training
 
+    use_training_threads(threads)
     torch_device = resolve_device(device)
     check_outputs({}, {"--phrase-table": table}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
@@ -71,13 +74,15 @@ def train(table: str, out_dir: str, preset: str, device: str, max_time: float | 
               help="Scored table (gzip if it ends in .gz): each line's scores get p(target | source) appended.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--batch-size", default=512, show_default=True, type=COUNT, help="Pairs scored at once.")
-def score(model_dir: str, table: str, out_path: str, device: str, batch_size: int) -> None:
+@threads_option
+def score(model_dir: str, table: str, out_path: str, device: str, batch_size: int, threads: int | None) -> None:
     """Append the RNN's p(target | source) to every line of a phrase table (the paper's way)."""
     from pysmt.errors import PysmtError
     from pysmt.outputs import check_outputs
     from rnn_feature.scoring import score_table
     from rnn_feature.store import load_model
 
+    use_training_threads(threads)
     check_device(device)
     if not Path(table).is_file():
         raise PysmtError(f"--phrase-table {table}: no such file")
@@ -104,6 +109,7 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
                               "(2 in a Moses table: p(f|e) lex(f|e) p(e|f) lex(e|f))."),
             click.option("--device", default="auto", show_default=True, help=DEVICE_HELP),
             click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of every random choice."),
+            threads_option,
         ]
         if selection:
             options += [
@@ -127,12 +133,14 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
     return decorate
 
 
-def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str):  # noqa: ANN201 - (model, source, target)
+def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str,  # noqa: ANN201 - (model, source, target)
+                      threads: int | None):
     """Check the device, the table and the output folder, then load the model: mistakes cost nothing."""
     from pysmt.errors import PysmtError
     from pysmt.outputs import check_outputs
     from rnn_feature.store import load_model
 
+    use_training_threads(threads)
     check_device(device)
     if not Path(table).is_file():
         raise PysmtError(f"--phrase-table {table}: no such file")
@@ -170,10 +178,10 @@ def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
 @click.option("--count", default=3, show_default=True, type=COUNT, help="Targets shown per source phrase and scorer.")
 def top_phrases(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
                 sources: tuple[str, ...], frequent: int, rare: int, min_words: int, frequent_min: float,
-                rare_max: float, count: int) -> None:
+                rare_max: float, count: int, threads: int | None) -> None:
     from rnn_feature.analysis import top_phrases as analyse
 
-    model, source, target = load_for_analysis(model_dir, table, out_dir, device)
+    model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     groups = selected_sources(table, sources, frequent, rare, min_words, frequent_min, rare_max, tm_column, seed)
     write_report(out_dir, "top-phrases", "Translation model vs RNN Encoder-Decoder (Table 2)",
                  analyse(model, source, target, groups, count))
@@ -184,10 +192,10 @@ def top_phrases(model_dir: str, table: str, out_dir: str, tm_column: int, device
 @click.option("--top", default=5, show_default=True, type=COUNT, help="Best distinct samples shown.")
 def samples_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
                     sources: tuple[str, ...], frequent: int, rare: int, min_words: int, frequent_min: float,
-                    rare_max: float, count: int, top: int) -> None:
+                    rare_max: float, count: int, top: int, threads: int | None) -> None:
     from rnn_feature.analysis import samples
 
-    model, source, target = load_for_analysis(model_dir, table, out_dir, device)
+    model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     groups = selected_sources(table, sources, frequent, rare, min_words, frequent_min, rare_max, tm_column, seed)
     write_report(out_dir, "samples", "Samples from the RNN Encoder-Decoder (Table 3)",
                  samples(model, source, target, groups, count, top, seed))
@@ -197,12 +205,12 @@ def samples_command(model_dir: str, table: str, out_dir: str, tm_column: int, de
 @click.option("--pairs", default=20_000, show_default=True, type=COUNT,
               help="Phrase pairs drawn uniformly from the table.")
 def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                    pairs: int) -> None:
+                    pairs: int, threads: int | None) -> None:
     from pysmt.errors import PysmtError
     from rnn_feature.analysis import scatter
     from rnn_feature.table_sample import SampleSizes, sample_table
 
-    model, source, target = load_for_analysis(model_dir, table, out_dir, device)
+    model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     sample = sample_table(Path(table), SampleSizes(pairs=pairs), tm_column, seed)
     if not sample.pairs:
         raise PysmtError(f"--phrase-table {table}: no phrase pairs to plot (the table is empty)")
@@ -216,11 +224,11 @@ def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, de
 @click.option("--phrases", default=2000, show_default=True, type=click.IntRange(min=0),
               help="Random source phrases of 4+ words mapped (0: no phrase map; fewer than 5 found: none).")
 def maps_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int, words: int,
-                 phrases: int) -> None:
+                 phrases: int, threads: int | None) -> None:
     from rnn_feature.analysis import maps
     from rnn_feature.table_sample import SampleSizes, sample_table
 
-    model, source, _ = load_for_analysis(model_dir, table, out_dir, device)
+    model, source, _ = load_for_analysis(model_dir, table, out_dir, device, threads)
     sample = sample_table(Path(table), SampleSizes(long_phrases=phrases), tm_column, seed)
     write_report(out_dir, "maps", "Word and phrase representations (Fig. 4 and 5)",
                  maps(model, source, sample.long_phrases, Path(out_dir), words, seed=seed))

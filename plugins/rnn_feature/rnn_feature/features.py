@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import Feature
+from pysmt.features.base import Feature, Parameters
 from pysmt.search.options import PhrasePair, TranslationOption
 from rnn_feature.store import TARGET_VOCAB, resolve_device
 from rnn_feature.vocabulary import Shortlist
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 CACHE_LIMIT = 2_000_000
 
 
-def model_directory(name: str, params: dict[str, Any], system: SystemConfig) -> Path:
+def model_directory(name: str, params: Parameters, system: SystemConfig) -> Path:
     """The ``model`` parameter (made absolute, and filled with ``rnn/`` beside the config when that exists)."""
     if "model" not in params:
         raise PysmtError(f"feature {name}: no RNN model: {system.directory / 'rnn'} does not exist; train one there "
@@ -58,12 +58,16 @@ class RnnFeature(Feature):
         self.cache: dict[tuple[str, tuple[str, ...]], float] = {}
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> RnnFeature:
-        batch_size = params.get("batch-size", 512)
-        if batch_size < 1:
-            raise PysmtError(f"feature {name}: batch-size must be at least 1, not {batch_size}")
-        device = resolve_device(params.get("device", "auto"), f"feature {name}: device =")  # before loading anything
-        return cls(name, model_directory(name, params, system), device, batch_size)
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        model_directory(name, params, system)
+        if params.get("batch-size", 512) < 1:
+            raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params['batch-size']}")
+        resolve_device(params.get("device", "auto"), f"feature {name}: device =")
+
+    @classmethod
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RnnFeature:
+        device = resolve_device(params.get("device", "auto"), f"feature {name}: device =")
+        return cls(name, model_directory(name, params, system), device, params.get("batch-size", 512))
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -93,9 +97,17 @@ class ShortlistPenaltyFeature(Feature):
         self.shortlist = shortlist
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> ShortlistPenaltyFeature:
-        path = Path(params["shortlist"]) if "shortlist" in params else model_directory(name, params, system) / TARGET_VOCAB
-        return cls(name, Shortlist.load(path))
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        cls.shortlist_path(name, params, system)
+
+    @classmethod
+    def shortlist_path(cls, name: str, params: Parameters, system: SystemConfig) -> Path:
+        """The ``shortlist`` parameter, else the RNN model's target vocabulary."""
+        return Path(params["shortlist"]) if "shortlist" in params else model_directory(name, params, system) / TARGET_VOCAB
+
+    @classmethod
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> ShortlistPenaltyFeature:
+        return cls(name, Shortlist.load(cls.shortlist_path(name, params, system)))
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:

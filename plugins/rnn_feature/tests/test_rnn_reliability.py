@@ -23,6 +23,7 @@ from test_rnn_training import ENGLISH, TINY, WORDS, toy_table
 
 from pysmt.config import SystemConfig, load_config
 from pysmt.errors import PysmtError
+from pysmt.plugin import Parameters
 from pysmt.testing import one_line_error
 from pysmt.testing import run_pysmt as pysmt
 
@@ -176,7 +177,8 @@ def test_resolve_device_accepts_only_known_names():
 def test_the_rnn_feature_checks_its_device_before_loading(tmp_path):
     config = SystemConfig(path=tmp_path / "pysmt.toml", features=[])
     with pytest.raises(PysmtError, match=r"^feature RNN0: device = mps: unknown device"):
-        RnnFeature.from_config("RNN0", {"model": str(tmp_path / "nothing"), "device": "mps"}, config)
+        RnnFeature.check_config("RNN0", Parameters("RNN0", {"model": str(tmp_path / "nothing"), "device": "mps"}),
+                                config)
 
 
 # -- outputs that would destroy inputs --------------------------------------------------------------

@@ -1,0 +1,28 @@
+"""Everything a feature plugin needs, from one place::
+
+    from pysmt.plugin import Feature, Parameters, Path, PysmtError, TranslationOption
+
+* the base classes: :class:`Feature` (stateless), :class:`StatefulFeature` (``extend``),
+  :class:`BatchedStatefulFeature` (the array interface: ``start`` and ``score_batch``);
+* what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence`, and
+  :class:`Parameters` (a config section, as ``check_config`` and ``from_config`` receive it);
+* the parameter kinds a feature's ``parameters`` declare: ``int``, ``float``, ``bool``, ``str`` and
+  :class:`Path` (pathlib's: a file or folder, made absolute and checked to exist);
+* errors: :class:`PysmtError` for a user's mistake (``PysmtError("feature NAME: ...")``: pysmt adds
+  the config file), :class:`FeatureError` is what the decoder raises for a feature's unusable
+  result; :func:`require_param`;
+* ``FORBIDDEN`` (-inf): the score that forbids a translation.
+
+Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writing-a-feature.md``.
+"""
+
+from pathlib import Path
+
+from pysmt.errors import FeatureError, PysmtError
+from pysmt.features.base import (PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters, StatefulFeature,
+                                 require_param)
+from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.search.plugin_results import FORBIDDEN
+
+__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "Feature", "FeatureError", "Parameters", "Path",
+           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "TranslationOption", "require_param"]

@@ -1,0 +1,229 @@
+"""What features return, checked where it enters the search: the same checks for both engines.
+
+Every score a feature gives reaches the search through this module: what ``evaluate`` returns
+(stateless features, through :class:`~pysmt.search.model.LogLinearModel`), and what ``start`` and
+``score_batch`` return (stateful plugin features, which the Python search and the compiled core
+alike call through :class:`StatefulCalls`). A plugin's mistake is therefore found at once, in one
+place, and reported as a :class:`~pysmt.errors.FeatureError` naming the feature, the method, what
+was expected and what came, and the request (source and target phrase): never a hang, a silently
+empty line or scrambled scores.
+
+The checks cost little: the type, shape and dtype of each returned array, and its values in one
+vectorized comparison.
+
+* Scores are numpy float arrays of shape ``(n, num_scores)``, one row per request. Each value is
+  finite, or ``-inf``: a *forbidden* translation (a hard constraint). An option or extension with a
+  ``-inf`` score never enters a stack, whatever the feature's weight (a weight of 0 or below does
+  not turn the constraint into ``nan`` or a reward). NaN and ``+inf`` are errors.
+* Estimates (future cost and table limit only) are float arrays of the same shape, all finite.
+* State ids are numpy integer arrays of shape ``(n,)``; ``start`` returns an ``int``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from operator import mul
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pysmt.errors import FeatureError
+from pysmt.features.base import StatefulFeature
+
+if TYPE_CHECKING:
+    from pysmt.features.base import Feature
+    from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
+
+#: A score that forbids a translation (the documented hard constraint).
+FORBIDDEN = -math.inf
+#: Scores of this size or more overflow when a few are added up and weighted: named when no
+#: translation is left with a finite model score.
+HUGE = 1e300
+
+
+def weighted_rows(scores: np.ndarray, estimates: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's weighted score, and that plus its weighted estimates (future): both -inf for a row
+    with a -inf score (a forbidden translation), whatever the weights."""
+    with np.errstate(all="ignore"):  # overflow and inf * 0 are dealt with here, or by the search
+        isolation = scores @ weights
+        future = isolation + estimates @ weights
+    if len(scores) and not (scores > FORBIDDEN).all():
+        forbidden = (scores == FORBIDDEN).any(axis=1)
+        isolation[forbidden] = future[forbidden] = FORBIDDEN
+    return isolation, future
+
+
+def weighted_sum(weights: Sequence[float], scores: Sequence[float]) -> float:
+    """``sum(w * s)`` left to right (as the compiled core adds), -inf when a score is -inf."""
+    if FORBIDDEN in scores:
+        return FORBIDDEN
+    return sum(map(mul, weights, scores))
+
+
+def what(value: Any) -> str:
+    """A returned value as an error message describes it."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def batch_text(first: str, count: int) -> str:
+    """``'a' -> 'x' and 4 more``: a batch of ``count`` requests named by its first."""
+    if not count:
+        return "no requests"
+    return first + (f" and {count - 1} more" if count > 1 else "")
+
+
+def pair_of(result: Any, name: str, method: str, expected: str, batch: str) -> tuple[Any, Any]:
+    """The two parts of a method's returned pair."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise FeatureError(f"feature {name}: {method} returned {what(result)}, expected a pair {expected}, "
+                           f"for {batch}")
+    return result[0], result[1]
+
+
+def checked_scores(value: Any, rows: int, columns: int, name: str, method: str, kind: str, batch: str,
+                   describe: Callable[[int], str]) -> np.ndarray:
+    """``value`` as a C-contiguous float64 ``(rows, columns)`` array (a row per request), its values checked.
+
+    ``kind`` is ``"score"`` (finite, or -inf) or ``"estimate"`` (finite); ``describe(row)`` names a request.
+    """
+    if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.shape == (rows, columns)):
+        raise FeatureError(f"feature {name}: {method} returned {kind}s as {what(value)}, expected a float array of "
+                           f"shape ({rows}, {columns}) ({rows} requests x {columns} {kind}s), for {batch}")
+    array = np.ascontiguousarray(value, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        fine = (array < math.inf).all() if kind == "score" else np.isfinite(array).all()
+        if fine:
+            return array
+        bad = ~(array < math.inf) if kind == "score" else ~np.isfinite(array)
+    row, column = (int(i) for i in np.argwhere(bad)[0])
+    rule = "finite, or -inf to forbid a translation" if kind == "score" else "finite"
+    raise FeatureError(f"feature {name}: {method} returned {array[row, column]} as {kind} {column + 1} of "
+                       f"{describe(row)} ({kind}s must be {rule})")
+
+
+def checked_evaluation(feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption],
+                       result: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """What ``feature.evaluate(items)`` returned, checked: ``(scores, estimates)``, each an array or None."""
+    n, name = len(items), feature.name
+    batch = batch_text(items[0].describe() if n else "", n)
+    scores, estimates = pair_of(result, name, "evaluate", f"(scores, estimates), each None or a float array of "
+                                f"shape ({n}, {feature.num_scores})", batch)
+
+    def describe(row: int) -> str:
+        return items[row].describe()
+
+    if scores is not None:
+        scores = checked_scores(scores, n, feature.num_scores, name, "evaluate", "score", batch, describe)
+    if estimates is not None:
+        estimates = checked_scores(estimates, n, feature.num_scores, name, "evaluate", "estimate", batch, describe)
+    return scores, estimates
+
+
+class StatefulCalls:
+    """A stateful plugin feature's array interface as the search calls it, every return checked.
+
+    Both engines call the feature only through this: the Python search in
+    :meth:`~pysmt.search.model.LogLinearModel.resolve`, the compiled core from C++. It also keeps,
+    per sentence, what is needed to explain a sentence left with no translation: how many
+    requests the feature forbade (scored -inf), and the largest score it gave.
+    """
+
+    def __init__(self, feature: StatefulFeature) -> None:
+        self.feature = feature
+        self.name = feature.name
+        self.num_scores = feature.num_scores
+        size = feature.buffer_size
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise FeatureError(f"feature {self.name}: buffer_size must be a positive int, not {size!r}")
+        self.buffer_size = int(size)
+        overridden = type(feature).score_batch is not StatefulFeature.score_batch
+        self.method = "score_batch" if overridden else "extend/final (through StatefulFeature.score_batch)"
+        self.options: Sequence[TranslationOption] = ()
+        self.asked = self.forbidden = 0
+        self.forbidden_example = ""
+        self.largest = 0.0
+
+    def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
+        """Begin a sentence; the empty hypothesis' state id."""
+        state = self.feature.start(sentence, options)
+        if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
+            raise FeatureError(f"feature {self.name}: start returned {what(state)}, expected the empty "
+                               f"hypothesis' state id (an int), for a sentence of {len(sentence)} words")
+        self.options = options
+        self.asked = self.forbidden = 0
+        self.forbidden_example = ""
+        self.largest = 0.0
+        return int(state)
+
+    def request(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray, row: int) -> str:
+        """One request in words: ``option 'a' -> 'x' after state 3, at the sentence end``."""
+        option = int(options[row])
+        text = self.options[option].describe() if 0 <= option < len(self.options) else f"number {option}"
+        return f"option {text} after state {int(states[row])}" + (", at the sentence end" if ends[row] else "")
+
+    def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The feature's ``score_batch``, checked: float64 scores ``(k, num_scores)`` and int64 state ids ``(k,)``."""
+        k = len(states)
+
+        def describe(row: int) -> str:
+            return self.request(states, options, ends, row)
+
+        batch = batch_text(describe(0) if k else "", k)
+        scores, new_states = pair_of(self.feature.score_batch(states, options, ends), self.name, self.method,
+                                     f"(scores, new state ids): arrays of shape ({k}, {self.num_scores}) and ({k},)",
+                                     batch)
+        scores = checked_scores(scores, k, self.num_scores, self.name, self.method, "score", batch, describe)
+        if not (isinstance(new_states, np.ndarray) and new_states.dtype.kind in "iu" and new_states.shape == (k,)):
+            raise FeatureError(f"feature {self.name}: {self.method} returned new state ids as {what(new_states)}, "
+                               f"expected an integer array of shape ({k},), for {batch}")
+        self.asked += k
+        if k:
+            finite = scores[scores > FORBIDDEN]
+            if len(finite):
+                self.largest = max(self.largest, float(np.abs(finite).max()))
+            if len(finite) < scores.size:
+                forbidden = (scores == FORBIDDEN).any(axis=1)
+                if not self.forbidden:
+                    self.forbidden_example = describe(int(np.argmax(forbidden)))
+                self.forbidden += int(forbidden.sum())
+        return scores, np.ascontiguousarray(new_states, dtype=np.int64)
+
+
+def no_translation(features: Sequence[Feature], offsets: Sequence[int], options: SentenceOptions,
+                   calls: Sequence[StatefulCalls]) -> str:
+    """Why a sentence was left without a translation of finite model score, naming the features to blame.
+
+    Either features forbade (scored -inf) every way to translate it, or scores so large that
+    their weighted sum overflowed.
+    """
+    blamed, huge = [], []
+    scores = np.array([option.scores for option in options.options]).reshape(len(options.options), offsets[-1])
+    for k, feature in enumerate(features):
+        column = scores[:, offsets[k]:offsets[k + 1]]
+        forbidden = (column == FORBIDDEN).any(axis=1)
+        if forbidden.any():
+            example = options.options[int(np.argmax(forbidden))].describe()
+            blamed.append(f"feature {feature.name} forbade {int(forbidden.sum())} of {len(forbidden)} translation "
+                          f"options (evaluate scored them -inf), e.g. {example}")
+        finite = column[column > FORBIDDEN]
+        if len(finite) and np.abs(finite).max() >= HUGE:
+            huge.append(f"{feature.name} ({np.abs(finite).max():g})")
+    for call in calls:
+        if call.forbidden:
+            blamed.append(f"feature {call.name} forbade {call.forbidden} of {call.asked} extensions "
+                          f"({call.method} scored them -inf), e.g. {call.forbidden_example}")
+        if call.largest >= HUGE:
+            huge.append(f"{call.name} ({call.largest:g})")
+    if blamed:
+        return "no translation is left: " + "; ".join(blamed)
+    if huge:
+        return (f"no translation with a finite model score: the scores of feature {', '.join(huge)} are too large to "
+                "add up")
+    return "no translation with a finite model score"

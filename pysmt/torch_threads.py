@@ -1,0 +1,63 @@
+"""The torch thread policy: how many threads torch may use in every pysmt process that runs it.
+
+torch's default intra-op pool has a thread per core, and its OpenMP threads spin while they wait
+for work. Next to another busy process they fight it for the cores: on two cores, a torch phrase
+scorer decoding beside one other job cost about ten times more with the default pool than with
+one thread, and ``pysmt cslm train`` ran at 0.7 updates/s instead of 3.1 (docs/results.md,
+"Torch threads"). So pysmt never leaves the number to torch:
+
+* **Decoding processes** (``decode``, ``tune``, ``rescore``, the experiment's tuning and decoding,
+  every ``--threads`` worker, and any :class:`~pysmt.decoder.Decoder`) run torch on **one**
+  intra-op thread: decoding is parallel over sentences, in processes (``--threads``), and a
+  neural feature's batches are small.
+* **Training and batch scoring** (``rnn train``, ``cslm train``, ``rnn score``, ``cslm
+  perplexity``, the ``rnn`` analyses) take ``--threads N``: by default the CPUs this process may
+  run on (``os.sched_getaffinity``: what ``taskset`` or a scheduler's cgroup gives it). Give fewer
+  when other jobs share the machine. Results may differ in their last bits with another number of
+  threads (torch's reductions split differently), as in PyTorch itself.
+
+The number is set in torch when torch is loaded, and in ``OMP_NUM_THREADS`` and
+``MKL_NUM_THREADS``, which torch reads when it is imported later and child processes inherit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+#: torch's intra-op threads in a decoding process.
+DECODING_THREADS = 1
+#: The environment variables torch's thread pools read when torch is imported.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def set_torch_threads(threads: int) -> None:
+    """torch uses ``threads`` intra-op threads in this process (now if loaded, else when imported) and its children."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+
+
+def threads_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--threads N`` for a command that trains or scores with torch (default: the CPUs available)."""
+    return click.option("--threads", type=click.IntRange(min=1), default=None,
+                        help="torch's intra-op threads (default: the CPUs this process may run on; give fewer when "
+                             "other jobs share the machine).")(function)
+
+
+def use_training_threads(threads: int | None) -> int:
+    """Apply ``--threads`` of a training or scoring command (None: the CPUs available); return the number."""
+    chosen = threads or available_cpus()
+    set_torch_threads(chosen)
+    return chosen

@@ -1,0 +1,435 @@
+"""A plugin cannot break the decoder: what it returns is checked where it enters the search.
+
+Each mistake a feature can make (a NaN, a transposed array, a float state id, ...) ends within
+seconds, in both engines and both searches, with the same one-line FeatureError naming the
+feature, the method, what came, and the request; nothing comes out silently empty or scrambled. A
+-inf score is a hard constraint, whatever the weight. And the search ends whatever a plugin
+returns (a property test), with either translations of finite score or an error.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import math
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pysmt.errors import FeatureError, PysmtError
+from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.testing import registered, toy_decoder
+
+ENGINES = [("auto", "normal"), ("auto", "cube"), ("python", "normal"), ("python", "cube")]
+#: How long a case may take before the test run is stopped with a traceback (a hang is a failure).
+WATCHDOG_SECONDS = 300
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    """Stop the whole run, with every thread's traceback, if a search hangs (also inside the compiled core)."""
+    faulthandler.dump_traceback_later(WATCHDOG_SECONDS, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+class Phrases(Feature):
+    """A stateless plugin whose ``evaluate`` returns what ``returns(phrases)`` gives."""
+
+    default_label = "Phrases"
+
+    @staticmethod
+    def returns(phrases):
+        return np.zeros((len(phrases), 1)), None
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [0.5]
+
+    def evaluate(self, phrases):
+        return type(self).returns(phrases)
+
+
+class Sequences(BatchedStatefulFeature):
+    """A stateful plugin (array interface): ``start`` gives ``initial``, ``score_batch`` what ``returns`` gives.
+
+    Its state is the index of the option's last target word in ``WORDS`` (0: the sentence start).
+    """
+
+    default_label = "Sequences"
+    initial = 0
+    scores = 1
+
+    @staticmethod
+    def returns(feature, states, options, ends):
+        return np.zeros((len(states), feature.num_scores)), feature.next_states(options)
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, cls.scores)
+
+    def default_weights(self):
+        return [0.5] * self.num_scores
+
+    def start(self, sentence, options):
+        self.options = options
+        return type(self).initial
+
+    def next_states(self, options):
+        return np.array([1 + "xyz".index(self.options[o].target[-1]) if self.options[o].target[-1] in "xyz" else 4
+                         for o in options.tolist()], dtype=np.int64)
+
+    def score_batch(self, states, options, ends):
+        return type(self).returns(self, states, options, ends)
+
+
+def decoders(system, feature, **kwargs):
+    """The decoder with ``feature`` added, for every engine and search."""
+    return [toy_decoder(system, [feature], search=search, engine=engine, **kwargs) for engine, search in ENGINES]
+
+
+def one_line_feature_error(decoder, line, *words):
+    with pytest.raises(FeatureError) as caught:
+        decoder.translate(line, nbest_size=10)
+    message = str(caught.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message, (word, message)
+    return message
+
+
+def nan_for(target):
+    """Scores: nan for phrase pairs whose target is ``target``, 0 else."""
+    return lambda phrases: (np.array([[math.nan if " ".join(p.target) == target else 0.0] for p in phrases]), None)
+
+
+STATELESS_FAULTS = {
+    "nan score": (nan_for("y"), ["evaluate returned nan as score 1 of 'a' -> 'y'", "finite, or -inf"]),
+    "nan estimate": (lambda ps: (None, np.full((len(ps), 1), math.nan)), ["nan as estimate 1", "must be finite"]),
+    "-inf estimate": (lambda ps: (None, np.full((len(ps), 1), -math.inf)), ["-inf as estimate 1"]),
+    "+inf score": (lambda ps: (np.full((len(ps), 1), math.inf), None), ["inf as score 1"]),
+    "all scores -inf": (lambda ps: (np.full((len(ps), 1), -math.inf), None),
+                        ["no translation is left: feature Phrases0 forbade", "evaluate scored them -inf"]),
+    "one array, not a pair": (lambda ps: np.zeros((len(ps), 1)), ["evaluate returned an array of shape", "a pair"]),
+    "transposed": (lambda ps: (np.zeros((1, len(ps))), None), ["scores as an array of shape (1, ", "expected a float array"]),
+    "flat": (lambda ps: (np.zeros(len(ps)), None), ["expected a float array of shape"]),
+    "integers": (lambda ps: (np.zeros((len(ps), 1), dtype=np.int64), None), ["dtype int64"]),
+    "a list": (lambda ps: ([[0.0]] * len(ps), None), ["scores as a list of"]),
+}
+
+
+@pytest.mark.parametrize("case", list(STATELESS_FAULTS))
+def test_a_stateless_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, case):
+    returns, words = STATELESS_FAULTS[case]
+    monkeypatch.setattr(Phrases, "returns", staticmethod(returns))
+    with registered(phrases=Phrases):
+        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", "Phrases0", *words)
+                    for decoder in decoders(tiny_system, "phrases")]
+    assert len(set(messages)) == 1  # both engines, both searches: the same error
+
+
+def transposed(feature, states, options, ends):
+    return np.zeros((feature.num_scores, len(states))), feature.next_states(options)
+
+
+STATEFUL_FAULTS = {
+    "nan score": (lambda f, s, o, e: (np.full((len(s), 1), math.nan), f.next_states(o)),
+                  ["score_batch returned nan as score 1 of option", "after state 0"]),
+    "+inf score": (lambda f, s, o, e: (np.full((len(s), 1), math.inf), f.next_states(o)), ["inf as score 1"]),
+    "all scores -inf": (lambda f, s, o, e: (np.full((len(s), 1), -math.inf), f.next_states(o)),
+                        ["no translation is left: feature Sequences0 forbade", "score_batch scored them -inf"]),
+    "flat scores": (lambda f, s, o, e: (np.zeros(len(s)), f.next_states(o)), ["scores as an array of shape ("]),
+    "integer scores": (lambda f, s, o, e: (np.zeros((len(s), 1), dtype=np.int32), f.next_states(o)), ["int32"]),
+    "float state ids": (lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o).astype(float)),
+                        ["new state ids as an array of shape", "float64", "expected an integer array"]),
+    "too few state ids": (lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o)[:1]),
+                          ["new state ids as an array of shape (1,)"]),
+    "too many scores": (lambda f, s, o, e: (np.zeros((len(s) + 1, 1)), f.next_states(o)), ["expected a float array"]),
+    "one array, not a pair": (lambda f, s, o, e: np.zeros((len(s), 1)), ["expected a pair (scores, new state ids)"]),
+}
+
+
+@pytest.mark.parametrize("case", list(STATEFUL_FAULTS))
+def test_a_stateful_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, case):
+    returns, words = STATEFUL_FAULTS[case]
+    monkeypatch.setattr(Sequences, "returns", staticmethod(returns))
+    with registered(sequences=Sequences):
+        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", "Sequences0", *words)
+                    for decoder in decoders(tiny_system, "sequences")]
+    assert messages[0] == messages[2] and messages[1] == messages[3]  # compiled = Python (first requests differ by search)
+
+
+def test_transposed_scores_of_a_two_score_feature_are_refused_not_scrambled(tiny_system, monkeypatch):
+    monkeypatch.setattr(Sequences, "scores", 2)
+    monkeypatch.setattr(Sequences, "returns", staticmethod(transposed))
+    with registered(sequences=Sequences):
+        for decoder in decoders(tiny_system, "sequences"):
+            one_line_feature_error(decoder, "a b c", "Sequences0: score_batch returned scores as an array of shape "
+                                   "(2, ", "expected a float array of shape (")
+
+
+@pytest.mark.parametrize("initial", [None, 0.0, "0", True])
+def test_start_must_give_an_integer_state_id(tiny_system, monkeypatch, initial):
+    monkeypatch.setattr(Sequences, "initial", initial)
+    with registered(sequences=Sequences):
+        for decoder in decoders(tiny_system, "sequences"):
+            one_line_feature_error(decoder, "a b", "Sequences0: start returned", "expected the empty hypothesis' state id")
+
+
+class LastWord(StatefulFeature):
+    """A plain stateful plugin (``extend``); its ``extend`` returns ``step(state, option)``."""
+
+    default_label = "LastWord"
+
+    @staticmethod
+    def step(state, option):
+        return (0.0,), option.target[-1]
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [1.0]
+
+    def initial_state(self, sentence):
+        return None
+
+    def extend(self, state, option):
+        return type(self).step(state, option)
+
+
+@pytest.mark.parametrize("step, words", [
+    (lambda state, option: ((math.nan,), None), ["extend/final (through StatefulFeature.score_batch) returned nan"]),
+    (lambda state, option: (0.0, None), ["extend returned scores 0.0, expected 1 number(s)"]),
+    (lambda state, option: ((0.0, 1.0), None), ["extend returned scores (0.0, 1.0)"]),
+    (lambda state, option: ((0.0,), [option.target]), ["extend returned a state of type list", "hashable"]),
+    (lambda state, option: (0.0,), ["extend returned a tuple, expected a pair (scores, new state)"]),
+])
+def test_a_plain_stateful_plugins_bad_extend_is_one_line_naming_it(tiny_system, monkeypatch, step, words):
+    monkeypatch.setattr(LastWord, "step", staticmethod(step))
+    with registered(last_word=LastWord):
+        for decoder in decoders(tiny_system, "last-word"):
+            one_line_feature_error(decoder, "a b", "input line 1: ", "LastWord0", *words)
+
+
+def forbid_y_stateless(phrases):
+    return np.array([[-math.inf if "y" in p.target else 0.0] for p in phrases]), None
+
+
+def forbid_y_stateful(feature, states, options, ends):
+    scores = [[-math.inf if "y" in feature.options[o].target else 0.0] for o in options.tolist()]
+    return np.array(scores), feature.next_states(options)
+
+
+@pytest.mark.parametrize("weight", [0.5, 0.0, -2.0])
+@pytest.mark.parametrize("kind", ["stateless", "stateful"])
+def test_minus_infinity_forbids_a_translation_whatever_the_weight(tiny_system, monkeypatch, weight, kind):
+    monkeypatch.setattr(Phrases, "returns", staticmethod(forbid_y_stateless))
+    monkeypatch.setattr(Sequences, "returns", staticmethod(forbid_y_stateful))
+    feature, name = ("phrases", "Phrases0") if kind == "stateless" else ("sequences", "Sequences0")
+    with registered(phrases=Phrases, sequences=Sequences):
+        lists = []
+        for decoder in decoders(tiny_system, feature, weights={name: [weight]}):
+            nbest = decoder.translate("a b c", nbest_size=50).hypotheses
+            assert nbest and all("y" not in c.words and math.isfinite(c.total) for c in nbest)
+            assert [c.total for c in nbest] == sorted((c.total for c in nbest), reverse=True)
+            lists.append([(c.words, c.total) for c in nbest])
+        assert lists[0] == lists[1] and lists[2] == lists[3]
+        assert [w for w, _ in lists[0]] == [w for w, _ in lists[2]]  # compiled = Python reference
+        with pytest.raises(FeatureError, match=f"input line 1: no translation is left: feature {name} forbade"):
+            decoder.translate("b")  # 'b' has only translations with y
+
+
+# -- the search always ends, whatever a plugin returns ---------------------------------------------
+
+ODD_VALUES = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e300, 0.0, 0.0, 1.0, -2.5, 5e-324]
+
+
+class Odd(Feature):
+    """Stateless: each pair's score and estimate picked from ``values`` by a hash of the pair."""
+
+    default_label = "Odd"
+    values = [0.0]
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [1.0]
+
+    def evaluate(self, phrases):
+        picks = [zlib.crc32(f"{p.source}|{' '.join(p.target)}".encode()) for p in phrases]
+        values = type(self).values
+        scores = np.array([[values[k % len(values)]] for k in picks])
+        return scores, np.array([[values[(k // 7) % len(values)]] for k in picks])
+
+
+class OddLM(Sequences):
+    """Stateful: each request's score picked from ``values`` by its (state, option, end)."""
+
+    default_label = "OddLM"
+    values = [0.0]
+
+    def score_batch(self, states, options, ends):
+        values = type(self).values
+        scores = [[values[(31 * s + 7 * o + e) % len(values)]] for s, o, e in
+                  zip(states.tolist(), options.tolist(), ends.tolist())]
+        return np.array(scores, dtype=np.float64), self.next_states(options)
+
+
+@pytest.fixture(scope="module")
+def odd_decoders(tmp_path_factory):
+    """Decoders of the toy system with both odd plugins, for every engine and search (built once)."""
+    from pysmt.testing import write_toy_system
+
+    system = write_toy_system(tmp_path_factory.mktemp("odd"))
+    with registered(odd=Odd, odd_lm=OddLM):
+        return [toy_decoder(system, ["odd", "odd-lm"], search=search, engine=engine) for engine, search in ENGINES]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
+       st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
+       st.sampled_from(["a b c a", "c b a b c", "a q b"]))
+def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(odd_decoders, stateless, stateful,
+                                                                               line):
+    Odd.values, OddLM.values = stateless, stateful
+    outcomes = []
+    for decoder in odd_decoders:
+        decoder.options.cache.clear()  # the pairs' scores change with the values
+        try:
+            nbest = decoder.translate(line, nbest_size=8).hypotheses
+        except FeatureError as err:
+            assert "\n" not in str(err) and ("Odd0" in str(err) or "OddLM0" in str(err)
+                                             or "no translation with a finite model score" in str(err))
+            outcomes.append(str(err))
+            continue
+        assert nbest and all(math.isfinite(c.total) for c in nbest)
+        assert [c.total for c in nbest] == sorted((c.total for c in nbest), reverse=True)
+        outcomes.append(nbest[0].words)
+    assert outcomes[0] == outcomes[2] and outcomes[1] == outcomes[3]  # compiled = Python reference
+
+
+# -- errors before loading -----------------------------------------------------------------------
+
+class Slow(Feature):
+    """Records every load; needs weights from the config and a ``model`` (default ``slow-model/``)."""
+
+    default_label = "Slow"
+    parameters = {"model": Path, "size": int}
+    default_paths = {"model": "slow-model"}
+    required_parameters = ("model",)
+    loads = 0
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        Slow.loads += 1
+        params["size"]  # a parameter the section does not give
+        return cls(name, 1)
+
+
+def test_missing_weights_are_reported_before_any_model_is_loaded(tiny_system):
+    (tiny_system.parent / "slow-model").mkdir()
+    Slow.loads = 0
+    with registered(slow=Slow), pytest.raises(PysmtError, match="moses.ini: no weights for feature Slow0; give them"):
+        toy_decoder(tiny_system, ["slow"])
+    assert Slow.loads == 0
+
+
+def test_a_missing_required_parameter_is_reported_before_any_model_is_loaded(tiny_system):
+    Slow.loads = 0
+    with registered(slow=Slow), pytest.raises(PysmtError) as caught:
+        toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
+    assert Slow.loads == 0
+    assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'model' (its default, "
+                                 f"{tiny_system.parent / 'slow-model'}, does not exist); give it in the feature's "
+                                 "section or with --param Slow0.model=VALUE")
+
+
+def test_reading_a_parameter_the_section_does_not_give_names_the_feature(tiny_system):
+    (tiny_system.parent / "slow-model").mkdir()
+    with registered(slow=Slow), pytest.raises(PysmtError) as caught:
+        toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
+    assert str(caught.value) == f"{tiny_system}: feature Slow0: missing parameter 'size'"
+
+
+@pytest.mark.parametrize("declarations, words", [
+    ({"default_paths": {"model": "m"}}, "default_paths names 'model', which is not one of its Path parameters"),
+    ({"parameters": {"model": str}, "default_paths": {"model": "m"}}, "not one of its Path parameters"),
+    ({"required_parameters": ("model",)}, "required_parameters names 'model', which is not one of its parameters"),
+    ({"parameters": {"size": list}}, "parameter 'size' has kind"),
+])
+def test_inconsistent_declarations_are_refused_when_the_feature_is_registered(tiny_system, declarations, words):
+    broken = type("Broken", (Phrases,), declarations)
+    with registered(broken=broken), pytest.raises(PysmtError, match=f"feature 'broken' .*{words}"):
+        toy_decoder(tiny_system, ["broken"])
+
+
+def test_a_plugin_feature_in_moses_ini_with_parameters_and_weights(tmp_path):
+    from pysmt.testing import write_toy_system
+
+    (tmp_path / "sys" / "slow-model").mkdir(parents=True)
+    system = write_toy_system(tmp_path / "sys", features=["slow size=3"], weights={"Slow0": "0.25"})
+    with registered(slow=Slow):
+        decoder = toy_decoder(system)
+    spec = decoder.config.feature("Slow0")
+    assert spec.params == {"size": 3, "model": str(tmp_path / "sys" / "slow-model")} and decoder.weights[-1] == [0.25]
+
+
+def test_toy_decoder_takes_plugin_parameters(tmp_path):
+    from pysmt.testing import write_toy_system
+
+    system = write_toy_system(tmp_path / "sys")
+    (tmp_path / "elsewhere").mkdir()
+    with registered(slow=Slow):
+        decoder = toy_decoder(system, ["slow"], params=[f"slow.model={tmp_path / 'elsewhere'}", "Slow0.size=2"],
+                              weights={"Slow0": [1.0]})
+    assert decoder.config.feature("Slow0").params == {"model": str(tmp_path / "elsewhere"), "size": 2}
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+FAULTY_COMMAND = """
+import sys
+import numpy as np
+from pysmt.cli import main
+from pysmt.features.base import Feature
+from pysmt.testing import registered
+
+class NanForC(Feature):
+    default_label = "NanForC"
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+    def default_weights(self):
+        return [1.0]
+    def evaluate(self, phrases):
+        return np.array([[float("nan") if "c" in p.source.split() else 0.0] for p in phrases]), None
+
+with registered(nan_for_c=NanForC):
+    main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_decode_stops_at_the_line_a_plugin_fails_on_with_one_line(tiny_system, tmp_path, threads):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\nb c\na\n")
+    proc = subprocess.run([sys.executable, "-c", FAULTY_COMMAND, "decode", "-c", str(tiny_system), "-i", str(source),
+                           "--features", "nan-for-c", "--threads", threads], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
+    assert errors == ["Error: input line 2: feature NanForC0: evaluate returned nan as score 1 of 'b c' -> 'z x' "
+                      "(scores must be finite, or -inf to forbid a translation)"]
+    assert proc.stdout == "x y\n"  # what came before the failing line

@@ -19,4 +19,5 @@ bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles 
 .venv/bin/python -m pip install --quiet torch==2.13.0
 .venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
 .venv/bin/python -m pip install --quiet -e plugins/cslm
+.venv/bin/python -m pip install --quiet -e examples/pysmt-example-features   # the documented example plugins
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

@@ -5,6 +5,8 @@
     python bench/decode.py --profile                         # where the time goes (cProfile, top 20)
     python bench/decode.py --engine python --lines 50        # the Python reference search, for comparison
     python bench/decode.py --nbest-size 100                  # with 100-best lists, as MERT decodes
+    python bench/decode.py --null-feature                    # plus a do-nothing plugin stateful feature:
+                                                             #   what the plugin callback path costs
 
 Speed is process time of decoding only (model loading excluded, as in the Moses figures we
 compare with); each configuration runs in its own process so peak memory is its own.
@@ -27,13 +29,40 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
 
 
+def null_feature() -> type:
+    """A plugin stateful feature that does nothing (zeros, one state, weight 0), through the array interface."""
+    import numpy as np
+
+    from pysmt.plugin import BatchedStatefulFeature
+
+    class NullFeature(BatchedStatefulFeature):
+        default_label = "Null"
+
+        @classmethod
+        def from_config(cls, name, params, system):  # noqa: ANN001, ANN206
+            return cls(name, 1)
+
+        def default_weights(self) -> list[float]:
+            return [0.0]
+
+        def start(self, sentence, options) -> int:  # noqa: ANN001
+            return 0
+
+        def score_batch(self, states, options, ends):  # noqa: ANN001, ANN201
+            return np.zeros((len(states), 1)), np.zeros(len(states), dtype=np.int64)
+
+    return NullFeature
+
+
 def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str,
-            nbest_size: int) -> dict:
-    from pysmt.config import load_config
+            nbest_size: int, null: bool) -> dict:
     from pysmt.decoder import Decoder
+    from pysmt.features.registry import configure_system
+    from pysmt.testing import registered
 
     start = time.process_time()
-    decoder = Decoder(load_config(config), algorithm=algorithm, engine=engine)
+    with registered(null=null_feature()):
+        decoder = Decoder(configure_system(config, ["null"] if null else []), algorithm=algorithm, engine=engine)
     load = time.process_time() - start
     sentences = Path(input_path).read_text(encoding="utf-8").splitlines()[:lines]
     if hasattr(decoder, "preprocess"):
@@ -48,7 +77,8 @@ def measure(config: str, input_path: str, lines: int, algorithm: str, profile: b
     if profiler:
         profiler.disable()
     seconds = time.process_time() - start
-    result = {"algorithm": algorithm, "nbest_size": nbest_size, "sentences": len(sentences), "source_words": words,
+    result = {"algorithm": algorithm + ("+null" if null else ""), "nbest_size": nbest_size,
+              "sentences": len(sentences), "source_words": words, "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
               "load_s": round(load, 2),
               "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
@@ -69,23 +99,30 @@ def main() -> None:
     parser.add_argument("--engine", choices=["auto", "python"], default="auto",
                         help="auto: the compiled search core; python: the Python reference search")
     parser.add_argument("--nbest-size", type=int, default=1, help="n-best list size asked for (default 1)")
+    parser.add_argument("--null-feature", action="store_true",
+                        help="also decode with a do-nothing plugin stateful feature (the callback path's cost)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.config, args.input, args.lines, args.one, args.profile, args.engine,
-                                 args.nbest_size)))
+        algorithm, _, null = args.one.partition("+")
+        print(json.dumps(measure(args.config, args.input, args.lines, algorithm, args.profile, args.engine,
+                                 args.nbest_size, bool(null))))
         return
     print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}, "
           f"{args.nbest_size}-best")
-    print(f"{'search':8} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'words/s':>8} {'peak MB':>8}")
-    for algorithm in args.algorithms.split(","):
+    print(f"{'search':12} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'ms/sent':>8} {'words/s':>8} "
+          f"{'peak MB':>8}")
+    runs = args.algorithms.split(",")
+    if args.null_feature:
+        runs = [run for algorithm in runs for run in (algorithm, algorithm + "+null")]
+    for algorithm in runs:
         cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
                "--lines", str(args.lines), "--engine", args.engine, "--nbest-size", str(args.nbest_size)]
         cmd += ["--profile"] if args.profile else []
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"{r['algorithm']:8} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
-              f"{r['decode_s']:9.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f}")
+        print(f"{r['algorithm']:12} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
+              f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f}")
         if "profile" in r:
             print(r["profile"])
 

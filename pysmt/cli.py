@@ -280,7 +280,8 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], source
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
     change); another system, dev set or setting is refused unless --force. Features a config has
-    no weights for (e.g. added with --features) start at 0; the unknown-word penalty stays fixed.
+    no weights for (e.g. added with --features) start at their default weights (a plugin's
+    default_weights()), else at 0; the unknown-word penalty stays fixed.
     """
     from tuning.loop import TuningOptions
     from tuning.loop import tune as run_tuning

@@ -4,8 +4,9 @@
 
 * the base classes: :class:`Feature` (stateless), :class:`StatefulFeature` (``extend``),
   :class:`BatchedStatefulFeature` (the array interface: ``start`` and ``score_batch``);
-* what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence`, and
-  :class:`Parameters` (a config section, as ``check_config`` and ``from_config`` receive it);
+* what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence`,
+  :class:`Parameters` (a config section, as ``check_config`` and ``from_config`` receive it) and
+  :class:`SystemConfig` (the system, whose ``directory`` relative defaults start from);
 * the parameter kinds a feature's ``parameters`` declare: ``int``, ``float``, ``bool``, ``str`` and
   :class:`Path` (pathlib's: a file or folder, made absolute and checked to exist);
 * errors: :class:`PysmtError` for a user's mistake (``PysmtError("feature NAME: ...")``: pysmt adds
@@ -18,6 +19,7 @@ Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writ
 
 from pathlib import Path
 
+from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import (PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters, StatefulFeature,
                                  require_param)
@@ -25,4 +27,4 @@ from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt.search.plugin_results import FORBIDDEN
 
 __all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "Feature", "FeatureError", "Parameters", "Path",
-           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "TranslationOption", "require_param"]
+           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig", "TranslationOption", "require_param"]

@@ -95,3 +95,8 @@ def test_help_lists_commands():
     out = run(["--help"]).stdout.decode()
     assert "decode" in out and "filter" in out
     assert "--nbest-size" in run(["decode", "--help"]).stdout.decode()
+
+
+def test_python_dash_m_pysmt_is_the_command():
+    proc = subprocess.run([sys.executable, "-m", "pysmt", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: pysmt ") and "decode" in proc.stdout

@@ -38,7 +38,20 @@ def watchdog():
     faulthandler.cancel_dump_traceback_later()
 
 
-class Phrases(Feature):
+class OneScore:
+    """A plugin with one score and a default weight (mixed into the test features)."""
+
+    weight = 0.5
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [self.weight]
+
+
+class Phrases(OneScore, Feature):
     """A stateless plugin whose ``evaluate`` returns what ``returns(phrases)`` gives."""
 
     default_label = "Phrases"
@@ -46,13 +59,6 @@ class Phrases(Feature):
     @staticmethod
     def returns(phrases):
         return np.zeros((len(phrases), 1)), None
-
-    @classmethod
-    def from_config(cls, name, params, system):
-        return cls(name, 1)
-
-    def default_weights(self):
-        return [0.5]
 
     def evaluate(self, phrases):
         return type(self).returns(phrases)
@@ -184,7 +190,7 @@ def test_start_must_give_an_integer_state_id(tiny_system, monkeypatch, initial):
             one_line_feature_error(decoder, "a b", "Sequences0: start returned", "expected the empty hypothesis' state id")
 
 
-class LastWord(StatefulFeature):
+class LastWord(OneScore, StatefulFeature):
     """A plain stateful plugin (``extend``); its ``extend`` returns ``step(state, option)``."""
 
     default_label = "LastWord"
@@ -192,13 +198,6 @@ class LastWord(StatefulFeature):
     @staticmethod
     def step(state, option):
         return (0.0,), option.target[-1]
-
-    @classmethod
-    def from_config(cls, name, params, system):
-        return cls(name, 1)
-
-    def default_weights(self):
-        return [1.0]
 
     def initial_state(self, sentence):
         return None
@@ -254,18 +253,12 @@ def test_minus_infinity_forbids_a_translation_whatever_the_weight(tiny_system, m
 ODD_VALUES = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e300, 0.0, 0.0, 1.0, -2.5, 5e-324]
 
 
-class Odd(Feature):
+class Odd(OneScore, Feature):
     """Stateless: each pair's score and estimate picked from ``values`` by a hash of the pair."""
 
     default_label = "Odd"
     values = [0.0]
-
-    @classmethod
-    def from_config(cls, name, params, system):
-        return cls(name, 1)
-
-    def default_weights(self):
-        return [1.0]
+    weight = 1.0
 
     def evaluate(self, phrases):
         picks = [zlib.crc32(f"{p.source}|{' '.join(p.target)}".encode()) for p in phrases]
@@ -318,6 +311,26 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
         assert [c.total for c in nbest] == sorted((c.total for c in nbest), reverse=True)
         outcomes.append(nbest[0].words)
     assert outcomes[0] == outcomes[2] and outcomes[1] == outcomes[3]  # compiled = Python reference
+
+
+def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system, monkeypatch, tmp_path):
+    from pysmt.features.registry import configure_system
+    from pysmt.rescoring import rescore
+
+    nbest = tmp_path / "nbest.txt"
+    nbest.write_text("0 ||| x y z ||| KENLM0= -1 ||| -1\n0 ||| x z ||| KENLM0= -2 ||| -2\n"
+                     "1 ||| y ||| KENLM0= -3 ||| -3\n")
+    monkeypatch.setattr(Sequences, "returns", staticmethod(forbid_y_stateful))
+    with registered(sequences=Sequences):
+        config = configure_system(tiny_system, ["sequences"])
+        with pytest.raises(FeatureError, match=f"{nbest}, sentence 1: every entry is forbidden .* Sequences0"):
+            rescore(config, ["sequences"], nbest, tmp_path / "out.txt")
+        nbest.write_text("0 ||| x y z ||| KENLM0= -1 ||| -1\n0 ||| x z ||| KENLM0= -2 ||| -2\n")
+        assert rescore(config, ["sequences"], nbest, tmp_path / "out.txt") == 1
+        assert (tmp_path / "out.txt").read_text() == "0 ||| x z ||| KENLM0= -2 Sequences0= 0 ||| -2\n"
+        monkeypatch.setattr(Sequences, "returns", STATEFUL_FAULTS["nan score"][0])
+        with pytest.raises(FeatureError, match=f"{nbest}, sentence 0: feature Sequences0: score_batch returned nan"):
+            rescore(config, ["sequences"], nbest, tmp_path / "out2.txt")
 
 
 # -- errors before loading -----------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """The plugin contract: registry, the documented example plugins, batched = unbatched."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from pysmt.features import registry
 from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
 from pysmt.testing import registered, toy_decoder, toy_options
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "pysmt-example-features"))
+
 
 
 class BigramBonus(StatefulFeature):

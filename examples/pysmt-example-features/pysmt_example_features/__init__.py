@@ -13,42 +13,41 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 
-from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.plugin import (BatchedStatefulFeature, Feature, Parameters, PhrasePair, Sentence, StatefulFeature,
+                          SystemConfig, TranslationOption)
 
 
 class LengthRatioFeature(Feature):
     default_label = "LengthRatio"
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: Any) -> "LengthRatioFeature":
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> LengthRatioFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:
         return [0.0]  # neutral until tuned
 
-    def evaluate(self, phrases: Sequence[Any]) -> tuple[np.ndarray, None]:
+    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]) -> tuple[np.ndarray, None]:
         ratios = [[math.log(len(p.target) / len(p.source.split()))] for p in phrases]
-        return np.array(ratios), None
+        return np.array(ratios, dtype=np.float64), None  # (len(phrases), num_scores) floats; no estimates
 
 
 class RepeatedWordFeature(StatefulFeature):
     default_label = "RepeatedWord"
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: Any) -> "RepeatedWordFeature":
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RepeatedWordFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:
         return [1.0]
 
-    def initial_state(self, sentence: Any) -> str | None:
+    def initial_state(self, sentence: Sentence) -> str | None:
         return None
 
-    def extend(self, state: str | None, option: Any) -> tuple[tuple[float], str | None]:
+    def extend(self, state: str | None, option: TranslationOption) -> tuple[tuple[float], str | None]:
         repeats = 0
         for word in option.target:
             repeats += word == state
@@ -61,13 +60,13 @@ class BatchedRepeatedWordFeature(BatchedStatefulFeature):
     buffer_size = 1000  # the most requests the search sends in one call
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: Any) -> "BatchedRepeatedWordFeature":
+    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> BatchedRepeatedWordFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:
         return [1.0]
 
-    def start(self, sentence: Any, options: Sequence[Any]) -> int:
+    def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
         self.targets = [option.target for option in options]  # requests name options by index
         self.last_words: list[str | None] = [None]  # state id -> last target word; 0: the empty hypothesis
         self.ids: dict[str | None, int] = {None: 0}

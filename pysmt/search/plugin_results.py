@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 
 #: A score that forbids a translation (the documented hard constraint).
 FORBIDDEN = -math.inf
-#: Scores of this size or more overflow when a few are added up and weighted: named when no
-#: translation is left with a finite model score.
+#: Scores of this size or more may overflow when a few are added up and weighted: named when no
+#: translation is left with a finite model score. (A batch whose values sum within it is checked in
+#: one reduction.)
 HUGE = 1e300
 
 
@@ -72,57 +73,64 @@ def what(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def batch_text(first: str, count: int) -> str:
-    """``'a' -> 'x' and 4 more``: a batch of ``count`` requests named by its first."""
-    if not count:
-        return "no requests"
-    return first + (f" and {count - 1} more" if count > 1 else "")
+class Requests:
+    """The requests of one call, named only when an error message needs them: ``'a' -> 'x' and 4 more``."""
+
+    def __init__(self, count: int, describe: Callable[[int], str]) -> None:
+        self.count = count
+        self.describe = describe
+
+    def __str__(self) -> str:
+        if not self.count:
+            return "no requests"
+        return self.describe(0) + (f" and {self.count - 1} more" if self.count > 1 else "")
 
 
-def pair_of(result: Any, name: str, method: str, expected: str, batch: str) -> tuple[Any, Any]:
+def pair_of(result: Any, name: str, method: str, expected: str, requests: Requests) -> tuple[Any, Any]:
     """The two parts of a method's returned pair."""
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise FeatureError(f"feature {name}: {method} returned {what(result)}, expected a pair {expected}, "
-                           f"for {batch}")
+                           f"for {requests}")
     return result[0], result[1]
 
 
-def checked_scores(value: Any, rows: int, columns: int, name: str, method: str, kind: str, batch: str,
-                   describe: Callable[[int], str]) -> np.ndarray:
-    """``value`` as a C-contiguous float64 ``(rows, columns)`` array (a row per request), its values checked.
+def checked_scores(value: Any, columns: int, name: str, method: str, kind: str,
+                   requests: Requests) -> tuple[np.ndarray, float]:
+    """``value`` as a C-contiguous float64 array of a row per request and ``columns`` columns, its values
+    checked; with the values' sum.
 
-    ``kind`` is ``"score"`` (finite, or -inf) or ``"estimate"`` (finite); ``describe(row)`` names a request.
+    ``kind`` is ``"score"`` (finite, or -inf) or ``"estimate"`` (finite). One reduction checks the
+    usual case: a sum within ``HUGE`` means no NaN and no infinity; otherwise each value is looked at.
     """
+    rows = requests.count
     if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.shape == (rows, columns)):
         raise FeatureError(f"feature {name}: {method} returned {kind}s as {what(value)}, expected a float array of "
-                           f"shape ({rows}, {columns}) ({rows} requests x {columns} {kind}s), for {batch}")
+                           f"shape ({rows}, {columns}) ({rows} requests x {columns} {kind}s), for {requests}")
     array = np.ascontiguousarray(value, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        fine = (array < math.inf).all() if kind == "score" else np.isfinite(array).all()
-        if fine:
-            return array
+    with np.errstate(all="ignore"):
+        total = float(array.sum())
+        if -HUGE < total < HUGE:
+            return array, total
         bad = ~(array < math.inf) if kind == "score" else ~np.isfinite(array)
+    if not bad.any():
+        return array, total
     row, column = (int(i) for i in np.argwhere(bad)[0])
     rule = "finite, or -inf to forbid a translation" if kind == "score" else "finite"
     raise FeatureError(f"feature {name}: {method} returned {array[row, column]} as {kind} {column + 1} of "
-                       f"{describe(row)} ({kind}s must be {rule})")
+                       f"{requests.describe(row)} ({kind}s must be {rule})")
 
 
 def checked_evaluation(feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption],
                        result: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
     """What ``feature.evaluate(items)`` returned, checked: ``(scores, estimates)``, each an array or None."""
     n, name = len(items), feature.name
-    batch = batch_text(items[0].describe() if n else "", n)
+    requests = Requests(n, lambda row: items[row].describe())
     scores, estimates = pair_of(result, name, "evaluate", f"(scores, estimates), each None or a float array of "
-                                f"shape ({n}, {feature.num_scores})", batch)
-
-    def describe(row: int) -> str:
-        return items[row].describe()
-
+                                f"shape ({n}, {feature.num_scores})", requests)
     if scores is not None:
-        scores = checked_scores(scores, n, feature.num_scores, name, "evaluate", "score", batch, describe)
+        scores = checked_scores(scores, feature.num_scores, name, "evaluate", "score", requests)[0]
     if estimates is not None:
-        estimates = checked_scores(estimates, n, feature.num_scores, name, "evaluate", "estimate", batch, describe)
+        estimates = checked_scores(estimates, feature.num_scores, name, "evaluate", "estimate", requests)[0]
     return scores, estimates
 
 
@@ -171,29 +179,27 @@ class StatefulCalls:
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The feature's ``score_batch``, checked: float64 scores ``(k, num_scores)`` and int64 state ids ``(k,)``."""
         k = len(states)
-
-        def describe(row: int) -> str:
-            return self.request(states, options, ends, row)
-
-        batch = batch_text(describe(0) if k else "", k)
+        requests = Requests(k, lambda row: self.request(states, options, ends, row))
         scores, new_states = pair_of(self.feature.score_batch(states, options, ends), self.name, self.method,
                                      f"(scores, new state ids): arrays of shape ({k}, {self.num_scores}) and ({k},)",
-                                     batch)
-        scores = checked_scores(scores, k, self.num_scores, self.name, self.method, "score", batch, describe)
+                                     requests)
+        scores, total = checked_scores(scores, self.num_scores, self.name, self.method, "score", requests)
         if not (isinstance(new_states, np.ndarray) and new_states.dtype.kind in "iu" and new_states.shape == (k,)):
             raise FeatureError(f"feature {self.name}: {self.method} returned new state ids as {what(new_states)}, "
-                               f"expected an integer array of shape ({k},), for {batch}")
+                               f"expected an integer array of shape ({k},), for {requests}")
         self.asked += k
-        if k:
-            finite = scores[scores > FORBIDDEN]
-            if len(finite):
-                self.largest = max(self.largest, float(np.abs(finite).max()))
-            if len(finite) < scores.size:
-                forbidden = (scores == FORBIDDEN).any(axis=1)
-                if not self.forbidden:
-                    self.forbidden_example = describe(int(np.argmax(forbidden)))
-                self.forbidden += int(forbidden.sum())
+        if not -HUGE < total < HUGE:
+            self.note_extremes(scores, requests)
         return scores, np.ascontiguousarray(new_states, dtype=np.int64)
+
+    def note_extremes(self, scores: np.ndarray, requests: Requests) -> None:
+        """Note a batch's forbidden requests (keeping the first as an example) and its largest finite score."""
+        finite = scores[scores > FORBIDDEN]
+        self.largest = max(self.largest, float(np.abs(finite).max()) if len(finite) else 0.0)
+        forbidden = (scores == FORBIDDEN).any(axis=1)
+        if forbidden.any() and not self.forbidden:
+            self.forbidden_example = requests.describe(int(np.argmax(forbidden)))
+        self.forbidden += int(forbidden.sum())
 
 
 def no_translation(features: Sequence[Feature], offsets: Sequence[int], options: SentenceOptions,

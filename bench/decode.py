@@ -78,7 +78,8 @@ def measure(config: str, input_path: str, lines: int, algorithm: str, profile: b
         profiler.disable()
     seconds = time.process_time() - start
     result = {"algorithm": algorithm + ("+null" if null else ""), "nbest_size": nbest_size,
-              "sentences": len(sentences), "source_words": words, "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
+              "sentences": len(sentences), "source_words": words,
+              "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
               "load_s": round(load, 2),
               "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}

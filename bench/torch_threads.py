@@ -59,7 +59,8 @@ def decode_seconds(config: str, rnn: str, lines: int, threads: int) -> dict:
     for k, sentence in enumerate(sentences):
         decoder.translate(sentence, k)
     wall = time.perf_counter() - start
-    return {"ms_per_sentence": round(1000 * wall / lines, 1), "cpu_per_wall": round((time.process_time() - cpu) / wall, 2)}
+    return {"ms_per_sentence": round(1000 * wall / lines, 1),
+            "cpu_per_wall": round((time.process_time() - cpu) / wall, 2)}
 
 
 def training_rate(command: list[str], threads: int, passive: bool) -> float:
@@ -102,7 +103,8 @@ def main() -> None:
                                   "--decode-one", str(threads), str(int(busy))], capture_output=True, text=True,
                                  check=True).stdout
             r = json.loads(out.strip().splitlines()[-1])
-            print(f"{threads:13d} {'busy' if busy else 'none':>10} {r['ms_per_sentence']:12.1f} {r['cpu_per_wall']:9.2f}")
+            neighbour = "busy" if busy else "none"
+            print(f"{threads:13d} {neighbour:>10} {r['ms_per_sentence']:12.1f} {r['cpu_per_wall']:9.2f}")
     text = run / "system" / "corpus" / "train.fr"
     table = run / "system" / "phrase-table.gz"
     limits = ["--max-updates", str(args.updates), "--valid-every", str(10 * args.updates)]
@@ -116,7 +118,8 @@ def main() -> None:
             for busy in (False, True):
                 with busy_neighbour(busy):
                     rates.append(training_rate(command, threads, passive))
-            print(f"{name:>11} {threads:13d} {'passive' if passive else 'default':>11} {rates[0]:7.2f} {rates[1]:15.2f}")
+            policy = "passive" if passive else "default"
+            print(f"{name:>11} {threads:13d} {policy:>11} {rates[0]:7.2f} {rates[1]:15.2f}")
 
 
 if __name__ == "__main__":

@@ -27,4 +27,5 @@ from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt.search.plugin_results import FORBIDDEN
 
 __all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "Feature", "FeatureError", "Parameters", "Path",
-           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig", "TranslationOption", "require_param"]
+           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig", "TranslationOption",
+           "require_param"]

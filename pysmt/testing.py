@@ -90,7 +90,8 @@ def write_toy_system(directory: Path, *, phrases: str = TOY_PHRASES, reordering:
     num_tm = len(phrases.splitlines()[0].split("|||")[2].split())
     lines = ["[feature]", "KENLM order=2 path=lm.arpa", "Distortion", "WordPenalty", "UnknownWordPenalty",
              f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20", *features]
-    w = {"KENLM0": "0.5", "Distortion0": "0.3", "WordPenalty0": "-1", "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm)}
+    w = {"KENLM0": "0.5", "Distortion0": "0.3", "WordPenalty0": "-1",
+         "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm)}
     if reordering is not None:
         (directory / "reordering.txt").write_text(reordering, encoding="utf-8")
         lines.insert(3, "LexicalReordering type=msd-bidirectional-fe num-features=6 path=reordering.txt")

@@ -57,7 +57,13 @@ def threads_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def use_training_threads(threads: int | None) -> int:
-    """Apply ``--threads`` of a training or scoring command (None: the CPUs available); return the number."""
+    """Apply ``--threads`` of a training or scoring command (None: the CPUs available); return the number.
+
+    torch is imported here (the command needs it), so the number is set in it, not only in the
+    environment, where torch's import may cap it.
+    """
+    import torch  # noqa: F401 - loaded, so that set_torch_threads sets it
+
     chosen = threads or available_cpus()
     set_torch_threads(chosen)
     return chosen

@@ -125,7 +125,8 @@ STATELESS_FAULTS = {
     "all scores -inf": (lambda ps: (np.full((len(ps), 1), -math.inf), None),
                         ["no translation is left: feature Phrases0 forbade", "evaluate scored them -inf"]),
     "one array, not a pair": (lambda ps: np.zeros((len(ps), 1)), ["evaluate returned an array of shape", "a pair"]),
-    "transposed": (lambda ps: (np.zeros((1, len(ps))), None), ["scores as an array of shape (1, ", "expected a float array"]),
+    "transposed": (lambda ps: (np.zeros((1, len(ps))), None),
+                   ["scores as an array of shape (1, ", "expected a float array"]),
     "flat": (lambda ps: (np.zeros(len(ps)), None), ["expected a float array of shape"]),
     "integers": (lambda ps: (np.zeros((len(ps), 1), dtype=np.int64), None), ["dtype int64"]),
     "a list": (lambda ps: ([[0.0]] * len(ps), None), ["scores as a list of"]),
@@ -170,7 +171,8 @@ def test_a_stateful_plugins_bad_result_is_one_line_naming_it(tiny_system, monkey
     with registered(sequences=Sequences):
         messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", "Sequences0", *words)
                     for decoder in decoders(tiny_system, "sequences")]
-    assert messages[0] == messages[2] and messages[1] == messages[3]  # compiled = Python (first requests differ by search)
+    # compiled = Python reference (the first requests differ by search)
+    assert messages[0] == messages[2] and messages[1] == messages[3]
 
 
 def test_transposed_scores_of_a_two_score_feature_are_refused_not_scrambled(tiny_system, monkeypatch):
@@ -187,7 +189,8 @@ def test_start_must_give_an_integer_state_id(tiny_system, monkeypatch, initial):
     monkeypatch.setattr(Sequences, "initial", initial)
     with registered(sequences=Sequences):
         for decoder in decoders(tiny_system, "sequences"):
-            one_line_feature_error(decoder, "a b", "Sequences0: start returned", "expected the empty hypothesis' state id")
+            one_line_feature_error(decoder, "a b", "Sequences0: start returned",
+                                   "expected the empty hypothesis' state id")
 
 
 class LastWord(OneScore, StatefulFeature):
@@ -240,7 +243,8 @@ def test_minus_infinity_forbids_a_translation_whatever_the_weight(tiny_system, m
         for decoder in decoders(tiny_system, feature, weights={name: [weight]}):
             nbest = decoder.translate("a b c", nbest_size=50).hypotheses
             assert nbest and all("y" not in c.words and math.isfinite(c.total) for c in nbest)
-            assert [c.total for c in nbest] == sorted((c.total for c in nbest), reverse=True)
+            totals = [c.total for c in nbest]  # sorted by the search's sums, which may differ in the last bit
+            assert all(a >= b - 1e-9 * abs(b) for a, b in zip(totals, totals[1:]))
             lists.append([(c.words, c.total) for c in nbest])
         assert lists[0] == lists[1] and lists[2] == lists[3]
         assert [w for w, _ in lists[0]] == [w for w, _ in lists[2]]  # compiled = Python reference
@@ -308,7 +312,8 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
             outcomes.append(str(err))
             continue
         assert nbest and all(math.isfinite(c.total) for c in nbest)
-        assert [c.total for c in nbest] == sorted((c.total for c in nbest), reverse=True)
+        totals = [c.total for c in nbest]  # sorted by the search's sums, which may differ in the last bit
+        assert all(a >= b - 1e-9 * abs(b) for a, b in zip(totals, totals[1:]))
         outcomes.append(nbest[0].words)
     assert outcomes[0] == outcomes[2] and outcomes[1] == outcomes[3]  # compiled = Python reference
 

@@ -103,7 +103,9 @@ class ShortlistPenaltyFeature(Feature):
     @classmethod
     def shortlist_path(cls, name: str, params: Parameters, system: SystemConfig) -> Path:
         """The ``shortlist`` parameter, else the RNN model's target vocabulary."""
-        return Path(params["shortlist"]) if "shortlist" in params else model_directory(name, params, system) / TARGET_VOCAB
+        if "shortlist" in params:
+            return Path(params["shortlist"])
+        return model_directory(name, params, system) / TARGET_VOCAB
 
     @classmethod
     def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> ShortlistPenaltyFeature:

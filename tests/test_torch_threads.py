@@ -1,0 +1,54 @@
+"""The torch thread policy: one intra-op thread in a decoding process, --threads (default: the CPUs
+available) for training and scoring commands. Each case runs in a fresh process, as a command would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+
+DECODER_IN_A_FRESH_PROCESS = """
+import os, sys
+import torch
+torch.set_num_threads(2)  # as torch's default would be on two cores, set before pysmt runs
+from pysmt.decoder import Decoder
+from pysmt.features.registry import configure_system
+Decoder(configure_system(sys.argv[1]))
+print(torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])
+"""
+
+TRAINING_THREADS = """
+import os, sys
+os.sched_setaffinity(0, set(list(os.sched_getaffinity(0))[:int(sys.argv[1])]))
+from pysmt.torch_threads import use_training_threads
+chosen = use_training_threads(int(sys.argv[2]) if len(sys.argv) > 2 else None)
+import torch
+print(chosen, torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])
+"""
+
+
+def run(code: str, *args: object) -> str:
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_a_decoding_process_runs_torch_on_one_thread(tiny_system):
+    assert run(DECODER_IN_A_FRESH_PROCESS, tiny_system) == ["1", "1"]
+
+
+def test_training_takes_the_cpus_it_may_use_unless_told(tmp_path):
+    assert run(TRAINING_THREADS, 1) == ["1", "1", "1"]  # one CPU allowed (as taskset or a cgroup gives it)
+    assert run(TRAINING_THREADS, 1, 3) == ["3", "3", "3"]  # --threads 3
+
+
+@pytest.mark.parametrize("command", [["rnn", "train"], ["rnn", "score"], ["rnn", "scatter"], ["cslm", "train"],
+                                     ["cslm", "perplexity"]])
+def test_torch_commands_take_threads(command):
+    proc = subprocess.run([sys.executable, "-m", "pysmt", *command, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "--threads" in proc.stdout
+    bad = subprocess.run([sys.executable, "-m", "pysmt", *command, "--threads", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--threads" in bad.stderr

@@ -133,16 +133,6 @@ STATELESS_FAULTS = {
 }
 
 
-@pytest.mark.parametrize("case", list(STATELESS_FAULTS))
-def test_a_stateless_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, case):
-    returns, words = STATELESS_FAULTS[case]
-    monkeypatch.setattr(Phrases, "returns", staticmethod(returns))
-    with registered(phrases=Phrases):
-        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", "Phrases0", *words)
-                    for decoder in decoders(tiny_system, "phrases")]
-    assert len(set(messages)) == 1  # both engines, both searches: the same error
-
-
 def transposed(feature, states, options, ends):
     return np.zeros((feature.num_scores, len(states))), feature.next_states(options)
 
@@ -164,15 +154,20 @@ STATEFUL_FAULTS = {
 }
 
 
-@pytest.mark.parametrize("case", list(STATEFUL_FAULTS))
-def test_a_stateful_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, case):
-    returns, words = STATEFUL_FAULTS[case]
-    monkeypatch.setattr(Sequences, "returns", staticmethod(returns))
-    with registered(sequences=Sequences):
-        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", "Sequences0", *words)
-                    for decoder in decoders(tiny_system, "sequences")]
-    # compiled = Python reference (the first requests differ by search)
+FAULTY = {"phrases": (Phrases, STATELESS_FAULTS), "sequences": (Sequences, STATEFUL_FAULTS)}
+
+
+@pytest.mark.parametrize("feature, case", [(f, case) for f, (_, faults) in FAULTY.items() for case in faults])
+def test_a_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, feature, case):
+    cls, faults = FAULTY[feature]
+    returns, words = faults[case]
+    monkeypatch.setattr(cls, "returns", staticmethod(returns))
+    with registered(**{feature: cls}):
+        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", f"{cls.__name__}0", *words)
+                    for decoder in decoders(tiny_system, feature)]
+    # compiled = Python reference; a stateless feature is called before the search, so both searches agree too
     assert messages[0] == messages[2] and messages[1] == messages[3]
+    assert feature != "phrases" or len(set(messages)) == 1
 
 
 def test_transposed_scores_of_a_two_score_feature_are_refused_not_scrambled(tiny_system, monkeypatch):

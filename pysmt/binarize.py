@@ -15,6 +15,7 @@ from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import require_param
 from pysmt.features.registry import system_inputs
+from pysmt.folder_lock import lock_folder
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE, binarize_table, check_replaceable
 from pysmt.outputs import check_outputs
 
@@ -62,7 +63,7 @@ def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
                     raise PysmtError(f"{label} would replace the folder holding the input {input_label} {path}: "
                                      "choose another --out")
         check_replaceable(folder)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    lock_folder(out_dir)  # creates it; a second run into it is refused
     paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
     for k, spec in tables.items():
         header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type],

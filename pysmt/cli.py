@@ -18,6 +18,7 @@ import click
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
+from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.training.pipeline import PRESETS, STEPS
 from pysmt.training.symmetrize import HEURISTICS
 
@@ -34,10 +35,12 @@ class PysmtGroup(click.Group):
     """Turns user errors into one-line messages and adds the plugins' subcommands.
 
     Exit statuses: 1 for an error (one line on stderr, no traceback), 2 for a bad option (click's),
-    130 for Ctrl-C (the shell's convention for SIGINT), 0 when the output's reader stops early.
+    130 for Ctrl-C and 143 for SIGTERM (the shell's convention: 128 + the signal), 0 when the
+    output's reader stops early. SIGTERM is handled as Ctrl-C is (:mod:`pysmt.processes`).
     """
 
     def invoke(self, ctx: click.Context) -> Any:
+        stop_on_sigterm()
         try:
             return super().invoke(ctx)
         except PysmtError as err:
@@ -45,6 +48,9 @@ class PysmtGroup(click.Group):
         except BrokenPipeError:
             silence_stdout()  # output piped into `head`: stop quietly
             return None
+        except Terminated:
+            click.echo("\npysmt: terminated", err=True)
+            raise click.exceptions.Exit(143) from None
         except KeyboardInterrupt:
             click.echo("\npysmt: interrupted", err=True)
             raise click.exceptions.Exit(130) from None

@@ -28,10 +28,21 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.errors import PysmtError
+from pysmt.folder_lock import NOT_CONTENT, lock_folder
 from pysmt.textio import atomic_writer
 
 JOB_FILE = "job.json"
 JSONValue = Any
+
+
+def content_files(folder: Path) -> list[Path]:
+    """The files under ``folder`` that make its content, in name order (not the lock of a run writing there)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in NOT_CONTENT)
+
+
+def holds_files(folder: Path) -> bool:
+    """Whether ``folder`` exists and holds anything besides a run's lock."""
+    return folder.is_dir() and any(p.name not in NOT_CONTENT for p in folder.iterdir())
 
 
 def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
@@ -39,7 +50,7 @@ def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
     if not path.exists():
         raise PysmtError(f"{label} {path}: no such file or folder")
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file())
+        files = content_files(path)
         stats = [p.stat() for p in files]
         return {"path": str(path.resolve()), "files": len(files), "size": sum(s.st_size for s in stats),
                 "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
@@ -50,7 +61,7 @@ def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
 def content_digest(path: Path) -> str:
     """SHA-256 of a file's bytes, or of a folder's files (their relative names and bytes, in name order)."""
     digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    files = content_files(path) if path.is_dir() else [path]
     for file in files:
         if path.is_dir():
             digest.update(file.relative_to(path).as_posix().encode() + b"\0")
@@ -153,7 +164,7 @@ class Job:
         """Whether ``out`` holds another job's work, or files of unknown origin (fails on a missing input)."""
         new, old = self.record(), self.stored()
         if old is None:
-            return self.out.is_dir() and any(self.out.iterdir())
+            return holds_files(self.out)
         return not old or bool(self.differences(old, new))
 
     def start(self, force: bool = False) -> bool:
@@ -161,7 +172,9 @@ class Job:
 
         Raises a :class:`PysmtError` naming every difference when ``out`` holds another job (or
         unknown files) and ``force`` is not given. With ``force`` the caller must discard the old work.
+        First of all the folder's lock is taken (:func:`lock_folder`): a second run is refused.
         """
+        lock_folder(self.out)
         new = self.record()
         old = self.stored()
         afresh = "rerun with --force to start afresh there, or give a new --out"
@@ -178,7 +191,7 @@ class Job:
                 if record != old:  # the inputs' new modification times, or an older record without digests
                     self._write(record)
                 return True
-        elif old is None and self.out.is_dir() and any(self.out.iterdir()) and not force:
+        elif old is None and holds_files(self.out) and not force:
             raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: {afresh}")
         self._write(self._completed(new, None))
         return False

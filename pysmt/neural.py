@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from pysmt.errors import PysmtError
+from pysmt.folder_lock import NOT_CONTENT
 from pysmt.jobs import JOB_FILE, Job
+from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.textio import atomic_path
 
 if TYPE_CHECKING:
@@ -153,15 +154,6 @@ class TrainingClock:
         return self.earlier + time.time() - self.start
 
 
-class Interrupted(Exception):
-    """SIGTERM during training (see :func:`raise_interrupted`): the run saves a checkpoint and stops."""
-
-
-def raise_interrupted(signum: int, frame: FrameType | None) -> None:
-    """A SIGTERM handler that raises :class:`Interrupted`, so a training loop can save before it stops."""
-    raise Interrupted
-
-
 def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
     """The checkpoint ``last`` to resume (None when there is none), refused with one line when it was
     trained with other hyperparameters than ``hp``; what an older version's checkpoint lacks (the
@@ -197,7 +189,7 @@ def start_training_job(out: Path, command: str, hp: Hyperparameters, inputs: Map
             raise PysmtError(f"{label} {path}: {'not a file' if path.exists() else 'no such file'}")
     if out.exists() and not out.is_dir():
         raise PysmtError(f"--out {out}: is a file, not a folder")
-    record_only = out.is_dir() and [p.name for p in out.iterdir()] == [JOB_FILE]
+    record_only = out.is_dir() and [p.name for p in out.iterdir() if p.name not in NOT_CONTENT] == [JOB_FILE]
     if Job(out, command, hp.to_dict(), dict(inputs)).start(force or record_only):
         return True
     for name in training_files:
@@ -256,7 +248,8 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
     def save_best(valid_perplexity: float) -> None:
         task.save(out / MODEL, {**task.model_state(update), "valid_perplexity": valid_perplexity})
 
-    previous = signal.signal(signal.SIGTERM, raise_interrupted)
+    previous = signal.getsignal(signal.SIGTERM)
+    stop_on_sigterm()  # SIGTERM saves a checkpoint, as Ctrl-C does
     clock = TrainingClock(state["seconds"])
     progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc=task.command, file=sys.stderr,
                     mininterval=1.0)
@@ -290,11 +283,11 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
                 task.log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}){shown}")
             if update % limits.checkpoint_every == 0:
                 checkpoint()
-    except (KeyboardInterrupt, Interrupted):
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated)
         progress.close()
         task.log(f"interrupted at update {update:,}: saving {out / LAST}; rerun the command to resume")
         checkpoint()
-        raise SystemExit(130) from None
+        raise SystemExit(143 if isinstance(stop, Terminated) else 130) from None
     finally:
         progress.close()
         signal.signal(signal.SIGTERM, previous)

@@ -7,8 +7,8 @@ output path fails in a second rather than after minutes of loading.
 
 Files that are filled as the work goes (n-best lists, alignments) are written through
 :func:`streamed_output`: into a temporary file beside the final name, moved into place when the run
-ends. An earlier file of that name is left alone until then, and is never truncated by a run that
-fails before producing anything.
+ends. An earlier file of that name is left alone until then, and is kept when the run fails or the
+disk fills up.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pysmt.errors import PysmtError
-from pysmt.textio import current_umask
+from pysmt.textio import current_umask, temporary_file
 
 PathLike = str | Path
 #: An input: one path, several, or None (not given).
@@ -96,27 +96,81 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
         writable_folder(folder, f"{label} {folder}", create=True)
 
 
+class _Stream:
+    """A text file being filled; a failed write (a full disk) becomes :class:`OutputFailed`, naming the file."""
+
+    def __init__(self, handle: TextIO, shown: Path, device: bool = False) -> None:
+        self.handle, self.shown, self.device, self.written = handle, shown, device, False
+
+    def failed(self, err: OSError) -> OutputFailed:
+        what = "" if self.device else "; the incomplete file was removed (an earlier file of that name is untouched)"
+        return OutputFailed(f"writing {self.shown}: {err.strerror or err}{what}")
+
+    def write(self, text: str) -> int:
+        try:
+            self.written = True
+            return self.handle.write(text)
+        except OSError as err:
+            raise self.failed(err) from None
+
+    def flush(self) -> None:
+        try:
+            self.handle.flush()
+        except OSError as err:
+            raise self.failed(err) from None
+
+
+class OutputFailed(PysmtError):
+    """Writing a streamed output failed (a full disk): the partial file is removed, an earlier one kept."""
+
+
 @contextmanager
-def streamed_output(path: PathLike | None) -> Iterator[TextIO | None]:
+def streamed_output(path: PathLike | None) -> Iterator[_Stream | None]:
     """A text file written as results come, under a temporary name, moved to ``path`` when the run ends.
 
-    The move happens on success and also when the run stops part-way (Ctrl-C, a bad input line)
-    after writing something, so finished work is kept; a run that wrote nothing leaves an earlier
-    file of that name untouched. ``None`` gives ``None`` (no such output requested).
+    * The move happens when the run ends, also when it is stopped part-way by Ctrl-C or SIGTERM:
+      what was translated is kept (unless nothing was, then an earlier file stays untouched).
+    * A run that fails (a bad input line, a plugin's error) keeps an earlier complete file of that
+      name untouched and drops its partial output; with no earlier file, the partial output is kept.
+    * A write that fails (a full disk) removes the partial file and keeps an earlier one.
+    * Only a regular file (or a new name) is replaced: a symbolic link's target is written (the link
+      stays), and a device or FIFO (``/dev/stdout``, a named pipe) is written to directly, as a stream.
+    ``None`` gives ``None`` (no such output requested).
     """
     if path is None:
         yield None
         return
-    path = Path(path)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(name)
-    handle = os.fdopen(fd, "w", encoding="utf-8")
+    shown = Path(path)
+    target = shown.resolve()  # through symbolic links, as a shell's `>` writes
+    if target.exists() and not target.is_file():  # a device, FIFO or socket: no file to replace
+        with open(target, "w", encoding="utf-8") as device:
+            yield _Stream(device, shown, device=True)
+        return
+    earlier = target.exists()
+    fd, tmp = temporary_file(target)
+    stream = _Stream(os.fdopen(fd, "w", encoding="utf-8"), shown)
+    keep = False
     try:
-        yield handle
+        yield stream
+        stream.flush()
+        keep = True
+    except OutputFailed:
+        raise
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what was done
+        keep = stream.written or not earlier
+        raise
+    except BaseException:  # the run failed: an earlier complete file is worth more than a partial one
+        keep = not earlier
+        raise
     finally:
-        handle.close()
-        if tmp.stat().st_size or not path.exists():
+        try:
+            stream.handle.close()
+        except OSError as err:
+            tmp.unlink(missing_ok=True)
+            if keep:  # nothing else went wrong: this is the error to report
+                raise stream.failed(err) from None
+        if keep:
             os.chmod(tmp, 0o666 & ~current_umask())
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         else:
-            tmp.unlink()
+            tmp.unlink(missing_ok=True)

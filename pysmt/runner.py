@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
-from pysmt.parallel import worker_pool
+from pysmt.parallel import WorkerDied, ordered_results, worker_pool
 from pysmt.textio import decode_line
 
 
@@ -59,8 +59,12 @@ def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine
     try:
         if threads > 1:
             with worker_pool(threads) as pool:
-                for result in pool.imap(_translate, items, chunksize=1):
-                    done += _emit(result, emit)
+                try:
+                    for result in ordered_results(pool, _translate, items, 2 * threads):
+                        done += _emit(result, emit)
+                except WorkerDied:
+                    raise PysmtError(f"input line {done + 1}: a decoding worker process died (killed, or out of "
+                                     f"memory?); the {done:,} lines before it were written") from None
         else:
             for item in items:
                 done += _emit(_translate(item), emit)

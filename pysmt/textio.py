@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 import sys
@@ -62,6 +63,40 @@ def current_umask() -> int:
     return mask
 
 
+#: In the name of every temporary file and folder pysmt makes beside an output. A run that holds an
+#: output folder's lock removes those a killed run left there (:mod:`pysmt.folder_lock`).
+TEMP_MARK = ".pysmt-tmp"
+#: Errors of a write that ran out of room: the file is incomplete and must not take the final name.
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+#: What torch's checkpoint writer says when a write fails (it raises RuntimeError, not OSError).
+TORCH_WRITE_ERRORS = ("write failed", "inline_container.cc", "PytorchStreamWriter")
+
+
+def temporary_file(path: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``path`` (``.NAME.XXXX.pysmt-tmp.EXT``), open for writing: (descriptor, path)."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_MARK + "".join(path.suffixes[-1:]))
+    return fd, Path(name)
+
+
+def temporary_folder(path: Path) -> Path:
+    """A new hidden folder beside ``path`` (``.NAME.XXXX.pysmt-tmp``)."""
+    return Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_MARK))
+
+
+def write_failure(path: Path, err: BaseException) -> PysmtError | None:
+    """The one-line error for a write to ``path`` that failed for lack of room, or None for any other error.
+
+    torch reports a failed write as a ``RuntimeError`` ("file write failed"), not an ``OSError``.
+    """
+    if isinstance(err, OSError) and err.errno in NO_ROOM:
+        reason = err.strerror
+    elif isinstance(err, RuntimeError) and any(word in str(err) for word in TORCH_WRITE_ERRORS):
+        reason = "the write failed (is the disk full?)"
+    else:
+        return None
+    return PysmtError(f"writing {path}: {reason}; the incomplete file was removed and nothing else was changed")
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed into place (with umask permissions) on success.
@@ -69,17 +104,22 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     Every file pysmt writes goes through here (text through :func:`atomic_writer`, binary outputs such
     as checkpoints and arrays directly), so an interrupted job never leaves a half-written file under
     the final name, a rerun can trust that an existing output is complete, and every output gets the
-    same permissions (``mkstemp``'s 0600 would surprise users sharing a system).
+    same permissions (``mkstemp``'s 0600 would surprise users sharing a system). A write that runs
+    out of room is a one-line error naming the file (:func:`write_failure`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes[-1:]))
+    fd, tmp = temporary_file(path)
     os.close(fd)
-    tmp = Path(name)
     try:
         yield tmp
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:
+        failure = write_failure(path, err)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
         if tmp.exists():
             tmp.unlink()

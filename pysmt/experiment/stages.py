@@ -31,6 +31,7 @@ from typing import IO, Any, Self
 
 from pysmt.errors import PysmtError
 from pysmt.jobs import Job
+from pysmt.processes import ChildProcess, Terminated
 from pysmt.textio import atomic_writer
 
 DONE_FILE = "done.json"
@@ -61,15 +62,17 @@ class Measure:
     def run(self, args: list[str], stdout: IO[Any] | None = None) -> None:
         """Run ``pysmt ARGS`` as a child process (its progress on stderr); a failure is a one-line error."""
         command = [sys.executable, "-m", "pysmt.cli", *args]
-        process = subprocess.Popen(command, stdout=stdout if stdout is not None else sys.stderr)
+        process = ChildProcess(command, stdout=stdout if stdout is not None else sys.stderr)
         try:
             status, usage = self._wait(process)
-        except KeyboardInterrupt:  # the child got the SIGINT too: let it stop and keep what it wrote
+        except KeyboardInterrupt as stop:  # let the child stop too, and keep what it wrote
+            if isinstance(stop, Terminated):  # (Ctrl-C reached it from the terminal; SIGTERM may not have)
+                process.terminate()
             self._wait(process)
             raise
         self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
-        if status == 130:
-            raise KeyboardInterrupt
+        if status in (130, 143):
+            raise KeyboardInterrupt if status == 130 else Terminated
         if status != 0:
             raise PysmtError(f"`pysmt {' '.join(args)}` failed with exit status {status} (its message is above)")
 

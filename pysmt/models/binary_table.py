@@ -55,7 +55,7 @@ import numpy as np
 from pysmt.errors import PysmtError
 from pysmt.models.phrase_table import PhraseTable, regroup_targets
 from pysmt.models.reordering_table import ReorderingTable
-from pysmt.textio import atomic_path, atomic_writer, current_umask
+from pysmt.textio import atomic_path, atomic_writer, current_umask, temporary_folder
 
 FORMAT = "pysmt-binary-table"
 VERSION = 1
@@ -371,7 +371,7 @@ def write_table(out_dir: Path, header: dict[str, Any], arrays: dict[str, np.ndar
     out_dir = Path(out_dir)
     check_replaceable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    tmp = temporary_folder(out_dir)
     old: Path | None = None
     try:
         header = {**header, "arrays": {}}

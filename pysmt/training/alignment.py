@@ -10,23 +10,41 @@ runs can differ slightly: the pipeline keeps the alignment on disk and reuses it
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.processes import library_children_die_with_us
+from pysmt.textio import TEMP_MARK, atomic_writer, read_lines
 from pysmt.training.symmetrize import format_pharaoh, parse_pharaoh, symmetrize
+
+
+@contextmanager
+def temporary_files_in(folder: Path) -> Iterator[None]:
+    """Inside the block, ``tempfile``'s files (eflomal's copies of the corpus) go into ``folder``.
+
+    Our temporary folder beside the output is removed by a rerun after kill -9 (pysmt.folder_lock);
+    files in the system's /tmp would stay there.
+    """
+    saved, tempfile.tempdir = tempfile.tempdir, str(folder)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
 
 
 def align(source: Path, target: Path, out: Path, heuristic: str = "grow-diag-final-and") -> None:
     """Align a tokenized bitext with eflomal and write the symmetrized Pharaoh alignment to ``out``."""
     import eflomal
 
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.", suffix=TEMP_MARK) as tmp:
         forward, reverse = Path(tmp) / "forward", Path(tmp) / "reverse"
         with open(source, encoding="utf-8") as src, open(target, encoding="utf-8") as tgt:
             try:
-                eflomal.Aligner().align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
-                                        quiet=False)  # eflomal reports its sampling iterations: the step's progress
+                with library_children_die_with_us(), temporary_files_in(Path(tmp)):
+                    eflomal.Aligner().align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
+                                            quiet=False)  # eflomal reports its sampling iterations: the step's progress
             except (ValueError, OSError) as err:
                 raise PysmtError(f"eflomal failed on {source} and {target}: {err}") from None
         symmetrize_files(source, target, forward, reverse, out, heuristic)

@@ -16,7 +16,8 @@ from typing import IO
 
 from pysmt.errors import PysmtError
 from pysmt.outputs import check_outputs
-from pysmt.textio import atomic_path
+from pysmt.processes import ChildProcess
+from pysmt.textio import TEMP_MARK, atomic_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +56,7 @@ def has_words(texts: list[Path]) -> bool:
 
 def run_forwarding_stderr(command: list[str], stdin: IO[bytes] | None, stdout: IO[bytes]) -> tuple[int, str]:
     """Run a tool whose progress goes to our stderr as it comes; return its exit status and its last messages."""
-    process = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+    process = ChildProcess(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
     assert process.stderr is not None
     tail = b""
     terminal = getattr(sys.stderr, "buffer", None)
@@ -80,10 +81,10 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
         raise PysmtError(f"--text {', '.join(map(str, texts))}: no words to estimate a language model from")
     lmplz, build_binary = kenlm_tool("lmplz"), kenlm_tool("build_binary")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.", suffix=TEMP_MARK) as tmp:
         arpa = Path(tmp) / "lm.arpa"
         with open(arpa, "wb") as arpa_out:
-            cat = subprocess.Popen(["cat", *map(str, texts)], stdout=subprocess.PIPE)
+            cat = ChildProcess(["cat", *map(str, texts)], stdout=subprocess.PIPE)
             # lmplz's progress bars go on to the terminal as they come; its last message explains a failure
             status, messages = run_forwarding_stderr(
                 [lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"], cat.stdout, arpa_out)
@@ -94,7 +95,8 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
             how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
             raise PysmtError(f"lmplz failed ({how}): {tool_message(messages)}")
         with atomic_path(out) as binary:
-            run = subprocess.run([build_binary, str(arpa), str(binary)], capture_output=True)
+            run = ChildProcess([build_binary, str(arpa), str(binary)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _, errors = run.communicate()
             if run.returncode != 0:
                 raise PysmtError(f"build_binary failed (exit status {run.returncode}): "
-                                 f"{tool_message(run.stderr.decode(errors='replace'))}")
+                                 f"{tool_message(errors.decode(errors='replace'))}")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
 
-from pysmt.parallel import worker_pool
+from pysmt.parallel import ordered_results, worker_pool
 from pysmt.textio import atomic_path
 
 PIPE = "|"
@@ -103,7 +103,7 @@ def process_lines(lines: list[str], lang: str, *, truecase_model: Path | None = 
             yield from _apply(part)
         return
     with worker_pool(processes, _init_worker, args) as pool:
-        for part in pool.imap(_apply, chunks):
+        for part in ordered_results(pool, _apply, chunks, 2 * processes):
             yield from part
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pysmt.errors import PysmtError
+from pysmt.textio import atomic_writer
 
 EOS, UNK = "[EOS]", "[UNK]"
 EOS_ID, UNK_ID = 0, 1
@@ -46,9 +47,8 @@ class Shortlist:
         return [self.words[i] for i in ids]
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(w + "\n" for w in self.words), encoding="utf-8")
-        tmp.replace(path)
+        with atomic_writer(path) as out:
+            out.write("".join(w + "\n" for w in self.words))
 
     @classmethod
     def load(cls, path: Path) -> Shortlist:

@@ -55,7 +55,10 @@ MOSES_PARAM_RENAMES = {"LexicalReordering": {"type": "model"}}
 MOSES_IGNORED_PARAMS = {"factor", "input-factor", "output-factor", "lazyken"}
 
 #: moses.ini sections that mean nothing for a single-factor phrase-based system and are skipped.
-MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "threads", "n-best-list", "v"}
+MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "v"}
+#: moses.ini sections that set how a run is done, which pysmt takes from the command line (a warning says so).
+MOSES_RUN_SECTIONS = {"threads": "give `pysmt decode --threads N`",
+                      "n-best-list": "give `pysmt decode --nbest FILE --nbest-size N [--distinct]`"}
 
 
 @dataclass
@@ -334,12 +337,20 @@ def parse_weight_line(line: str, path: Path, line_no: int) -> tuple[str, list[fl
 def read_weights_file(path: str | Path) -> dict[str, list[float]]:
     """Read weights in moses.ini's ``[weight]`` syntax (``Name= w1 w2 ...``, one feature a line)."""
     path = Path(path)
+    lines = [(line_no, text) for line_no, line in read_lines(path)
+             if (text := line.split("#", 1)[0].strip()) and not text.startswith("[")]
+    return weight_lines(lines, path)
+
+
+def weight_lines(lines: list[tuple[int, str]], path: Path) -> dict[str, list[float]]:
+    """The weights of ``Name= w1 w2 ...`` lines; a feature named twice is an error (which line should win?)."""
     weights: dict[str, list[float]] = {}
-    for line_no, line in read_lines(path):
-        line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("["):
-            continue
+    first: dict[str, int] = {}
+    for line_no, line in lines:
         name, values = parse_weight_line(line, path, line_no)
+        if name in first:
+            raise at_line(path, line_no, f"{name} has weights already (line {first[name]}): give each feature once")
+        first[name] = line_no
         weights[name] = finite_weights(values, f"{path}, line {line_no}: {name}")
     return weights
 
@@ -391,10 +402,7 @@ def read_moses_ini(path: Path) -> SystemConfig:
         explicit.append(args.pop("name", None))
         params.append({key: value for key, value in args.items() if key not in MOSES_IGNORED_PARAMS})
     names = default_names(types, explicit, labels)
-    weights: dict[str, list[float]] = {}
-    for line_no, line in sections.get("weight", []):
-        name, values = parse_weight_line(line, path, line_no)
-        weights[name] = finite_weights(values, f"{path}, line {line_no}: {name}")
+    weights = weight_lines(sections.get("weight", []), path)
     unknown = sorted(set(weights) - set(names))
     if unknown:
         raise PysmtError(f"{path}: [weight] names unknown feature(s) {', '.join(unknown)}")
@@ -428,6 +436,11 @@ def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) 
                 values[key] = kind(text)
             except ValueError:
                 raise at_line(path, line_no, f"[{name}] must be a number, found {text!r}") from None
+        elif name in MOSES_RUN_SECTIONS:
+            print(f"pysmt: {path}: [{name}] is not read: {MOSES_RUN_SECTIONS[name]}", file=sys.stderr)
+        elif name.startswith("weight-"):
+            raise PysmtError(f"{path}: [{name}] is an old-style weight section, which a moses.ini with [feature] "
+                             "sections does not use: give its weights in [weight] (Name= w1 w2 ...)")
         else:
             print(f"pysmt: {path}: ignoring section [{name}]", file=sys.stderr)
     search = SearchConfig(**values)

@@ -36,6 +36,23 @@ DEVICE_NAMES = "auto, cpu, cuda or cuda:N"
 MODEL, LAST, LOG = "model.pt", "last.pt", "log.tsv"
 
 H = TypeVar("H", bound="Hyperparameters")
+#: Below this share of a sentence's words in a neural model's vocabulary, a warning says so.
+LOW_COVERAGE = 0.5
+
+
+def coverage_warning(feature: str, words: Sequence[str], vocabulary: Any, what: str, where: Path) -> str | None:
+    """The warning for a neural model that knows few of ``words`` (``what``: "source words", ...), or None.
+
+    A model trained on the other language or another tokenization scores every phrase as unknown
+    words, silently: the features still give numbers. Fewer than 10 words say nothing.
+    """
+    if len(words) < 10:
+        return None
+    covered = sum(1 for w in words if w in vocabulary) / len(words)
+    if covered >= LOW_COVERAGE:
+        return None
+    return (f"pysmt: warning: feature {feature}: only {covered:.0%} of the {what} are in the model's vocabulary "
+            f"({where}); was it trained on this system's languages and tokenization?")
 
 
 def resolve_device(name: str | torch.device, label: str = "--device") -> torch.device:

@@ -46,6 +46,17 @@ def read_entries(path: Path) -> Iterator[NbestLine]:
             raise at_line(path, line_no, f"bad n-best line ({err})") from None
 
 
+def check_labels(nbest_path: Path, labels: list[str], system: list[str]) -> None:
+    """Refuse a list whose features are not the system's: its totals and tuned weights would not match."""
+    if labels != system:
+        missing, foreign = [n for n in system if n not in labels], [n for n in labels if n not in system]
+        differences = "; ".join(part for part in (f"it lacks {', '.join(missing)}" if missing else "",
+                                                  f"it has {', '.join(foreign)}" if foreign else "") if part)
+        raise PysmtError(f"{nbest_path}: its features ({' '.join(labels)}) are not the system's "
+                         f"({' '.join(system)}{'; in another order' if not differences else ''})"
+                         f"{': ' + differences if differences else ''}: was it decoded with this -c config?")
+
+
 def sentence_scores(calls: StatefulCalls, index: int, sentences: list[str]) -> np.ndarray:
     """A feature's scores of whole target sentences, ``(len(sentences), num_scores)``, checked as in search."""
     options = [TranslationOption(0, 0, PhrasePair("", tuple(words.split()), table=None, table_scores=None), k)
@@ -71,6 +82,7 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
             raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
                              "rescore adds stateful features (language models) only")
     calls = [StatefulCalls(feature) for feature in features]  # type: ignore[arg-type]
+    system = [spec.name for spec in config.features if spec.type not in added]
     written = 0
     with atomic_writer(out_path) as out:
         for index, group in groupby(read_entries(nbest_path), key=lambda entry: entry[0]):
@@ -78,6 +90,8 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
             for feature in features:
                 if f"{feature.name}=" in entries[0][2].split():
                     raise PysmtError(f"{nbest_path}: the entries already have {feature.name}= scores")
+            if written == 0:
+                check_labels(nbest_path, [name for name, _ in parse_features(entries[0][2])[0]], system)
             try:
                 columns = [sentence_scores(c, index, [words for _, words, _, _ in entries]) for c in calls]
             except FeatureError as err:

@@ -313,21 +313,24 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
     assert outcomes[0] == outcomes[2] and outcomes[1] == outcomes[3]  # compiled = Python reference
 
 
+REST = "Distortion0= 0 LexicalReordering0= 0 WordPenalty0= 0 UnknownWordPenalty0= 0 PhraseDictionaryMemory0= 0"
+
+
 def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system, monkeypatch, tmp_path):
     from pysmt.features.registry import configure_system
     from pysmt.rescoring import rescore
 
-    nbest = tmp_path / "nbest.txt"
-    nbest.write_text("0 ||| x y z ||| KENLM0= -1 ||| -1\n0 ||| x z ||| KENLM0= -2 ||| -2\n"
-                     "1 ||| y ||| KENLM0= -3 ||| -3\n")
+    nbest = tmp_path / "nbest.txt"  # (the system's other features: an n-best list must have them all)
+    nbest.write_text(f"0 ||| x y z ||| KENLM0= -1 {REST} ||| -1\n0 ||| x z ||| KENLM0= -2 {REST} ||| -2\n"
+                     f"1 ||| y ||| KENLM0= -3 {REST} ||| -3\n")
     monkeypatch.setattr(Sequences, "returns", staticmethod(forbid_y_stateful))
     with registered(sequences=Sequences):
         config = configure_system(tiny_system, ["sequences"])
         with pytest.raises(FeatureError, match=f"{nbest}, sentence 1: every entry is forbidden .* Sequences0"):
             rescore(config, ["sequences"], nbest, tmp_path / "out.txt")
-        nbest.write_text("0 ||| x y z ||| KENLM0= -1 ||| -1\n0 ||| x z ||| KENLM0= -2 ||| -2\n")
+        nbest.write_text(f"0 ||| x y z ||| KENLM0= -1 {REST} ||| -1\n0 ||| x z ||| KENLM0= -2 {REST} ||| -2\n")
         assert rescore(config, ["sequences"], nbest, tmp_path / "out.txt") == 1
-        assert (tmp_path / "out.txt").read_text() == "0 ||| x z ||| KENLM0= -2 Sequences0= 0 ||| -2\n"
+        assert (tmp_path / "out.txt").read_text() == f"0 ||| x z ||| KENLM0= -2 {REST} Sequences0= 0 ||| -2\n"
         monkeypatch.setattr(Sequences, "returns", STATEFUL_FAULTS["nan score"][0])
         with pytest.raises(FeatureError, match=f"{nbest}, sentence 0: feature Sequences0: score_batch returned nan"):
             rescore(config, ["sequences"], nbest, tmp_path / "out2.txt")

@@ -276,6 +276,24 @@ def check_strings(folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix
           f"{prefix}_offsets do not match {prefix}_blob")
 
 
+def check_values(folder: Path, kind: str, arrays: dict[str, np.ndarray], id_limits: dict[str, int]) -> None:
+    """Refuse a table whose scores are not all finite or whose ids reach outside what they index.
+
+    A damaged file (a bad disk, a partial copy) would otherwise give empty translations or an
+    IndexError deep in the search. The checks read each array once (tens of milliseconds for a
+    news-sized table).
+    """
+    check(folder, kind, bool(np.isfinite(arrays["scores"]).all()),
+          "scores.npy holds nan or infinite values (damaged? binarize the text table again)")
+    for name, limit in id_limits.items():
+        values = arrays[name]
+        if len(values):
+            low, high = int(values.min()), int(values.max())
+            check(folder, kind, 0 <= low and high < limit,
+                  f"{name}.npy holds ids from {low} to {high}, outside 0..{limit - 1} (damaged? binarize the "
+                  "text table again)")
+
+
 def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     """The attributes of a :class:`~pysmt.models.phrase_table.PhraseTable` read from a binary folder."""
     header, arrays = open_table(folder, PHRASE_TABLE)
@@ -301,6 +319,13 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     if entries:
         end = int(arrays["target_start"][-1]) + int(arrays["target_len"][-1])
         check(folder, PHRASE_TABLE, end == len(arrays["target_ids"]), "target_ids is inconsistent")
+    check_values(folder, PHRASE_TABLE, arrays, {"target_ids": counts.get("vocabulary", 0),
+                                                "alignment_id": counts.get("alignments", 0),
+                                                "block_start": entries + 1})
+    if entries:
+        ends = arrays["target_start"].astype(np.int64) + arrays["target_len"]
+        check(folder, PHRASE_TABLE, int(arrays["target_start"].min()) >= 0 and int(ends.max()) <= end,
+              "target_start.npy or target_len.npy points outside target_ids.npy")
     vocabulary = SortedStrings(arrays["vocab_blob"], arrays["vocab_offsets"])
     return {
         "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
@@ -326,6 +351,7 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     check(folder, REORDERING_TABLE, isinstance(count, int), f"{HEADER} lacks counts")
     check_strings(folder, REORDERING_TABLE, arrays, "key", count)
     check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
+    check_values(folder, REORDERING_TABLE, arrays, {})
     return {"rows": SortedStrings(arrays["key_blob"], arrays["key_offsets"]), "scores": arrays["scores"],
             "header": header, "_pairs_of": (None, {})}
 

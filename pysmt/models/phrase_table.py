@@ -10,6 +10,7 @@ memory-mapped: it loads in milliseconds, and its lookups give exactly the text t
 
 from __future__ import annotations
 
+import math
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,10 @@ def parse_scores(text: str, path: str | Path, line_no: int, expected: int | None
         raise at_line(path, line_no, "no scores")
     if expected is not None and len(values) != expected:
         raise at_line(path, line_no, f"{len(values)} scores where earlier lines have {expected}")
+    if not math.isfinite(sum(values)):  # one test per line: a nan or inf makes the sum so
+        for position, value in enumerate(values, start=1):
+            if not math.isfinite(value):
+                raise at_line(path, line_no, f"score {position} is {value}: scores must be finite numbers")
     return values
 
 

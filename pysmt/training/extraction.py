@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
+from pysmt.array_files import read_arrays
 from pysmt.parallel import ordered_map
 
 MONO, SWAP, OTHER = 0, 1, 2
@@ -117,8 +118,7 @@ class PhraseInstances:
 
     @classmethod
     def load(cls, path: str) -> PhraseInstances:
-        with np.load(path) as data:
-            return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**read_arrays(path, cls.__dataclass_fields__))
 
     @classmethod
     def concatenate(cls, parts: list[PhraseInstances]) -> PhraseInstances:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pysmt.array_files import read_arrays
 from pysmt.textio import atomic_path, read_lines
 from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, Backoff, Shortlist
 
@@ -83,9 +84,8 @@ class EncodedText:
 
     @classmethod
     def load(cls, path: Path) -> EncodedText:
-        with np.load(path) as data:
-            extra = data["extra"] if "extra" in data.files else None
-            return cls(data["ids"], data["pos"], extra, int(data["outside"]))
+        data = read_arrays(path, ["ids", "pos", "outside"], optional=["extra"])
+        return cls(data["ids"], data["pos"], data.get("extra"), int(data["outside"]))
 
 
 def encode_text(path: Path, shortlist: Shortlist, context: int, select: np.ndarray | None = None,

@@ -31,6 +31,7 @@ import numpy as np
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Parameters
+from pysmt.neural import coverage_warning
 from pysmt.search.compiled import ContextTable
 from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt_cslm._network import HiddenStore
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 CACHE_SIZE = 100_000
 #: Target phrases whose ids and context-free terms are kept (emptied when full).
 PHRASE_CACHE_SIZE = 200_000
-#: Below this share of the first sentence's option words in the shortlist, a warning says so.
-LOW_COVERAGE = 0.5
 #: No log Z to subtract (self-normalized scores).
 NO_SHIFT = np.zeros(0)
 
@@ -213,11 +212,10 @@ class CslmFeature(BatchedStatefulFeature):
         if len(words) < 10:
             return
         self.warned = True
-        covered = sum(1 for w in words if w in self.shortlist) / len(words)
-        if covered < LOW_COVERAGE:
-            print(f"pysmt: warning: feature {self.name}: only {covered:.0%} of the first sentence's candidate target "
-                  f"words are in the CSLM's shortlist ({self.directory}); was it trained on this system's target "
-                  "language and tokenization?", file=sys.stderr, flush=True)
+        warning = coverage_warning(self.name, words, self.shortlist, "first sentence's candidate target words (the "
+                                   "CSLM's shortlist)", self.directory)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         options = np.asarray(options, dtype=np.int64)

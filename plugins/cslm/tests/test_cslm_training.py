@@ -14,6 +14,7 @@ from pysmt_cslm.vocabulary import Shortlist
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
+from pysmt.folder_lock import LOCK_FILE
 from pysmt.plugin import Parameters
 
 
@@ -27,7 +28,7 @@ def test_validation_perplexity_falls_on_the_toy_language(tmp_path):
     assert abs(float(rows[-1][3])) < 0.5  # self-normalization: mean log Z near 0
     loaded = load_model(tmp_path / "m")
     assert loaded.valid_perplexity == pytest.approx(best)
-    assert {p.name for p in (tmp_path / "m").iterdir()} == set(TRAINING_FILES) | {"job.json"}
+    assert {p.name for p in (tmp_path / "m").iterdir()} == set(TRAINING_FILES) | {"job.json", LOCK_FILE}
 
 
 def test_resume_after_an_interruption_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
@@ -71,12 +72,12 @@ def test_rerun_with_another_text_is_refused_and_force_starts_afresh(tmp_path):
     resumed = pysmt("cslm", "train", "--text", text, *common, "--max-updates", "6")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming at update 3" in resumed.stderr and load_checkpoint(model / LAST)["update"] == 6
-    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    before = {p.name: p.read_bytes() for p in model.iterdir() if p.name != LOCK_FILE}
 
     refused = pysmt("cslm", "train", "--text", other, *common, "--max-updates", "9")
     line = one_line_error(refused, "--text", str(text.resolve()), str(other.resolve()), "--force")
     assert "holds a cslm train job" in line
-    assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+    assert {p.name: p.read_bytes() for p in model.iterdir() if p.name != LOCK_FILE} == before
 
     (model / "notes.txt").write_text("mine\n")
     fresh = pysmt("cslm", "train", "--text", other, *common, "--max-updates", "3", "--force")

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pysmt.array_files import read_arrays
 from pysmt.errors import at_line
 from pysmt.textio import atomic_path, read_lines
 from rnn_feature.vocabulary import Shortlist
@@ -89,9 +90,9 @@ class EncodedPairs:
 
     @classmethod
     def load(cls, path: Path) -> EncodedPairs:
-        with np.load(path) as data:
-            return cls(Ragged(data["source_flat"], data["source_offsets"]),
-                       Ragged(data["target_flat"], data["target_offsets"]))
+        data = read_arrays(path, ["source_flat", "source_offsets", "target_flat", "target_offsets"])
+        return cls(Ragged(data["source_flat"], data["source_offsets"]),
+                   Ragged(data["target_flat"], data["target_offsets"]))
 
 
 def count_words(path: Path) -> tuple[Counter[str], Counter[str]]:

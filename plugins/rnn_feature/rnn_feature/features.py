@@ -12,6 +12,7 @@ sorted, padded batch ("buffered phrase batching"); scores are cached across sent
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -21,6 +22,7 @@ import numpy as np
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature, Parameters
+from pysmt.neural import coverage_warning
 from pysmt.search.options import PhrasePair, TranslationOption
 from rnn_feature.store import TARGET_VOCAB, resolve_device
 from rnn_feature.vocabulary import Shortlist
@@ -55,7 +57,9 @@ class RnnFeature(Feature):
 
         self.model, self.source, self.target = load_model(directory, device)
         self.batch_size = batch_size
+        self.directory = directory
         self.cache: dict[tuple[str, tuple[str, ...]], float] = {}
+        self.coverage_checked = False
 
     @classmethod
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
@@ -75,6 +79,8 @@ class RnnFeature(Feature):
 
         pairs = [option.pair if isinstance(option, TranslationOption) else option for option in phrases]
         keys = [(pair.source, tuple(pair.target)) for pair in pairs]
+        if not self.coverage_checked:
+            self.check_coverage(keys)
         missing = list(dict.fromkeys(key for key in keys if key not in self.cache))
         if missing:
             if len(self.cache) + len(missing) > CACHE_LIMIT:
@@ -83,6 +89,20 @@ class RnnFeature(Feature):
                                    [(source.split(), target) for source, target in missing], self.batch_size)
             self.cache.update(zip(missing, scores.tolist()))
         return np.array([[self.cache[key]] for key in keys]), None
+
+
+    def check_coverage(self, keys: Sequence[tuple[str, tuple[str, ...]]]) -> None:
+        """Warn once (on stderr) when the model knows few of the first phrase pairs' words, on either side
+        (an RNN trained in the other direction knows a quarter of them)."""
+        sources = [w for source, _ in keys for w in source.split()]
+        targets = [w for _, target in keys for w in target]
+        for words, vocabulary, what in ((sources, self.source, "source"), (targets, self.target, "target")):
+            if len(words) >= 10:
+                self.coverage_checked = True
+                warning = coverage_warning(self.name, words, vocabulary, f"first phrase pairs' {what} words",
+                                           self.directory)
+                if warning:
+                    print(warning, file=sys.stderr, flush=True)
 
 
 class ShortlistPenaltyFeature(Feature):

@@ -23,6 +23,7 @@ from test_rnn_training import ENGLISH, TINY, WORDS, toy_table
 
 from pysmt.config import SystemConfig, load_config
 from pysmt.errors import PysmtError
+from pysmt.folder_lock import LOCK_FILE
 from pysmt.plugin import Parameters
 from pysmt.testing import one_line_error
 from pysmt.testing import run_pysmt as pysmt
@@ -39,7 +40,7 @@ def other_table(path: Path, n: int = 40) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != LOCK_FILE}
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -70,11 +71,18 @@ def content_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def same_place(old: dict[str, JSONValue], new: dict[str, JSONValue]) -> bool:
+    """Whether a recorded input and this run's are one path: the same absolute path, or the same path
+    relative to the job's folder (the folder was moved or copied together with its inputs)."""
+    return old.get("path") == new["path"] or (old.get("relative") is not None
+                                              and old.get("relative") == new.get("relative"))
+
+
 def same_input(old: dict[str, JSONValue], new: dict[str, JSONValue]) -> bool:
     """Whether a recorded input (``old``) is unchanged in this run's fingerprint (``new``): the same
-    path, size and file count, and the same modification time or, when the record holds a digest,
+    place, size and file count, and the same modification time or, when the record holds a digest,
     the same content."""
-    if any(old.get(key) != new.get(key) for key in ("path", "size", "files")):
+    if not same_place(old, new) or any(old.get(key) != new.get(key) for key in ("size", "files")):
         return False
     if old.get("mtime_ns") == new["mtime_ns"]:
         return True
@@ -111,7 +119,8 @@ class Job:
     def record(self) -> dict[str, JSONValue]:
         return {"command": self.command,
                 "options": {key: json.loads(json.dumps(value, default=str)) for key, value in self.options.items()},
-                "inputs": {label: [fingerprint(p, label) for p in _paths(value)] for label, value in self.inputs.items()}}
+                "inputs": {label: [{**fingerprint(p, label), "relative": os.path.relpath(p.resolve(), self.out.resolve())}
+                                   for p in _paths(value)] for label, value in self.inputs.items()}}
 
     def differences(self, old: dict[str, JSONValue], new: dict[str, JSONValue]) -> list[str]:
         """What differs between a stored record and this run's, one phrase per difference."""
@@ -124,9 +133,8 @@ class Job:
                 found.append(f"{key}: {_show(before)} -> {_show(now)}")
         for label in sorted(set(old.get("inputs", {})) | set(new["inputs"])):
             before, now = old.get("inputs", {}).get(label, []), new["inputs"].get(label, [])
-            old_paths, new_paths = [f["path"] for f in before], [f["path"] for f in now]
-            if old_paths != new_paths:
-                found.append(f"{label}: {_show(old_paths)} -> {_show(new_paths)}")
+            if len(before) != len(now) or not all(same_place(o, n) for o, n in zip(before, now)):
+                found.append(f"{label}: {_show([f['path'] for f in before])} -> {_show([f['path'] for f in now])}")
                 continue
             changed = [n["path"] for o, n in zip(before, now) if not same_input(o, n)]
             if changed:

@@ -214,6 +214,11 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
     progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
     assert progress and all(line.endswith("skipped") for line in progress), progress
     one_line_error(run_pysmt(*args, "--budget", "0.5"), "stages/rnn", "budget_minutes: 2.0 -> 0.5", "--force")
+    moved = run.rename(tmp_path / "moved")  # a finished experiment, renamed (or copied): it resumes where it is
+    again = run_pysmt("experiment", "--data", SHARED, "--out", moved, "--scale", "tiny")
+    assert again.returncode == 0, again.stderr[-3000:]
+    progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
+    assert progress and all(line.endswith("skipped") for line in progress), progress
 
 
 def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -303,3 +303,31 @@ def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path)
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
     assert {line.split(" ||| ")[0] for line in lines} == {"0", "1"}
     assert fifo.is_fifo()
+
+
+# -- tune iterations, relocation --------------------------------------------------------------------
+
+def test_a_tune_folder_with_a_damaged_times_file_resumes(tiny_system, dev, tmp_path):
+    src, ref = dev
+    out = tmp_path / "tune"
+    assert pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
+    (out / "run1" / "times.json").write_text('{"deco')  # cut off (by hand: pysmt writes it atomically)
+    again = pysmt(*tune_command(tiny_system, src, ref, out))
+    assert again.returncode == 0 and b"Traceback" not in again.stderr and b"decode dev" not in again.stderr
+    row = (out / "log.tsv").read_text().splitlines()[1].split("\t")
+    assert row[5] == "nan" and row[6] == "nan"  # the steps' times are unknown, said so
+
+
+def test_a_moved_tune_folder_with_its_inputs_resumes(tmp_path):
+    """A folder moved together with its inputs is the same job (records hold paths relative to it too)."""
+    from tests.conftest import write_moses_system
+
+    project = tmp_path / "project"
+    ini = write_moses_system(project / "system")
+    src, ref = project / "dev.src", project / "dev.ref"
+    src.write_text("a b c\nc b a\nb c\n")
+    ref.write_text("x y z\nz y x\ny z\n")
+    assert pysmt(*tune_command(ini, src, ref, project / "tune")).returncode == 0
+    moved = project.rename(tmp_path / "moved")
+    again = pysmt(*tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref", moved / "tune"))
+    assert again.returncode == 0 and b"decode dev" not in again.stderr, again.stderr.decode()

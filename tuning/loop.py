@@ -9,7 +9,10 @@ best dev BLEU (the last optimized weights are only a prediction until decoded).
 Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written atomically:
 ``weights.txt`` (the weights decoded with, ``Name= w ...``), ``nbest.txt``, ``output.txt`` (the
 post-processed 1-best), ``optimized.txt`` and ``times.json``; a rerun reuses what is there, so an
-interrupted run resumes where it stopped. ``TUNE_DIR/log.tsv`` holds the per-iteration table.
+interrupted run resumes where it stopped. Each step's files are complete as a unit: ``nbest.txt``
+is written last of the decode, ``optimized.txt`` last of the optimization, and a step counts as
+done only when that file is there. The folder's lock keeps a second run out (:mod:`pysmt.folder_lock`).
+``TUNE_DIR/log.tsv`` holds the per-iteration table.
 ``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.jobs`): a rerun with
 other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
 """
@@ -109,6 +112,7 @@ def from_file(decoder: Decoder, path: Path) -> np.ndarray:
     return np.concatenate([named[name] for name, _, _ in decoder.nbest_labels()])
 
 
+NAN = float("nan")
 #: What a tuning folder holds besides its run folders.
 TUNE_FILES = ("pysmt.toml", "weights.txt", "log.tsv")
 
@@ -160,7 +164,7 @@ class Tuner:
             else:
                 with atomic_writer(run / "weights.txt") as out:
                     out.write(weights_text(self.decoder, weights))
-            times = json.loads((run / "times.json").read_text()) if (run / "times.json").exists() else {}
+            times = self.read_times(run)
             if not (run / "nbest.txt").exists():
                 start = time.time()
                 self.decode(weights, run)
@@ -171,7 +175,7 @@ class Tuner:
             new = self.pool.add(run / "nbest.txt")
             log(f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool")
             if new == 0 and number > 1:
-                self.record(Iteration(number, dev_bleu, new, len(self.pool), float("nan"), times["decode"], 0.0))
+                self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, times.get("decode", NAN), 0.0))
                 log("no new candidates: stopping")
                 break
             if (run / "optimized.txt").exists():
@@ -181,13 +185,13 @@ class Tuner:
                 start = time.time()
                 optimized, predicted = self.optimize(weights)
                 times["optimize"] = time.time() - start
-                with atomic_writer(run / "optimized.txt") as out:
-                    out.write(weights_text(self.decoder, optimized))
                 with atomic_writer(run / "predicted-bleu.txt") as out:
                     out.write(f"{predicted!r}\n")
                 self.save_times(run, times)
-            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, times["decode"],
-                                  times["optimize"]))
+                with atomic_writer(run / "optimized.txt") as out:  # last: it marks the step done
+                    out.write(weights_text(self.decoder, optimized))
+            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, times.get("decode", NAN),
+                                  times.get("optimize", NAN)))
             if np.max(np.abs(optimized - weights)) < WEIGHT_TOLERANCE:
                 log("no weight changed: converged")
                 break
@@ -227,6 +231,18 @@ class Tuner:
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         return optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed, fixed=self.fixed,
                         processes=self.o.threads)
+
+    @staticmethod
+    def read_times(run: Path) -> dict[str, float]:
+        """The seconds each step of an iteration took, as far as known (a run killed between a step's
+        result and its time, or a damaged file, leaves them unknown: nan in log.tsv, never an error)."""
+        try:
+            times = json.loads((run / "times.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(times, dict):
+            return {}
+        return {step: float(value) for step, value in times.items() if isinstance(value, (int, float))}
 
     @staticmethod
     def save_times(run: Path, times: dict[str, float]) -> None:

@@ -12,7 +12,8 @@ from pysmt.errors import PysmtError
 from pysmt.evaluate import mean_sd, paired_bootstrap, score
 from pysmt.experiment import chain, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
-from pysmt.experiment.report import format_mean_sd, format_p, summarize, table1
+from pysmt.experiment.report import (caveat_lines, claims, format_mean_sd, format_p, summarize, table1,
+                                     tuning_caveats)
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
 from tests.conftest import SHARED, shared_data
@@ -94,6 +95,29 @@ def test_table1_has_ours_beside_the_papers() -> None:
         "| CSLM + RNN | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
         "| CSLM + RNN + WP | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 | 31.50 | 34.54 |",
     ]
+
+
+def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
+    keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    data = evaluation({k: [10.0] for k in keys}, {k: [20.0 + i] for i, k in enumerate(keys)}, [0.01])
+    base = {"LM0": [0.5], "WordPenalty0": [-1.0]}
+    data["weights"] = {"baseline": {"0": base}, "rnn": {"0": {**base, "RNN0": [0.1]}},
+                       "cslm-rnn": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.0]}},
+                       "cslm-rnn-wp": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3]}}}
+    for key in keys:
+        data["dev"][key]["0"]["iteration"] = 2
+    data["dev"]["cslm-rnn-wp"]["0"]["iteration"] = 1
+    caveats = tuning_caveats(data)
+    assert caveats == {"baseline": [], "rnn": [],
+                       "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
+                       "cslm-rnn-wp": ["seed 0: MERT kept the starting weights (iteration 1 decoded best)"]}
+    lines = claims(summarize(data), "nt13", caveats).splitlines()
+    assert lines[0] == "- RNN vs Baseline: +1.00 BLEU (p < 0.05 in every seed)."
+    assert lines[1].endswith("Not a result of tuning: seed 0: tuned weight 0 for CSLM0 (the feature was not used).")
+    assert lines[3] == ("- CSLM + RNN vs RNN alone: +1.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
+                        "did not produce these rows (see above).")
+    assert caveat_lines(data) == ["CSLM + RNN, seed 0: tuned weight 0 for CSLM0 (the feature was not used)",
+                                  "CSLM + RNN + WP, seed 0: MERT kept the starting weights (iteration 1 decoded best)"]
 
 
 # -- data slices -----------------------------------------------------------------------------------
@@ -198,7 +222,8 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
     report = (run / "report.md").read_text(encoding="utf-8")
     for needed in ("## Table 1 on newstest2013", "| CSLM + RNN + WP |", "| 31.50 | 34.54 |", "tok:13a",
                    "204,633", "## Tuned weights", "RNN0", "CSLM0", "WP0", "(Table 2)", "(Table 3)", "scatter.png",
-                   "## Stages: time and peak memory", "| tune-cslm-rnn-wp-seed0 |"):
+                   "## Stages: time and peak memory", "| tune-cslm-rnn-wp-seed0 |",
+                   "**A plumbing check, not a result.**"):
         assert needed in report, needed
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     assert list(results["configurations"]) == ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]

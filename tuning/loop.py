@@ -270,6 +270,12 @@ class Tuner:
             out.write(weights_text(self.decoder, weights))
         log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")
         log("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
+        if best.number == 1 and len(self.history) > 1:
+            log(f"warning: the starting weights decoded best (iteration 1 of {len(self.history)}): tuning did not "
+                "improve on them; more iterations may")
+        unused = [spec.name for spec in specs if spec.type in self.o.features and not any(named[spec.name])]
+        if unused:
+            log(f"warning: tuned weight 0 for {', '.join(unused)}: the added feature is not used by these weights")
         return path
 
 

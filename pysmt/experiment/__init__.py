@@ -18,11 +18,14 @@ def run_experiment(options: ExperimentOptions) -> Path:
     import json
 
     from pysmt.experiment.chain import EVALUATION
-    from pysmt.experiment.report import write_report
+    from pysmt.experiment.report import caveat_lines, write_report
+    from pysmt.experiment.stages import log
 
     experiment = Experiment(options)
     experiment.run()
     evaluation = json.loads((experiment.run_dir / EVALUATION).read_text(encoding="utf-8"))
+    for line in caveat_lines(evaluation):  # said where the user looks, not only in the report
+        log(f"warning: {line}")
     return write_report(experiment, evaluation)
 
 

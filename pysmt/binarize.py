@@ -15,7 +15,7 @@ from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import require_param
 from pysmt.features.registry import system_inputs
-from pysmt.folder_lock import lock_folder
+from pysmt.folder_lock import locked_folder
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE, binarize_table, check_replaceable
 from pysmt.outputs import check_outputs
 
@@ -63,13 +63,13 @@ def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
                     raise PysmtError(f"{label} would replace the folder holding the input {input_label} {path}: "
                                      "choose another --out")
         check_replaceable(folder)
-    lock_folder(out_dir)  # creates it; a second run into it is refused
-    paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
-    for k, spec in tables.items():
-        header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type],
-                                **settings[k])  # type: ignore[arg-type]
-        counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
-        print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
-    out_config = out_dir / "pysmt.toml"
-    config.with_table_paths(paths).write_toml(out_config)
+    with locked_folder(out_dir):  # creates it; a second run into it is refused
+        paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
+        for k, spec in tables.items():
+            header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type],
+                                    **settings[k])  # type: ignore[arg-type]
+            counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
+            print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
+        out_config = out_dir / "pysmt.toml"
+        config.with_table_paths(paths).write_toml(out_config)
     return out_config

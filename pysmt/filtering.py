@@ -10,7 +10,7 @@ from tqdm import tqdm
 from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.decoder import text_processors
 from pysmt.features.registry import system_inputs
-from pysmt.folder_lock import lock_folder
+from pysmt.folder_lock import locked_folder
 from pysmt.models.phrase_table import FIELD_SEPARATOR
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
@@ -63,11 +63,11 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
     check_outputs(outputs, {"--input": input_path, **system_inputs(config)}, folders={"--out": out_dir}, create=True)
     source_text, _ = text_processors(None if prepared else config.processing)
     keep = source_phrases(input_path, config.search.max_phrase_length, source_text.prepare if source_text else None)
-    lock_folder(out_dir)  # creates it; a second run into it is refused
-    paths = {k: out_dir / filtered_name(k, spec) for k, spec in tables.items()}
-    for k, spec in tables.items():
-        kept, read = filter_table(spec.params["path"], keep, paths[k])
-        print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {paths[k]}")
-    out_config = out_dir / "pysmt.toml"
-    config.with_table_paths(paths).write_toml(out_config)
+    with locked_folder(out_dir):  # creates it; a second run into it is refused
+        paths = {k: out_dir / filtered_name(k, spec) for k, spec in tables.items()}
+        for k, spec in tables.items():
+            kept, read = filter_table(spec.params["path"], keep, paths[k])
+            print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {paths[k]}")
+        out_config = out_dir / "pysmt.toml"
+        config.with_table_paths(paths).write_toml(out_config)
     return out_config

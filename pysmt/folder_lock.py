@@ -18,6 +18,8 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pysmt.errors import PysmtError
@@ -27,7 +29,7 @@ LOCK_FILE = ".pysmt.lock"
 #: Lock files are not part of a folder's content (fingerprints, "is this folder empty" checks).
 NOT_CONTENT = frozenset({LOCK_FILE})
 
-_HELD: dict[Path, int] = {}
+_HELD: dict[Path, list[int]] = {}  # folder -> [descriptor, how many holders in this process]
 
 
 def _holder(path: Path) -> str:
@@ -39,13 +41,15 @@ def _holder(path: Path) -> str:
 
 
 def lock_folder(folder: Path) -> None:
-    """Hold ``folder``'s lock until this process exits, creating the folder; refuse if another run holds it.
+    """Hold ``folder``'s lock until :func:`release_folder` (or this process's end), creating the folder;
+    refuse if another run holds it.
 
-    Taking a lock this process already holds does nothing. Temporary files left by a killed run are
-    removed once the lock is held.
+    Taking a lock this process already holds counts one more holder. Temporary files left by a
+    killed run are removed once the lock is held.
     """
     folder = Path(folder).resolve()
     if folder in _HELD:
+        _HELD[folder][1] += 1
         return
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_FILE
@@ -60,8 +64,31 @@ def lock_folder(folder: Path) -> None:
               "started": time.strftime("%Y-%m-%d %H:%M:%S")}
     os.ftruncate(fd, 0)
     os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
-    _HELD[folder] = fd
+    _HELD[folder] = [fd, 1]
     remove_leftovers(folder)
+
+
+def release_folder(folder: Path) -> None:
+    """Give up one hold of ``folder``'s lock; the last one releases it (a library caller may then run a
+    command on the folder). Forked workers still alive keep it held until they exit."""
+    folder = Path(folder).resolve()
+    held = _HELD.get(folder)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _HELD[folder]
+        os.close(held[0])
+
+
+@contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock for the block (see :func:`lock_folder`)."""
+    lock_folder(folder)
+    try:
+        yield
+    finally:
+        release_folder(folder)
 
 
 def remove_leftovers(folder: Path) -> None:

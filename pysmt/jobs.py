@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import NOT_CONTENT, lock_folder
+from pysmt.folder_lock import NOT_CONTENT, lock_folder, release_folder
 from pysmt.textio import atomic_writer
 
 JOB_FILE = "job.json"
@@ -180,9 +180,17 @@ class Job:
 
         Raises a :class:`PysmtError` naming every difference when ``out`` holds another job (or
         unknown files) and ``force`` is not given. With ``force`` the caller must discard the old work.
-        First of all the folder's lock is taken (:func:`lock_folder`): a second run is refused.
+        First of all the folder's lock is taken (:func:`lock_folder`): a second run is refused. The
+        caller releases it when the job's work ends (:func:`release_folder`); a refusal releases it here.
         """
         lock_folder(self.out)
+        try:
+            return self._record_start(force)
+        except BaseException:
+            release_folder(self.out)
+            raise
+
+    def _record_start(self, force: bool) -> bool:
         new = self.record()
         old = self.stored()
         afresh = "rerun with --force to start afresh there, or give a new --out"

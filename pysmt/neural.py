@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import NOT_CONTENT
+from pysmt.folder_lock import NOT_CONTENT, release_folder
 from pysmt.jobs import JOB_FILE, Job
 from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.textio import atomic_path
@@ -308,6 +308,7 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
     finally:
         progress.close()
         signal.signal(signal.SIGTERM, previous)
+        release_folder(out)  # taken by start_training_job
     checkpoint()
     if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
         best, _ = task.validate()

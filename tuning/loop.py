@@ -35,6 +35,7 @@ from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
 from pysmt.features.registry import configure_system, system_inputs
 from pysmt.formats import format_labels, nbest_line
+from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
@@ -281,4 +282,7 @@ class Tuner:
 
 def tune(options: TuningOptions) -> Path:
     """Run (or resume) a tuning job; return the tuned config's path."""
-    return Tuner(options).run()
+    try:
+        return Tuner(options).run()
+    finally:
+        release_folder(options.out)  # taken by start_job

@@ -20,13 +20,15 @@ def run_experiment(options: ExperimentOptions) -> Path:
     from pysmt.experiment.chain import EVALUATION
     from pysmt.experiment.report import caveat_lines, write_report
     from pysmt.experiment.stages import log
+    from pysmt.folder_lock import locked_folder
 
     experiment = Experiment(options)
-    experiment.run()
-    evaluation = json.loads((experiment.run_dir / EVALUATION).read_text(encoding="utf-8"))
-    for line in caveat_lines(evaluation):  # said where the user looks, not only in the report
-        log(f"warning: {line}")
-    return write_report(experiment, evaluation)
+    with locked_folder(experiment.run_dir):  # one experiment per folder (its stages and commands lock their own)
+        experiment.run()
+        evaluation = json.loads((experiment.run_dir / EVALUATION).read_text(encoding="utf-8"))
+        for line in caveat_lines(evaluation):  # said where the user looks, not only in the report
+            log(f"warning: {line}")
+        return write_report(experiment, evaluation)
 
 
 __all__ = ["Experiment", "ExperimentOptions", "run_experiment"]

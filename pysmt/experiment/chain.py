@@ -32,7 +32,6 @@ from pysmt.experiment.settings import (
 )
 from pysmt.experiment.stages import Measure, Stages, log
 from pysmt.features.registry import available
-from pysmt.folder_lock import lock_folder
 from pysmt.textio import atomic_path, atomic_writer
 from pysmt.training.pipeline import PRESETS
 from tuning.loop import TUNE_FILES
@@ -128,7 +127,6 @@ class Experiment:
     # -- the chain --------------------------------------------------------------------------------
 
     def run(self) -> None:
-        lock_folder(self.run_dir)  # one experiment per folder (its stages and commands lock their own)
         self.prepare_data()
         if self.o.system is None:
             self.train_system()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, Self
 
 from pysmt.errors import PysmtError
+from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.processes import ChildProcess, Terminated
 from pysmt.textio import atomic_writer
@@ -152,23 +153,26 @@ class Stages:
         folder = self.run_dir / "stages" / name
         job = Job(folder, f"pysmt experiment {name}", options, inputs)
         resumed = job.start(self.force or (derived and job.holds_other_work()))
-        marker = folder / DONE_FILE
-        if resumed and marker.is_file():
-            record = json.loads(marker.read_text(encoding="utf-8"))
-            result = StageResult(name, record["seconds"], record["peak_mb"], skipped=True)
-            log(f"[{number}/{self.total}] {name}: done before ({duration(result.seconds)}), skipped")
-        else:
-            marker.unlink(missing_ok=True)
-            log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
-            measure = Measure()
-            if not resumed:
-                (folder / ELAPSED_FILE).unlink(missing_ok=True)
-            with StageClock(folder) as clock:
-                action(measure)
-            result = StageResult(name, clock.seconds(), None if in_process else measure.peak_mb, skipped=False)
-            with atomic_writer(marker) as out:
-                json.dump({**result.to_dict(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}, out)
-            memory = "" if result.peak_mb is None else f", peak {result.peak_mb:,.0f} MB"
-            log(f"[{number}/{self.total}] {name}: done in {duration(result.seconds)}{memory}")
+        try:
+            marker = folder / DONE_FILE
+            if resumed and marker.is_file():
+                record = json.loads(marker.read_text(encoding="utf-8"))
+                result = StageResult(name, record["seconds"], record["peak_mb"], skipped=True)
+                log(f"[{number}/{self.total}] {name}: done before ({duration(result.seconds)}), skipped")
+            else:
+                marker.unlink(missing_ok=True)
+                log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
+                measure = Measure()
+                if not resumed:
+                    (folder / ELAPSED_FILE).unlink(missing_ok=True)
+                with StageClock(folder) as clock:
+                    action(measure)
+                result = StageResult(name, clock.seconds(), None if in_process else measure.peak_mb, skipped=False)
+                with atomic_writer(marker) as out:
+                    json.dump({**result.to_dict(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}, out)
+                memory = "" if result.peak_mb is None else f", peak {result.peak_mb:,.0f} MB"
+                log(f"[{number}/{self.total}] {name}: done in {duration(result.seconds)}{memory}")
+        finally:
+            release_folder(folder)
         self.done.append(result)
         return result

@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.errors import PysmtError, at_line
+from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines
@@ -218,20 +219,23 @@ class Pipeline:
             job.start()  # fails, naming what differs
         self.check_plan(first, last, discarded)
         job.start(force=self.o.force)
-        if discarded:  # --force over another job's work: none of its steps counts as done
-            shutil.rmtree(self.o.out / "steps", ignore_errors=True)
-        for name in STEPS[first:last + 1]:
-            if self.done(name) and not self.o.force:
-                log(f"step {name}: done already (use --force to redo)")
-                continue
-            log(f"step {name} ...")
-            start = time.time()
-            self.marker(name).unlink(missing_ok=True)
-            getattr(self, f"step_{name}")()
-            self.timings[name] = time.time() - start
-            with atomic_writer(self.marker(name)) as out:
-                out.write(f"{self.timings[name]:.1f} s\n")
-            log(f"step {name}: {self.timings[name]:.1f} s")
+        try:
+            if discarded:  # --force over another job's work: none of its steps counts as done
+                shutil.rmtree(self.o.out / "steps", ignore_errors=True)
+            for name in STEPS[first:last + 1]:
+                if self.done(name) and not self.o.force:
+                    log(f"step {name}: done already (use --force to redo)")
+                    continue
+                log(f"step {name} ...")
+                start = time.time()
+                self.marker(name).unlink(missing_ok=True)
+                getattr(self, f"step_{name}")()
+                self.timings[name] = time.time() - start
+                with atomic_writer(self.marker(name)) as out:
+                    out.write(f"{self.timings[name]:.1f} s\n")
+                log(f"step {name}: {self.timings[name]:.1f} s")
+        finally:
+            release_folder(self.o.out)
 
     # -- steps -------------------------------------------------------------------------------
 

@@ -331,3 +331,31 @@ def test_a_moved_tune_folder_with_its_inputs_resumes(tmp_path):
     moved = project.rename(tmp_path / "moved")
     again = pysmt(*tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref", moved / "tune"))
     assert again.returncode == 0 and b"decode dev" not in again.stderr, again.stderr.decode()
+
+
+def test_tune_says_when_tuning_did_not_move_the_weights(tiny_system, dev, tmp_path):
+    """The warning comes exactly when the start decoded best, or an added feature's tuned weight is 0."""
+    src, ref = dev
+    out = tmp_path / "tune"
+    proc = pysmt(*tune_command(tiny_system, src, ref, out, "--max-iterations", "3", "--features", "repeated-word"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    rows = [line.split("\t") for line in (out / "log.tsv").read_text().splitlines()[1:]]
+    best = max(rows, key=lambda row: float(row[1]))[0]
+    said = proc.stderr.decode()
+    assert ("warning: the starting weights decoded best" in said) == (best == "1" and len(rows) > 1)
+    weight = [line for line in (out / "weights.txt").read_text().splitlines() if line.startswith("RepeatedWord0=")]
+    assert ("warning: tuned weight 0 for RepeatedWord0" in said) == (float(weight[0].split()[1]) == 0)
+
+
+def test_a_second_experiment_into_a_busy_folder_is_refused(tmp_path):
+    from tests.conftest import SHARED, shared_data
+
+    shared_data("news", "newstest2013.en")
+    out = tmp_path / "run"
+    holder = hold_lock(out)
+    try:
+        fails(pysmt("experiment", "--data", str(SHARED), "--out", str(out), "--scale", "tiny"), 1,
+              "is in use by another run", f"PID {holder.pid}")
+    finally:
+        holder.kill()
+        holder.wait()

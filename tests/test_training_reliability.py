@@ -6,6 +6,7 @@ alignment (``--prepared --alignment``: no tokenizer, no eflomal), so a whole tra
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -121,10 +122,18 @@ def test_rerun_after_the_corpus_changed_is_refused(bitext):
 
 def test_identical_rerun_resumes(system):
     before = snapshot(system["out"])
+    record = json.loads((system["out"] / "job.json").read_text())
     proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("done already") == 7
-    assert snapshot(system["out"]) == before
+    after = snapshot(system["out"])
+    assert {k: v for k, v in after.items() if k != "job.json"} == {k: v for k, v in before.items() if k != "job.json"}
+    # the folder was copied away from its inputs: the record now says where they are from here, and only that
+    again = json.loads((system["out"] / "job.json").read_text())
+    for label, prints in again["inputs"].items():
+        for old, new in zip(record["inputs"][label], prints):
+            assert {**old, "relative": None} == {**new, "relative": None}
+    assert {**record, "inputs": None} == {**again, "inputs": None}
 
 
 def test_force_starts_afresh_with_another_corpus(system):

@@ -132,6 +132,19 @@ class StageResult:
                 "peak_mb": None if self.peak_mb is None else round(self.peak_mb, 1)}
 
 
+def portable(value: Any, run_dir: Path) -> Any:
+    """``value`` (a stage's options) with every path inside ``run_dir`` written from it (``$RUN/data/train``),
+    so that a stage's record stays the same when the experiment's folder is moved or copied."""
+    root = str(run_dir)
+    if isinstance(value, (str, Path)) and (str(value) == root or str(value).startswith(root + os.sep)):
+        return "$RUN" + str(value)[len(root):]
+    if isinstance(value, Mapping):
+        return {key: portable(item, run_dir) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(item, run_dir) for item in value]
+    return value
+
+
 @dataclass
 class Stages:
     """Runs the stages of one experiment in ``run_dir``, in order, numbering them for the progress lines."""
@@ -151,7 +164,7 @@ class Stages:
         """
         number = len(self.done) + 1
         folder = self.run_dir / "stages" / name
-        job = Job(folder, f"pysmt experiment {name}", options, inputs)
+        job = Job(folder, f"pysmt experiment {name}", portable(options, self.run_dir), inputs)
         resumed = job.start(self.force or (derived and job.holds_other_work()))
         try:
             marker = folder / DONE_FILE

@@ -277,11 +277,15 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
 @click.option("--restarts", default=20, show_default=True, type=click.IntRange(min=0),
               help="Random restarts of the optimizer.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the optimizer's random restarts and directions.")
+@click.option("--historic-interpolation", "interpolation", default=0.5, show_default=True,
+              type=click.FloatRange(0.0, 1.0, min_open=True),
+              help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
+                   "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).")
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out.")
 def tune(config_path: str, features: str | None, params: tuple[str, ...], source: str, references: tuple[str, ...],
          out_dir: str, nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int,
-         search: str | None, force: bool) -> None:
+         interpolation: float, search: str | None, force: bool) -> None:
     """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
@@ -294,7 +298,7 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], source
 
     options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
                             split_names(features), nbest_size, max_iterations, threads, restarts, seed, search,
-                            list(params), force)
+                            list(params), force, interpolation)
     path = run_tuning(options)
     click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
 

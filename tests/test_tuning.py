@@ -341,3 +341,38 @@ def test_pool_merges_lists_and_scores_each_distinct_text_once(tmp_path):
     assert features[0].tolist() == [[1.0], [2.0], [3.0]] and features[1].tolist() == [[0.0]]
     assert stats[0].tolist() == [[2, 3, 1, 2, 0, 1, 0, 0, 4]] * 3  # the hand-computed case above
     assert stats[1].tolist() == [[2, 2, 1, 1, 0, 0, 0, 0, 2]]
+
+
+# -- historic interpolation: the next weights move part of the way --------------------------------
+
+def test_interpolation_moves_part_of_the_way_between_normalized_weights():
+    from tuning.loop import interpolated
+
+    decoded = np.array([1.0, 0.2, -0.2, 0.6])  # the first feature is fixed (the unknown-word penalty)
+    optimized = np.array([1.0, 4.0, 0.0, -4.0])
+    tuned = np.array([False, True, True, True])
+    # scale-free: both L1-normalized over the tuned features (0.5 0 -0.5 and 0.2 -0.2 0.6), then mixed
+    assert interpolated(decoded, optimized, tuned, 0.5, scale_free=True).tolist() == pytest.approx(
+        [1.0, 0.35, -0.1, 0.05])
+    assert interpolated(decoded, optimized, tuned, 0.5, scale_free=False).tolist() == pytest.approx(
+        [1.0, 2.1, -0.1, -1.7])  # a fixed feature varies within lists: the scale matters, mix as they are
+    assert interpolated(decoded, optimized, tuned, 1.0, scale_free=True) is optimized  # plain MERT
+    assert decoded.tolist() == [1.0, 0.2, -0.2, 0.6]  # inputs untouched
+
+
+def test_tune_records_its_interpolation(tmp_path):
+    import subprocess
+    import sys
+
+    system = write_moses_system(tmp_path / "system")
+    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
+    src.write_text("a b c\nc b a\nb c\n")
+    ref.write_text("x y z\nz y x\ny z\n")
+    out = tmp_path / "tune"
+    command = [sys.executable, "-m", "pysmt.cli", "tune", "-c", str(system), "--src", str(src), "--ref", str(ref),
+               "--out", str(out), "--max-iterations", "1", "--restarts", "2"]
+    assert subprocess.run(command, capture_output=True).returncode == 0
+    proc = subprocess.run([*command, "--historic-interpolation", "1"], capture_output=True, text=True)
+    assert proc.returncode == 1 and "interpolation: 0.5 -> 1.0" in proc.stderr
+    bad = subprocess.run([*command, "--historic-interpolation", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--historic-interpolation" in bad.stderr

@@ -12,7 +12,7 @@ import os
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 from tqdm import tqdm
@@ -99,6 +99,13 @@ def system_options(function: Any) -> Any:
 POSITIVE = click.IntRange(min=1)
 
 
+def cluster_option(function: Any) -> Any:
+    """``--cluster ADDRESS``: where the work runs (Ray), never what it gives."""
+    return click.option("--cluster", metavar="ADDRESS",
+                        help="Run on a Ray cluster: its head's HOST[:PORT], `auto`, or `local` (a throw-away one on "
+                             "this machine). Needs pysmt-mt[cluster]; every node must see the files.")(function)
+
+
 @main.command()
 @system_options
 @click.option("-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False),
@@ -111,12 +118,13 @@ POSITIVE = click.IntRange(min=1)
 @click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
               help="Write source-target word alignments of the best translations (Pharaoh format).")
 @click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
+@cluster_option
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
 @click.option("--prepared", is_flag=True,
               help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
 def decode(config_path: str, features: str | None, params: tuple[str, ...], input_path: str | None,
            weights_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
-           alignment_path: str | None, threads: int, search: str | None, prepared: bool) -> None:
+           alignment_path: str | None, threads: int, cluster: str | None, search: str | None, prepared: bool) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
 
     Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
@@ -126,16 +134,41 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     """
     from pysmt.decoder import Decoder
     from pysmt.features.registry import configure_system, system_inputs
-    from pysmt.formats import alignment_line, nbest_line
-    from pysmt.outputs import check_outputs, streamed_output
-    from pysmt.runner import input_lines, translate_stream
+    from pysmt.outputs import check_outputs
+    from pysmt.runner import translate_stream
 
+    only_one_place(threads, cluster)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     check_outputs(outputs, {"--input": input_path, "--config": config_path, "--weights": weights_path})
     config = configure_system(config_path, split_names(features), params, weights_path)
     check_outputs(outputs, system_inputs(config))
+    if cluster:
+        from pysmt.cluster import Cluster, SystemRecipe
+
+        recipe = SystemRecipe(config_path, tuple(split_names(features)), params, weights_path, search)
+        with Cluster(cluster, recipe) as workers:
+            decode_stream(workers.labels, input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
+                          workers.translate)
+            workers.log(f"done: {workers.where()}")
+        return
     decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
-    labels = decoder.nbest_labels()
+    decode_stream(decoder.nbest_labels(), input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
+                  lambda items, emit, **how: translate_stream(decoder, items, emit, threads=threads, **how))
+
+
+def only_one_place(threads: int, cluster: str | None) -> None:
+    """``--threads`` (local processes) and ``--cluster`` are two answers to one question: refuse both."""
+    if cluster and threads > 1:
+        raise click.UsageError("--threads and --cluster: give one (on a cluster, every CPU runs a decoder)")
+
+
+def decode_stream(labels: Any, input_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
+                  alignment_path: str | None, prepared: bool, translate: Callable[..., int]) -> None:
+    """Read the input, ``translate`` it, and write translations, n-best lists and alignments in input order."""
+    from pysmt.formats import alignment_line, nbest_line
+    from pysmt.outputs import streamed_output
+    from pysmt.runner import input_lines
+
     handle = open(input_path, "rb") if input_path else sys.stdin.buffer
     name = input_path or "<stdin>"
     total = sum(1 for _ in open(input_path, "rb")) if input_path else None
@@ -155,8 +188,8 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
                 alignment_out.flush()
             progress.update(1)
 
-        translate_stream(decoder, input_lines(handle, name), emit, threads=threads,
-                         nbest_size=nbest_size if nbest_path else 1, distinct=distinct, process=not prepared)
+        translate(input_lines(handle, name), emit, nbest_size=nbest_size if nbest_path else 1, distinct=distinct,
+                  process=not prepared)
 
 
 @main.command("filter")
@@ -281,11 +314,12 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
               type=click.FloatRange(0.0, 1.0, min_open=True),
               help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
                    "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).")
+@cluster_option
 @click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out.")
 def tune(config_path: str, features: str | None, params: tuple[str, ...], source: str, references: tuple[str, ...],
          out_dir: str, nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int,
-         interpolation: float, search: str | None, force: bool) -> None:
+         interpolation: float, cluster: str | None, search: str | None, force: bool) -> None:
     """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
@@ -296,9 +330,10 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], source
     from tuning.loop import TuningOptions
     from tuning.loop import tune as run_tuning
 
+    only_one_place(threads, cluster)
     options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
                             split_names(features), nbest_size, max_iterations, threads, restarts, seed, search,
-                            list(params), force, interpolation)
+                            list(params), force, interpolation, cluster)
     path = run_tuning(options)
     click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
 

@@ -37,14 +37,19 @@ def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLi
 _WORKER: tuple[Decoder, int, bool, bool] | None = None
 
 
+def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,
+                   process: bool) -> Translation:
+    """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output)."""
+    translation = decoder.translate(decoder.preprocess(line) if process else line, index, nbest_size, distinct)
+    translation.output = decoder.postprocess(translation.best) if process else translation.best
+    return translation
+
+
 def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
     if isinstance(item, BadLine):
         return item
     decoder, nbest_size, distinct, process = _WORKER  # type: ignore[misc]
-    index, line = item
-    translation = decoder.translate(decoder.preprocess(line) if process else line, index, nbest_size, distinct)
-    translation.output = decoder.postprocess(translation.best) if process else translation.best
-    return translation
+    return translate_line(decoder, *item, nbest_size, distinct, process)
 
 
 def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine], emit: Callable[[Translation], None],

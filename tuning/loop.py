@@ -30,6 +30,7 @@ from typing import TextIO
 import numpy as np
 import sacrebleu
 
+from pysmt.cluster import Cluster, SystemRecipe
 from pysmt.config import SystemConfig, read_weights_file
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
@@ -72,6 +73,8 @@ class TuningOptions:
     force: bool = False
     #: The optimizer's share of the next weights (1: plain MERT); see :func:`interpolated`.
     interpolation: float = INTERPOLATION
+    #: Decode on this Ray cluster (:mod:`pysmt.cluster`) instead of ``threads`` local processes.
+    cluster: str | None = None
 
 
 @dataclass
@@ -183,6 +186,7 @@ class Tuner:
         self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
         self.history: list[Iteration] = []
         self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
+        self.cluster: Cluster | None = None  # decoder actors, kept across iterations (started at the first decode)
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
@@ -237,6 +241,9 @@ class Tuner:
 
         from pysmt.runner import translate_stream
 
+        if self.o.cluster and self.cluster is None:  # each actor loads the system once, for every iteration
+            self.cluster = Cluster(self.o.cluster, SystemRecipe(str(self.o.config), tuple(self.o.features),
+                                                                tuple(self.o.params), None, self.o.search, 0.0))
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(tqdm(map(self.decoder.preprocess, self.source), total=len(self.source),
                                           unit=" sent", desc="dev options", file=sys.stderr))
@@ -251,8 +258,12 @@ class Tuner:
                     nbest.write(nbest_line(translation.index, candidate, labels) + "\n")
                 progress.update(1)
 
-            translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
-                             nbest_size=self.o.nbest_size)
+            if self.cluster is not None:  # only the weights travel
+                self.cluster.translate(enumerate(self.source), emit, weights=as_lists(self.decoder, weights),
+                                       nbest_size=self.o.nbest_size)
+            else:
+                translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
+                                 nbest_size=self.o.nbest_size)
         progress.close()
 
     def optimize(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
@@ -317,7 +328,11 @@ class Tuner:
 
 def tune(options: TuningOptions) -> Path:
     """Run (or resume) a tuning job; return the tuned config's path."""
+    tuner = None
     try:
-        return Tuner(options).run()
+        tuner = Tuner(options)
+        return tuner.run()
     finally:
+        if tuner is not None and tuner.cluster is not None:
+            tuner.cluster.close()
         release_folder(options.out)  # taken by start_job

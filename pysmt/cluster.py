@@ -1,0 +1,233 @@
+"""Decoding on a Ray cluster (``--cluster ADDRESS``): the optional extra ``pysmt-mt[cluster]``.
+
+Why Ray: its actors keep a loaded system, and its features' caches, across MERT iterations (each
+iteration ships only the weights); a cluster is one ``ray start`` per machine; and a node that
+dies takes only its actors with it, so their work can run again elsewhere. Without ``--cluster``
+nothing here is imported and Ray need not be installed.
+
+The system travels as paths (config, ``--features``, ``--param``, ``--weights``: a
+:class:`SystemRecipe`), never as a pickled decoder: each actor builds its own decoder on its node,
+where binarized tables are memory-mapped and so shared by the actors of one node. Every node must
+see those paths (a shared filesystem, or the same copy everywhere). The input is cut into shards
+of consecutive lines with about the same number of source words (as Moses' ``moses-parallel.pl``
+cuts it), several per actor so that a slow or lost shard costs little; translations are given
+back in input order as soon as every shard before them is done. A shard whose actor dies (its node
+killed, out of memory) runs again on another actor, and the output is the same as a local run's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pysmt.decoder import Decoder, Translation
+from pysmt.errors import PysmtError
+from pysmt.runner import BadLine
+
+#: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
+SHARDS_PER_ACTOR = 4
+#: How often one shard may be lost with its actor before the run stops.
+MAX_SHARD_RETRIES = 3
+#: Seconds to wait for an actor to load the system before deciding the cluster cannot run one.
+ACTOR_START_TIMEOUT = 600.0
+#: Ray's default port, when ``--cluster HOST`` names none.
+RAY_PORT = 6379
+
+Item = tuple[int, str]
+
+
+@dataclass(frozen=True)
+class SystemRecipe:
+    """How to build the decoder a command uses, from paths: what an actor is given instead of a decoder."""
+
+    config: str
+    features: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    weights: str | None = None
+    algorithm: str | None = None
+    missing_weight: float | None = None
+
+    def build(self) -> Decoder:
+        from pysmt.features.registry import configure_system
+
+        config = configure_system(self.config, self.features, self.params, self.weights)
+        return Decoder(config, algorithm=self.algorithm, missing_weight=self.missing_weight)  # type: ignore[arg-type]
+
+
+def shards(items: Sequence[Item], count: int) -> list[list[Item]]:
+    """``items`` cut into at most ``count`` runs of consecutive lines with about equal numbers of words:
+    each cut is where the running word count comes nearest to a multiple of the total / ``count``."""
+    if not items:
+        return []
+    running = np.cumsum([max(len(line.split()), 1) for _, line in items])
+    targets = running[-1] * np.arange(1, count) / count
+    cuts = sorted({int(np.abs(running - target).argmin()) + 1 for target in targets} - {len(items)})
+    return [list(items[a:b]) for a, b in zip([0, *cuts], [*cuts, len(items)])]
+
+
+def ray_module() -> Any:
+    """The ray package, or one line saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise PysmtError("--cluster needs Ray: pip install 'pysmt-mt[cluster]'") from None
+    return ray
+
+
+def connect(address: str) -> Any:
+    """Join the Ray cluster at ``address`` (``local``: start a throw-away one on this machine); return ray."""
+    ray = ray_module()
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+    if address == "local":
+        ray.init(**quiet)
+        return ray
+    if address != "auto":
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", str(RAY_PORT))
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err)
+            raise PysmtError(f"--cluster {address}: no Ray head reachable there ({reason}); start one with "
+                             "`ray start --head`, or give --cluster local") from None
+    try:
+        ray.init(address=address, **{k: v for k, v in quiet.items() if k != "include_dashboard"})
+    except (ConnectionError, RuntimeError) as err:
+        raise PysmtError(f"--cluster {address}: cannot join the Ray cluster there ({err})") from None
+    return ray
+
+
+class DecoderActor:
+    """One decoder on a cluster node (the class Ray makes an actor of)."""
+
+    def __init__(self, recipe: SystemRecipe) -> None:
+        from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
+
+        set_torch_threads(DECODING_THREADS)
+        self.decoder = recipe.build()
+        import ray
+
+        self.node = ray.get_runtime_context().get_node_id()[:8]
+
+    def labels(self) -> list[tuple[str, int, int]]:
+        return self.decoder.nbest_labels()
+
+    def translate(self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool,
+                  process: bool) -> tuple[str, list[Translation]]:
+        from pysmt.runner import translate_line
+
+        if weights is not None:
+            self.decoder.set_weights(weights)
+        return self.node, [translate_line(self.decoder, index, line, nbest_size, distinct, process)
+                           for index, line in shard]
+
+
+class Cluster:
+    """Decoder actors on a Ray cluster, one per CPU unless told: a local pool's job, spread over machines."""
+
+    def __init__(self, address: str, recipe: SystemRecipe, actors: int | None = None) -> None:
+        self.ray = connect(address)
+        self.address, self.recipe = address, recipe
+        self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(DecoderActor)
+        count = actors or max(int(self.ray.cluster_resources().get("CPU", 1)), 1)
+        self.actors = [self.remote.remote(recipe) for _ in range(count)]
+        self.log(f"{count} decoder actor(s) on {len(self.ray.nodes())} node(s) of {address}; loading the system")
+        self.labels = self.call(self.actors[0].labels.remote())
+        self.placed: Counter[str] = Counter()
+
+    @staticmethod
+    def log(message: str) -> None:
+        print(f"pysmt cluster: {message}", file=sys.stderr, flush=True)
+
+    def call(self, future: Any, timeout: float | None = ACTOR_START_TIMEOUT) -> Any:
+        """``ray.get``, with a user's error inside the actor raised as itself (one line), not Ray's wrapper."""
+        try:
+            return self.ray.get(future, timeout=timeout)
+        except self.ray.exceptions.RayTaskError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, PysmtError):
+                raise cause from None
+            raise
+        except self.ray.exceptions.GetTimeoutError:
+            raise PysmtError(f"--cluster {self.address}: no node took a decoder within {ACTOR_START_TIMEOUT:.0f} s "
+                             "(too little CPU or memory free?)") from None
+
+    def translate(self, stream: Iterable[Item | BadLine], emit: Callable[[Translation], None], *,
+                  weights: list[list[float]] | None = None, nbest_size: int = 1, distinct: bool = False,
+                  process: bool = True) -> int:
+        """Translate the lines on the actors and ``emit`` every translation in input order; return how many.
+
+        The whole input is read first (shards need it); an undecodable line stops the run after every
+        line before it was emitted, as locally.
+        """
+        items: list[Item] = []
+        for item in stream:
+            if isinstance(item, BadLine):
+                self.translate_items(items, emit, weights, nbest_size, distinct, process)
+                raise item.error
+            items.append(item)
+        return self.translate_items(items, emit, weights, nbest_size, distinct, process)
+
+    def translate_items(self, items: Sequence[Item], emit: Callable[[Translation], None],
+                        weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool) -> int:
+        ray = self.ray
+        parts = shards(items, SHARDS_PER_ACTOR * len(self.actors))
+        todo, losses = deque(range(len(parts))), Counter[int]()
+        idle, running, done, emitted = list(self.actors), {}, {}, 0
+        while emitted < len(parts):
+            while idle and todo:
+                k, actor = todo.popleft(), idle.pop()
+                running[actor.translate.remote(parts[k], weights, nbest_size, distinct, process)] = (k, actor)
+            ready, _ = ray.wait(list(running), num_returns=1)
+            k, actor = running.pop(ready[0])
+            try:
+                node, translations = self.call(ready[0], timeout=None)
+            except ray.exceptions.RayActorError:
+                self.replace(actor, k, losses, todo, idle)
+                continue
+            idle.append(actor)
+            done[k] = translations
+            self.placed[node] += 1
+            while emitted in done:
+                for translation in done.pop(emitted):
+                    emit(translation)
+                emitted += 1
+        return len(items)
+
+    def replace(self, actor: Any, shard: int, losses: Counter[int], todo: deque[int], idle: list[Any]) -> None:
+        """An actor died with ``shard``: run the shard again on the others (on a new one if none is left)."""
+        losses[shard] += 1
+        if losses[shard] > MAX_SHARD_RETRIES:
+            raise PysmtError(f"--cluster {self.address}: a shard was lost {losses[shard]} times with its actor "
+                             "(nodes dying, or out of memory?)")
+        self.log(f"an actor died (its node lost?): shard {shard + 1} runs again on another")
+        self.actors.remove(actor)
+        todo.appendleft(shard)
+        if not self.actors:  # the last one: the cluster must place a new one, or the run stops
+            fresh = self.remote.remote(self.recipe)
+            self.call(fresh.labels.remote())
+            self.actors.append(fresh)
+            idle.append(fresh)
+
+    def where(self) -> str:
+        """Which nodes ran how many shards (node ids shortened), for the user."""
+        return ", ".join(f"node {node}: {count} shard(s)" for node, count in sorted(self.placed.items()))
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.ray.shutdown()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,155 @@
+"""``--cluster``: the same results as a local run, on a real multi-node Ray cluster on this machine.
+
+The cluster (a head and a worker node on 127.0.0.1, one CPU each) is started once for the module
+with ``ray start`` and stopped at its end; every command is bounded in time.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pysmt.cluster import shards
+from tests.test_reliability import fails, tune_command
+from tests.test_reliability import pysmt as pysmt_bytes
+from tests.test_runs_and_processes import long_input
+
+ray = pytest.importorskip("ray")
+RAY = str(Path(sys.executable).with_name("ray"))
+ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+NODE = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory", str(80 * 1024 * 1024)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def nodes_alive(address: str) -> int:
+    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
+            "print(sum(n['Alive'] for n in ray.nodes()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
+    return int(out.stdout.strip() or 0)
+
+
+def start_worker(address: str) -> subprocess.Popen:
+    """A worker node that lives as long as the returned process (``ray start --block``)."""
+    return subprocess.Popen([RAY, "start", "--address", address, "--block", *NODE], env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    address = f"127.0.0.1:{free_port()}"
+    subprocess.run([RAY, "start", "--head", "--port", address.split(":")[1], "--include-dashboard=false",
+                    "--disable-usage-stats", *NODE], env=ENV, check=True, capture_output=True, timeout=120)
+    worker = start_worker(address)
+    try:
+        deadline = time.time() + 60
+        while nodes_alive(address) < 2:
+            assert time.time() < deadline, "the worker node did not join"
+            time.sleep(1)
+        yield address
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=60)
+        subprocess.run([RAY, "stop", "--force"], env=ENV, capture_output=True, timeout=120)
+
+
+def pysmt(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+def test_shards_are_consecutive_and_balanced_by_words():
+    items = list(enumerate(["a b c d", "a", "a", "a", "a b c d", "a b c d e f g h"]))
+    parts = shards(items, 3)
+    assert [item for part in parts for item in part] == items  # every line once, in order
+    assert [sum(len(line.split()) for _, line in part) for part in parts] == [6, 5, 8]  # cuts nearest to 19/3 and 38/3 words
+    assert shards([], 4) == [] and shards(items[:1], 4) == [items[:1]]
+
+
+def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cluster):
+    source = long_input(tmp_path / "in.txt", lines=200)
+    here = pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "local.nbest",
+                 "--alignment", tmp_path / "local.align")
+    there = pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "cluster.nbest",
+                  "--alignment", tmp_path / "cluster.align", "--cluster", cluster)
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert there.stdout == here.stdout
+    for name in ("nbest", "align"):
+        assert (tmp_path / f"cluster.{name}").read_bytes() == (tmp_path / f"local.{name}").read_bytes()
+    assert "2 decoder actor(s) on 2 node(s)" in there.stderr and "done: node" in there.stderr
+
+
+def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, cluster):
+    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
+    src.write_text("a b c\nc b a\nb c\na b\nc a b\n")
+    ref.write_text("x y z\nz y x\ny z\nx y\nz x y\n")
+    local = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", "--max-iterations", "3"))
+    remote = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "remote", "--max-iterations", "3",
+                                 "--cluster", cluster))
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    assert (tmp_path / "remote" / "weights.txt").read_text() == (tmp_path / "local" / "weights.txt").read_text()
+    runs = sorted(p.name for p in (tmp_path / "local").glob("run*"))
+    assert runs == sorted(p.name for p in (tmp_path / "remote").glob("run*"))
+    for run in runs:
+        assert (tmp_path / "remote" / run / "nbest.txt").read_bytes() == \
+            (tmp_path / "local" / run / "nbest.txt").read_bytes()
+    assert remote.stderr.count("loading the system") == 1  # the actors kept it across iterations
+
+
+def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, cluster):
+    source = long_input(tmp_path / "in.txt", lines=1500)
+    here = pysmt("decode", "-c", tiny_system, "-i", source)
+    doomed = start_worker(cluster)
+    try:
+        deadline = time.time() + 60
+        while nodes_alive(cluster) < 3:
+            assert time.time() < deadline, "the extra worker node did not join"
+            time.sleep(1)
+        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i",
+                                str(source), "--cluster", cluster], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=ENV)
+        first = run.stdout.readline()  # translating: every actor has a shard
+        os.killpg(doomed.pid, signal.SIGKILL)  # the node's raylet and workers, at once
+        subprocess.run(["pkill", "-9", "-f", f"raylet.*{cluster.split(':')[1]}.*--num_cpus"], capture_output=True)
+        out, err = run.communicate(timeout=300)
+    finally:
+        if doomed.poll() is None:
+            os.killpg(doomed.pid, signal.SIGKILL)
+    assert run.returncode == 0, err
+    assert first + out == here.stdout
+
+
+def test_an_unreachable_head_is_one_line(tiny_system, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\n")
+    fails(pysmt_bytes("decode", "-c", str(tiny_system), "-i", str(source), "--cluster", "127.0.0.1:1"), 1,
+          "--cluster 127.0.0.1:1: no Ray head reachable there")
+
+
+def test_threads_and_cluster_are_one_question(tiny_system, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\n")
+    proc = pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "local", "--threads", "2")
+    assert proc.returncode == 2 and "--threads and --cluster: give one" in proc.stderr
+
+
+def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from pysmt.cluster import ray_module\n"
+            "from pysmt.errors import PysmtError\n"
+            "try:\n    ray_module()\nexcept PysmtError as err:\n    print(err)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "--cluster needs Ray: pip install 'pysmt-mt[cluster]'"
+    lazy = "import sys, pysmt.cli, pysmt.cluster, tuning.loop; print('ray' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout.strip() == "False"

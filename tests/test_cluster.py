@@ -153,3 +153,23 @@ def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
     assert out.stdout.strip() == "--cluster needs Ray: pip install 'pysmt-mt[cluster]'"
     lazy = "import sys, pysmt.cli, pysmt.cluster, tuning.loop; print('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_path, cluster):
+    source = long_input(tmp_path / "in.txt", lines=3000)
+    run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
+                            "--cluster", cluster], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert run.stdout.readline()
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    code = (f"import ray, time; ray.init(address={cluster!r}, logging_level='ERROR', log_to_driver=False)\n"
+            "for _ in range(120):\n"  # every CPU free again: no actor of the run holds one
+            "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
+            "    if not busy: break\n"
+            "    time.sleep(0.5)\n"
+            "print(busy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
+    assert out.stdout.strip() == "0.0", out.stderr

@@ -87,8 +87,8 @@ def connect(address: str) -> Any:
     ray = ray_module()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
-    if address == "local":
-        ray.init(**quiet)
+    if address == "local":  # always a new instance, even beside a cluster `ray start` made on this machine
+        ray.init(address="local", **quiet)
         return ray
     if address != "auto":
         host, _, port = address.rpartition(":") if ":" in address else (address, "", str(RAY_PORT))
@@ -109,25 +109,34 @@ class DecoderActor:
     """One decoder on a cluster node (the class Ray makes an actor of)."""
 
     def __init__(self, recipe: SystemRecipe) -> None:
+        import ray
+
         from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
         set_torch_threads(DECODING_THREADS)
-        self.decoder = recipe.build()
-        import ray
-
         self.node = ray.get_runtime_context().get_node_id()[:8]
+        try:
+            self.decoder: Decoder | None = recipe.build()
+            self.error: PysmtError | None = None
+        except PysmtError as err:  # (a file this node cannot see): said by the first call, as one line
+            self.decoder, self.error = None, PysmtError(f"on node {self.node}: {err}")
+
+    def loaded(self) -> Decoder:
+        if self.decoder is None:
+            raise self.error  # type: ignore[misc]
+        return self.decoder
 
     def labels(self) -> list[tuple[str, int, int]]:
-        return self.decoder.nbest_labels()
+        return self.loaded().nbest_labels()
 
     def translate(self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool,
                   process: bool) -> tuple[str, list[Translation]]:
         from pysmt.runner import translate_line
 
+        decoder = self.loaded()
         if weights is not None:
-            self.decoder.set_weights(weights)
-        return self.node, [translate_line(self.decoder, index, line, nbest_size, distinct, process)
-                           for index, line in shard]
+            decoder.set_weights(weights)
+        return self.node, [translate_line(decoder, index, line, nbest_size, distinct, process) for index, line in shard]
 
 
 class Cluster:
@@ -139,9 +148,14 @@ class Cluster:
         self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(DecoderActor)
         count = actors or max(int(self.ray.cluster_resources().get("CPU", 1)), 1)
         self.actors = [self.remote.remote(recipe) for _ in range(count)]
-        self.log(f"{count} decoder actor(s) on {len(self.ray.nodes())} node(s) of {address}; loading the system")
-        self.labels = self.call(self.actors[0].labels.remote())
         self.placed: Counter[str] = Counter()
+        nodes = sum(node["Alive"] for node in self.ray.nodes())
+        self.log(f"{count} decoder actor(s) on {nodes} node(s) of {address}; loading the system")
+        try:
+            self.labels = self.call(self.actors[0].labels.remote())
+        except BaseException:
+            self.close()
+            raise
 
     @staticmethod
     def log(message: str) -> None:

@@ -398,15 +398,18 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
 @click.option("--system", "system_dir", type=click.Path(exists=True, file_okay=False),
               help="Reuse this system (a `pysmt train` folder) instead of training one.")
 @click.option("--threads", default=2, show_default=True, type=POSITIVE, help="Decoding and training processes.")
+@cluster_option
 @click.option("--force", is_flag=True, help="Start afresh: redo every stage in --out.")
 def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], scale_name: str, seeds: int | None,
-               dev_size: int | None, budget: float | None, system_dir: str | None, threads: int, force: bool) -> None:
+               dev_size: int | None, budget: float | None, system_dir: str | None, threads: int, cluster: str | None,
+               force: bool) -> None:
     """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
 
     Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
     scores) records its options and inputs and is skipped when done: rerun the same command to
     resume; changed options or inputs are refused, naming each difference, unless --force. More
-    --seeds or --test sets may be added to a finished run.
+    --seeds or --test sets may be added to a finished run. With --cluster, the tuning and test
+    decodes run on the cluster (one stage at a time; --threads still sets the training processes).
     """
     from pysmt.experiment import ExperimentOptions, run_experiment
     from pysmt.experiment.data import Bitext
@@ -416,7 +419,7 @@ def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], 
     options = ExperimentOptions(
         Path(data_dir).resolve(), Path(out_dir), [Bitext(Path(s).resolve(), Path(r).resolve()) for s, r in tests],
         scale, seeds or scale.seeds, dev_size or scale.dev_size, budget or scale.budget,
-        Path(system_dir) if system_dir else None, threads, force)
+        Path(system_dir) if system_dir else None, threads, force, cluster)
     report = run_experiment(options)
     click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
 

@@ -6,6 +6,7 @@ with ``ray start`` and stopped at its end; every command is bounded in time.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -187,3 +188,17 @@ def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
     with pytest.raises(PysmtError, match=r"^on node [0-9a-f]{8}: /nowhere/moses.ini: no such file$"):
         Cluster(cluster, SystemRecipe("/nowhere/moses.ini"), actors=1)
     assert not ray.is_initialized()  # the failed start left this process off the cluster
+
+
+def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster):
+    from tests.conftest import SHARED, shared_data
+
+    shared_data("news", "newstest2013.en")
+    local = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "local", "--scale", "tiny", timeout=900)
+    # the same system for both (eflomal's alignments vary from run to run: it has no seed)
+    remote = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
+                   "--system", tmp_path / "local" / "system", timeout=900)
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-3000:]
+    assert "decoder actor(s) on 2 node(s)" in remote.stderr
+    evaluations = [json.loads((tmp_path / run / "evaluation.json").read_text()) for run in ("local", "remote")]
+    assert evaluations[0] == evaluations[1]  # BLEU, chrF, p-values and tuned weights of every configuration

@@ -54,6 +54,8 @@ class ExperimentOptions:
     system: Path | None = None
     threads: int = 2
     force: bool = False
+    #: Decode (tuning and tests) on this Ray cluster instead of ``threads`` local processes.
+    cluster: str | None = None
 
 
 def check_plugins() -> None:
@@ -140,6 +142,10 @@ class Experiment:
                     self.decode(test, configuration, seed)
         self.analyse()
         self.evaluate()
+
+    def where_to_decode(self) -> list[str]:
+        """Where tuning and test decodes run: the cluster, or local processes (never in the stages' records)."""
+        return ["--cluster", self.o.cluster] if self.o.cluster else ["--threads", str(self.o.threads)]
 
     def force_flag(self) -> list[str]:
         return ["--force"] if self.o.force else []
@@ -236,7 +242,7 @@ class Experiment:
         args = ["tune", "-c", str(self.config), "--src", str(self.dev.source), "--ref", str(self.dev.target),
                 "--out", str(out), "--seed", str(seed), "--nbest-size", str(scale.nbest_size),
                 "--max-iterations", str(scale.max_iterations), "--restarts", str(scale.restarts),
-                "--threads", str(self.o.threads), *self.force_flag()]
+                *self.where_to_decode(), *self.force_flag()]
         if configuration.features:
             args += ["--features", ",".join(configuration.features), *self.model_params(configuration)]
         options = {"features": list(configuration.features), "seed": seed, "nbest_size": scale.nbest_size,
@@ -253,7 +259,7 @@ class Experiment:
         def action(measure: Measure) -> None:
             output.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-                measure.run(["decode", "-c", str(config), "-i", str(source), "--threads", str(self.o.threads)], handle)
+                measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode()], handle)
 
         inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
         self.stages.run(f"decode-{test}-{configuration.key}-seed{seed}", {}, inputs, action)

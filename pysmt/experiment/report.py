@@ -189,7 +189,7 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
                 "budget_minutes": o.budget, "system": str(experiment.system), "data": str(o.data),
                 "tests": {name: [str(t.source), str(t.target)] for name, t in experiment.tests.items()},
                 "mert": {"nbest_size": o.scale.nbest_size, "max_iterations": o.scale.max_iterations,
-                         "restarts": o.scale.restarts}, "threads": o.threads}
+                         "restarts": o.scale.restarts}, "threads": o.threads, "cluster": o.cluster}
     results = {"settings": settings, "configurations": summary, "runs": evaluation, "learning_curves": curves,
                "stages": [stage.to_dict() for stage in experiment.stages.done]}
     with atomic_writer(run_dir / "results.json") as out:

@@ -41,10 +41,18 @@ def nodes_alive(address: str) -> int:
     return int(out.stdout.strip() or 0)
 
 
-def start_worker(address: str) -> subprocess.Popen:
-    """A worker node that lives as long as the returned process (``ray start --block``)."""
-    return subprocess.Popen([RAY, "start", "--address", address, "--block", *NODE], env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def start_worker(address: str, nodes: int) -> subprocess.Popen:
+    """A worker node that lives as long as the returned process (``ray start --block``), once the
+    cluster has ``nodes`` nodes alive with it."""
+    worker = subprocess.Popen([RAY, "start", "--address", address, "--block", *NODE], env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while nodes_alive(address) < nodes:
+        if time.time() > deadline:
+            os.killpg(worker.pid, signal.SIGKILL)
+            pytest.fail("the worker node did not join")
+        time.sleep(1)
+    return worker
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +60,14 @@ def cluster():
     address = f"127.0.0.1:{free_port()}"
     subprocess.run([RAY, "start", "--head", "--port", address.split(":")[1], "--include-dashboard=false",
                     "--disable-usage-stats", *NODE], env=ENV, check=True, capture_output=True, timeout=120)
-    worker = start_worker(address)
+    worker = None
     try:
-        deadline = time.time() + 60
-        while nodes_alive(address) < 2:
-            assert time.time() < deadline, "the worker node did not join"
-            time.sleep(1)
+        worker = start_worker(address, nodes=2)
         yield address
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=60)
         subprocess.run([RAY, "stop", "--force"], env=ENV, capture_output=True, timeout=120)
 
 
@@ -111,12 +117,8 @@ def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, clus
 def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=1500)
     here = pysmt("decode", "-c", tiny_system, "-i", source)
-    doomed = start_worker(cluster)
+    doomed = start_worker(cluster, nodes=3)
     try:
-        deadline = time.time() + 60
-        while nodes_alive(cluster) < 3:
-            assert time.time() < deadline, "the extra worker node did not join"
-            time.sleep(1)
         with open(tmp_path / "err.txt", "w") as err_file:  # (a file: the stdout pipe is read to its end first)
             run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i",
                                     str(source), "--cluster", cluster], stdout=subprocess.PIPE, stderr=err_file,

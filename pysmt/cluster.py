@@ -204,7 +204,8 @@ class Cluster:
             k, actor = running.pop(ready[0])
             try:
                 node, translations = self.call(ready[0], timeout=None)
-            except ray.exceptions.RayActorError:
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError):
+                # its node died: before the shard was done, or after but before its result reached us
                 self.replace(actor, k, losses, todo, idle)
                 continue
             idle.append(actor)

@@ -195,6 +195,16 @@ def test_low_vocabulary_coverage_is_reported_once(tiny_model, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
+def test_rescoring_a_list_of_another_language_warns(tiny_model, capsys):
+    """rescore calls the feature as the search does, so the same coverage check sees the list's words."""
+    from pysmt.rescoring import sentence_scores
+    from pysmt.search.plugin_results import StatefulCalls
+
+    sentence_scores(StatefulCalls(feature(tiny_model)), 0, ["the black cat sat on the mat"] * 3)
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "0% of the first sentence's candidate target words" in err
+
+
 def test_model_initialization_is_uniform_and_seeded():
     model = Cslm(TINY, 5)
     again = Cslm(TINY, 5)

@@ -1,6 +1,7 @@
 """Training, resuming, the two scoring paths, the features, and bad input."""
 
 import gzip
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,28 @@ def test_unknown_words_score_through_unk_and_wp_counts_them(tmp_path):
     wp = ShortlistPenaltyFeature.from_config("WP0", {"model": str(tmp_path / "m")}, system(tmp_path))
     assert wp.evaluate(pairs)[0][:, 0].tolist() == [-2.0, -1.0]
     assert Shortlist.load(tmp_path / "m" / "target.vocab").words[:2] == ["[EOS]", "[UNK]"]
+
+
+def test_a_model_of_the_other_direction_is_reported_once_with_its_coverage(tmp_path, capsys):
+    """Trained English -> French, asked about French -> English pairs: nearly every word unknown."""
+    table = toy_table(tmp_path / "pt.gz", n=60)
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
+    capsys.readouterr()
+    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    def pairs(source: list[str], target: list[str]) -> list[PhrasePair]:
+        return [PhrasePair(" ".join(source[k:k + 2]), tuple(target[k:k + 2]), table="TM0", table_scores=None)
+                for k in range(6)]
+
+    backwards = pairs(WORDS, ENGLISH)
+    feature.evaluate(backwards)
+    err = capsys.readouterr().err
+    assert re.search(r"warning: feature RNN0: only \d+% of the first phrase pairs' source words are in the "
+                     r"model's vocabulary \(.*m\); was it trained on this system's languages", err), err
+    feature.evaluate(backwards)
+    assert "warning" not in capsys.readouterr().err  # said once
+    right = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    right.evaluate(pairs(ENGLISH, WORDS))
+    assert "warning" not in capsys.readouterr().err
 
 
 def test_bad_inputs_give_clear_errors(tmp_path):

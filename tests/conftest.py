@@ -27,3 +27,12 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} not available")
     return path
+
+
+@pytest.fixture
+def dev(tmp_path: Path) -> tuple[Path, Path]:
+    """A three-sentence dev set for the toy system: source and reference."""
+    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
+    src.write_text("a b c\nc b a\nb c\n")
+    ref.write_text("x y z\nz y x\ny z\n")
+    return src, ref

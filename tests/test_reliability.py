@@ -2,18 +2,17 @@
 
 One test (or parametrized case) per mistake; each asserts the exit status, that the message is a
 single line naming the problem, and that the inputs survive. Training's and the RNN plugin's own
-cases are in tests/test_training_reliability.py and plugins/rnn_feature/tests.
+cases are in tests/test_training_reliability.py and plugins/rnn_feature/tests; what signals, concurrent runs
+and full disks do, in tests/test_runs_and_processes.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -96,14 +95,6 @@ def test_outputs_in_a_missing_or_unwritable_folder_fail_before_loading(tiny_syst
 def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
     return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
             "--max-iterations", "1", "--restarts", "1", *extra]
-
-
-@pytest.fixture
-def dev(tmp_path: Path) -> tuple[Path, Path]:
-    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
-    src.write_text("a b c\nc b a\nb c\n")
-    ref.write_text("x y z\nz y x\ny z\n")
-    return src, ref
 
 
 def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_system, dev, tmp_path):
@@ -275,30 +266,6 @@ def test_stdout_on_a_full_disk_is_one_line(tiny_system, source):
                               stdout=full, stderr=subprocess.PIPE)
     assert proc.returncode == 1 and "No space left on device" in error_line(proc)
     assert "Exception ignored" not in proc.stderr.decode()  # nothing more at Python's exit
-
-
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_ctrl_c_exits_130_quietly_and_keeps_the_nbest_written_so_far(tiny_system, tmp_path, threads):
-    source = tmp_path / "long.txt"
-    source.write_text("".join(" ".join("abc"[(i + k) % 3] for k in range(40)) + "\n" for i in range(3000)))
-    nbest = tmp_path / "nbest.txt"
-    proc = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
-                             "--threads", threads, "--nbest", str(nbest), "--nbest-size", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            # a shell that starts a job in the background ignores SIGINT for it (and so would
-                            # the test's decoder, inheriting that): give it the default, as a terminal does
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert proc.stdout.readline()  # translating
-    time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole process group
-    try:
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err.decode()
-    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err and b"interrupted" in err
-    kept = {line.split(" ||| ")[0] for line in nbest.read_text().splitlines()}
-    assert "0" in kept and len(kept) < 3000  # what was done is kept, under the final name
 
 
 # -- packaging and files ----------------------------------------------------------------------------

@@ -352,11 +352,13 @@ def test_interpolation_moves_part_of_the_way_between_normalized_weights():
     optimized = np.array([1.0, 4.0, 0.0, -4.0])
     tuned = np.array([False, True, True, True])
     # scale-free: both L1-normalized over the tuned features (0.5 0 -0.5 and 0.2 -0.2 0.6), then mixed
-    assert interpolated(decoded, optimized, tuned, 0.5, scale_free=True).tolist() == pytest.approx(
+    scale_free = np.array([True, True, True, True])  # every untuned feature constant within the lists
+    fixed_varies = np.array([False, True, True, True])
+    assert interpolated(decoded, optimized, tuned, 0.5, scale_free).tolist() == pytest.approx(
         [1.0, 0.35, -0.1, 0.05])
-    assert interpolated(decoded, optimized, tuned, 0.5, scale_free=False).tolist() == pytest.approx(
+    assert interpolated(decoded, optimized, tuned, 0.5, fixed_varies).tolist() == pytest.approx(
         [1.0, 2.1, -0.1, -1.7])  # a fixed feature varies within lists: the scale matters, mix as they are
-    assert interpolated(decoded, optimized, tuned, 1.0, scale_free=True) is optimized  # plain MERT
+    assert interpolated(decoded, optimized, tuned, 1.0, scale_free) is optimized  # plain MERT
     assert decoded.tolist() == [1.0, 0.2, -0.2, 0.6]  # inputs untouched
 
 

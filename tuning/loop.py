@@ -43,7 +43,7 @@ from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
-from tuning.optimizer import constant_features, optimize
+from tuning.optimizer import constant_features, l1_normalized, optimize
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
@@ -127,7 +127,7 @@ TUNE_FILES = ("pysmt.toml", "weights.txt", "log.tsv")
 
 
 def interpolated(decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, share: float,
-                 scale_free: bool) -> np.ndarray:
+                 constant: np.ndarray) -> np.ndarray:
     """The next iteration's weights: ``share`` of the optimizer's, the rest those just decoded with.
 
     Why not the optimizer's alone: the pool of the first iterations holds candidates of one or two
@@ -138,15 +138,15 @@ def interpolated(decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, 
     iteration 2 decoded 0.6–4.4 BLEU after 8.8. Moses' ``mert`` does the same on that pool. Moving
     only part of the way keeps the next decode near what the pool describes, and the decode then
     adds the candidates that constrain the next step (docs/results.md, "MERT at iteration 2").
-    When the rankings do not depend on the ``tuned`` weights' scale (``scale_free``: every other
-    feature is constant within each sentence's list), both vectors are L1-normalized over them
-    first, so that neither dominates by its size. ``share`` 1 is plain MERT (mert-moses.pl's default).
+    Both vectors are L1-normalized over the ``tuned`` features first, as the optimizer normalizes
+    its result (:func:`~tuning.optimizer.l1_normalized`: only when every other feature is
+    ``constant`` within each sentence's list, so rankings do not depend on the scale), so that
+    neither dominates by its size. ``share`` 1 is plain MERT (mert-moses.pl's default).
     """
     if share >= 1.0:
         return optimized
-    old, new = decoded[tuned], optimized[tuned]
-    if scale_free:
-        old, new = old / max(float(np.abs(old).sum()), 1e-300), new / max(float(np.abs(new).sum()), 1e-300)
+    indices = np.flatnonzero(tuned)
+    old, new = (l1_normalized(w, indices, constant)[tuned] for w in (decoded, optimized))
     mixed = decoded.copy()
     mixed[tuned] = share * new + (1.0 - share) * old
     return mixed
@@ -276,7 +276,7 @@ class Tuner:
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         optimized, _ = optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed,
                                 fixed=self.fixed, processes=self.o.threads)
-        step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, bool(constant[self.fixed].all()))
+        step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 
     @staticmethod

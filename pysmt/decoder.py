@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -101,6 +101,7 @@ class Decoder:
         plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.torch_threads`).
         """
         set_torch_threads(DECODING_THREADS)
+        self.built_from = (config, extra_features, algorithm, missing_weight, engine)
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
@@ -115,6 +116,11 @@ class Decoder:
     @property
     def weights(self) -> list[list[float]]:
         return [self.model.feature_weights(f).tolist() for f in self.features]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A decoder pickles as what it was built from and its weights, and is built again where it is
+        unpickled (a ``spawn`` or ``forkserver`` worker): its models travel as paths, never as objects."""
+        return _rebuilt, (self.built_from, self.weights)
 
     def set_weights(self, weights: list[list[float]]) -> None:
         """New weights (one list per feature); cached options are rescored lazily."""
@@ -196,3 +202,9 @@ class Decoder:
     def nbest_labels(self) -> list[tuple[str, int, int]]:
         """(label, first index, last index + 1) of each feature in the score vector, for n-best lists."""
         return [(f.name, self.model.offsets[k], self.model.offsets[k + 1]) for k, f in enumerate(self.features)]
+
+
+def _rebuilt(built_from: tuple[Any, ...], weights: list[list[float]]) -> Decoder:
+    decoder = Decoder(*built_from)
+    decoder.set_weights(weights)
+    return decoder

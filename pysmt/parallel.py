@@ -1,10 +1,14 @@
-"""Work on forked processes: every pool pysmt starts (decoding threads, training steps) comes from here.
+"""Work on local processes: every pool pysmt starts (decoding threads, training steps) comes from here.
 
-Workers are forked, so they share the parent's loaded models and data copy-on-write. They leave
+Workers start with Python's start method (:func:`start_method`): ``fork`` (Linux's default up to
+Python 3.13), ``forkserver`` (the default from 3.14) or ``spawn``, or the one ``PYSMT_START_METHOD``
+names. A map's ``shared`` value (loaded models, a corpus) reaches every worker once: inherited
+copy-on-write under ``fork``, pickled once per worker otherwise (a :class:`~pysmt.decoder.Decoder`
+pickles as the paths and weights it was built from, and is built again in the worker). They leave
 signals to the parent: Ctrl-C reaches the whole process group and SIGTERM may too, and only the
 parent should react (stop, keep what was written, exit with 130 or 143), not print one traceback per
-worker. They die with the parent (:func:`pysmt.processes.die_with_parent`), so kill -9 of pysmt
-leaves no worker behind. A worker that dies (killed, out of memory) breaks the pool: the work
+worker. They die with the parent (:func:`pysmt.processes.die_with_parent`; under ``forkserver``
+with the fork server, which dies with pysmt), so kill -9 of pysmt leaves no worker behind. A worker that dies (killed, out of memory) breaks the pool: the work
 stops with a one-line :class:`WorkerDied` naming the item, never a hang. A worker runs torch (a
 neural plugin's) on one thread: the workers already use the cores, and the OpenMP thread pool that
 the parent started while loading a model does not survive a fork (the child's first parallel region
@@ -33,6 +37,39 @@ from pysmt.torch_threads import set_torch_threads
 J = TypeVar("J")
 R = TypeVar("R")
 
+#: Names the start method of pysmt's pools, overriding Python's default.
+START_METHOD_VARIABLE = "PYSMT_START_METHOD"
+
+_SHARED: Any = None  # the ``shared`` value of the map running in this process (see :func:`shared`)
+_STARTED: Any = None  # in a worker: the barrier every worker of its pool meets once started
+#: Seconds a pool's workers wait for each other to start before the pool gives up.
+START_TIMEOUT = 600.0
+
+
+def start_method() -> str:
+    """How workers start: ``PYSMT_START_METHOD``, else Python's default (``multiprocessing.get_start_method``)."""
+    method = os.environ.get(START_METHOD_VARIABLE) or multiprocessing.get_start_method()
+    if method not in multiprocessing.get_all_start_methods():
+        raise PysmtError(f"{START_METHOD_VARIABLE}={method}: not a start method here "
+                         f"({', '.join(multiprocessing.get_all_start_methods())})")
+    return method
+
+
+def shared() -> Any:
+    """The ``shared`` value given to the pool or map this code runs under (in a worker: its own copy)."""
+    return _SHARED
+
+
+@contextmanager
+def sharing(value: Any) -> Iterator[None]:
+    """:func:`shared` gives ``value`` inside the block, in this process (for work done without workers)."""
+    global _SHARED
+    _SHARED = value
+    try:
+        yield
+    finally:
+        _SHARED = None
+
 
 class WorkerDied(PysmtError):
     """A worker process died while working on item ``position`` (0-based) of a map."""
@@ -42,26 +79,39 @@ class WorkerDied(PysmtError):
         self.position = position
 
 
-def _start_worker(parent: int, initializer: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
+def _start_worker(parent: int | None, started: Any, value: Any, initializer: Callable[..., None] | None,
+                  args: tuple[Any, ...]) -> None:
+    global _SHARED, _STARTED
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    die_with_parent(parent)
+    die_with_parent(os.getppid() if parent is None else parent)
     set_torch_threads(1)  # a neural plugin's model may have been loaded before the fork
+    _SHARED, _STARTED = value, started
     if initializer is not None:
         initializer(*args)
 
 
+def _all_started() -> None:
+    """A first task per worker: it returns once every worker has started, so none starts later."""
+    _STARTED.wait(START_TIMEOUT)
+
+
 @contextmanager
-def worker_pool(processes: int, initializer: Callable[..., None] | None = None,
-                args: tuple[Any, ...] = ()) -> Iterator[ProcessPoolExecutor]:
-    """A pool of ``processes`` forked workers that leave signals to the parent and die with it.
+def worker_pool(processes: int, initializer: Callable[..., None] | None = None, args: tuple[Any, ...] = (),
+                shared: Any = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``processes`` workers that leave signals to the parent and die with it.
 
     The workers are started here, in the calling (main) thread, which their parent-death signal is
-    tied to. Leaving the block early (an error, Ctrl-C) stops them at once.
+    tied to (a pool that started them later, from a feeder thread, would see them killed when that
+    thread ends). Leaving the block early (an error, Ctrl-C) stops them at once.
     """
-    pool = ProcessPoolExecutor(processes, multiprocessing.get_context("fork"), _start_worker,
-                               (os.getpid(), initializer, args))
-    pool.submit(int).result()  # fork every worker now, from this thread
+    method = start_method()
+    context = multiprocessing.get_context(method)
+    parent = None if method == "forkserver" else os.getpid()  # a fork server's children die with it
+    pool = ProcessPoolExecutor(processes, context, _start_worker,
+                               (parent, context.Barrier(processes), shared, initializer, args))
+    for first in [pool.submit(_all_started) for _ in range(processes)]:  # start every worker now
+        first.result()
     try:
         yield pool
     except BaseException:
@@ -105,22 +155,25 @@ def ordered_results(pool: ProcessPoolExecutor, function: Callable[[J], R], items
 
 
 def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, progress: tqdm | None = None,
-                size: Callable[[J], int] = lambda job: 1) -> list[R]:
-    """``[function(job) for job in jobs]``, on ``processes`` forked workers when there is more than one job.
+                size: Callable[[J], int] = lambda job: 1, shared: Any = None) -> list[R]:
+    """``[function(job) for job in jobs]``, on ``processes`` workers when there is more than one job.
 
-    Workers are forked, so ``function`` may read large module-level data set up by the caller
-    without pickling it. ``progress`` advances by ``size(job)`` as each result arrives, in order.
+    ``function`` reads the large data every job needs (a corpus, a candidate pool) from
+    :func:`shared`, which gives ``shared`` in the workers and here. ``progress`` advances by
+    ``size(job)`` as each result arrives, in order.
     """
     results: list[R] = []
     if processes > 1 and len(jobs) > 1:
-        with worker_pool(processes) as pool:
-            for job, result in zip(jobs, ordered_results(pool, function, jobs, 2 * processes)):
+        with worker_pool(processes, shared=shared) as pool:
+            done: Iterable[R] = ordered_results(pool, function, jobs, 2 * processes)
+            for job, result in zip(jobs, done):
                 results.append(result)
                 if progress is not None:
                     progress.update(size(job))
     else:
-        for job in jobs:
-            results.append(function(job))
-            if progress is not None:
-                progress.update(size(job))
+        with sharing(shared):
+            for job in jobs:
+                results.append(function(job))
+                if progress is not None:
+                    progress.update(size(job))
     return results

@@ -1,7 +1,7 @@
 """Decoding a stream of lines: in input order, one output line per input line, written as it is done.
 
-With ``threads > 1`` sentences are decoded by forked worker processes that share the loaded models
-copy-on-write; results are still written in input order. An input line that is not valid UTF-8
+With ``threads > 1`` sentences are decoded by worker processes (:mod:`pysmt.parallel`: forked ones
+share the loaded models copy-on-write); results are still written in input order. An input line that is not valid UTF-8
 stops the run with an error naming the line, after everything before it has been written.
 """
 
@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
-from pysmt.parallel import WorkerDied, ordered_results, worker_pool
+from pysmt.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
 from pysmt.textio import decode_line
 
 
@@ -34,9 +34,6 @@ def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLi
             return
 
 
-_WORKER: tuple[Decoder, int, bool, bool] | None = None
-
-
 def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,
                    process: bool) -> Translation:
     """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output)."""
@@ -48,7 +45,7 @@ def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, dis
 def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
     if isinstance(item, BadLine):
         return item
-    decoder, nbest_size, distinct, process = _WORKER  # type: ignore[misc]
+    decoder, nbest_size, distinct, process = shared()
     return translate_line(decoder, *item, nbest_size, distinct, process)
 
 
@@ -58,23 +55,20 @@ def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine
 
     With ``process`` the system's preparation is applied to the input and its inverse to the output.
     """
-    global _WORKER
-    _WORKER = (decoder, nbest_size, distinct, process)
+    work = (decoder, nbest_size, distinct, process)
     done = 0
-    try:
-        if threads > 1:
-            with worker_pool(threads) as pool:
-                try:
-                    for result in ordered_results(pool, _translate, items, 2 * threads):
-                        done += _emit(result, emit)
-                except WorkerDied:
-                    raise PysmtError(f"input line {done + 1}: a decoding worker process died (killed, or out of "
-                                     f"memory?); the {done:,} lines before it were written") from None
-        else:
+    if threads > 1:
+        with worker_pool(threads, shared=work) as pool:
+            try:
+                for result in ordered_results(pool, _translate, items, 2 * threads):
+                    done += _emit(result, emit)
+            except WorkerDied:
+                raise PysmtError(f"input line {done + 1}: a decoding worker process died (killed, or out of "
+                                 f"memory?); the {done:,} lines before it were written") from None
+    else:
+        with sharing(work):
             for item in items:
                 done += _emit(_translate(item), emit)
-    finally:
-        _WORKER = None
     return done
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pysmt.parallel import ordered_map
+from pysmt.parallel import ordered_map, shared
 from tuning.line_search import CandidatePool, line_search
 
 #: Where random restarts are drawn: mert-moses.pl's default range for every feature.
@@ -98,13 +98,9 @@ class _Start:
     rng: np.random.Generator
 
 
-#: The climber the forked workers use (set before they fork, so the pool is shared, not pickled).
-_CLIMBER: _Climber | None = None
-
-
 def _climb(start: _Start) -> tuple[np.ndarray, float]:
-    assert _CLIMBER is not None
-    return _CLIMBER.climb(start.weights, start.rng)
+    climber: _Climber = shared()
+    return climber.climb(start.weights, start.rng)
 
 
 def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
@@ -119,7 +115,6 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
     per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must
     not move. ``processes`` climbs that many starts at once; it does not change the result.
     """
-    global _CLIMBER
     pool = CandidatePool.from_lists(features, stats)
     d = pool.dimension
     init_w = np.asarray(init, dtype=np.float64)
@@ -136,11 +131,7 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
         point = init_w.copy()
         point[tunable] = rng.uniform(low[tunable], high[tunable])
         starts.append(_Start(point, rng))
-    _CLIMBER = _Climber(pool, tunable, epsilon, random_directions)
-    try:
-        results = ordered_map(_climb, starts, processes)
-    finally:
-        _CLIMBER = None
+    results = ordered_map(_climb, starts, processes, shared=_Climber(pool, tunable, epsilon, random_directions))
     best_w, best_bleu = results[0]
     for w, value in results[1:]:
         if value > best_bleu:

@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.array_files import read_arrays
-from pysmt.parallel import ordered_map
+from pysmt.parallel import ordered_map, shared
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")
@@ -125,11 +125,8 @@ class PhraseInstances:
         return cls(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in cls.__dataclass_fields__})
 
 
-_CORPUS: tuple[list[tuple[int, ...]], list[tuple[int, ...]], list[str], int] | None = None
-
-
 def _extract_range(bounds: tuple[int, int]) -> PhraseInstances:
-    sources, targets, alignments, max_length = _CORPUS  # type: ignore[misc]
+    sources, targets, alignments, max_length = shared()
     cols = {k: array(code) for k, code in (("src_hash", "q"), ("tgt_hash", "q"), ("align_hash", "q"), ("prev", "b"),
                                              ("next", "b"), ("sentence", "i"), ("src_start", "h"), ("src_len", "b"),
                                              ("tgt_start", "h"), ("tgt_len", "b"))}
@@ -154,12 +151,9 @@ def extract_corpus(sources: list[tuple[int, ...]], targets: list[tuple[int, ...]
                    alignments: list[str], max_length: int = 7, processes: int = 2,
                    progress: tqdm | None = None) -> PhraseInstances:
     """Extract every phrase pair of an integer-encoded, aligned corpus (in order, on several processes)."""
-    global _CORPUS
-    _CORPUS = (sources, targets, alignments, max_length)
+    corpus = (sources, targets, alignments, max_length)
     step = 2000
-    ranges = [(k, min(k + step, len(sources))) for k in range(0, len(sources), step)]
-    try:
-        parts = ordered_map(_extract_range, ranges, processes, progress, size=lambda bounds: bounds[1] - bounds[0])
-    finally:
-        _CORPUS = None
-    return PhraseInstances.concatenate(parts) if parts else _extract_range((0, 0))
+    ranges = [(k, min(k + step, len(sources))) for k in range(0, len(sources), step)] or [(0, 0)]
+    parts = ordered_map(_extract_range, ranges, processes, progress, size=lambda bounds: bounds[1] - bounds[0],
+                        shared=corpus)
+    return PhraseInstances.concatenate(parts)

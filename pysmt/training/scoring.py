@@ -31,7 +31,7 @@ from pysmt.textio import atomic_writer
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables
-from pysmt.parallel import ordered_map
+from pysmt.parallel import ordered_map, shared
 
 
 @dataclass
@@ -120,16 +120,13 @@ def g6(value: float) -> str:
 #: Pairs per sorted run: bounds the memory of the write step (about 300 bytes a pair while sorting).
 RUN_SIZE = 500_000
 
-_SCORING: tuple | None = None  # (instances, corpus, pairs, lexical tables, pair order): shared with forked workers
-
-
 def _write_run(job: tuple[int, int, str]) -> str:
     """Format pairs ``order[lo:hi]`` as ``phrase-table line \0 reordering line``, sorted, into file ``path``.
 
     Pairs come in the order of their representative occurrence, so each sentence's alignment is
     parsed once, and words are looked up by id (hashing ints, not strings).
     """
-    inst, corpus, pairs, lexical, order = _SCORING  # type: ignore[misc]
+    inst, corpus, pairs, lexical, order = shared()  # what write_tables shares with its workers
     lo, hi, path = job
     chosen = order[lo:hi]
     occurrence = pairs.representative[chosen]
@@ -171,14 +168,13 @@ def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePair
     Pairs are formatted and sorted in runs of ``RUN_SIZE`` on ``processes`` workers, written to
     temporary files beside the table, and merged, so memory stays bounded whatever the corpus size.
     """
-    global _SCORING
     order = np.argsort(pairs.representative, kind="stable")
-    _SCORING = (inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), order)
+    tables = (inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), order)
     jobs = [(lo, min(lo + RUN_SIZE, len(order)), str(phrase_table.parent / f".{phrase_table.name}.run{k}"))
             for k, lo in enumerate(range(0, len(order), RUN_SIZE))]
     try:
-        runs = ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0])
-        _SCORING = None
+        runs = ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0], shared=tables)
+        del tables
         handles = [open(path, encoding="utf-8") for path in runs]
         with ExitStack() as stack:
             for handle in handles:

@@ -57,7 +57,7 @@ def main() -> None:
     for actors in (1, 2):
         with Cluster(args.address, recipe, actors=actors) as cluster:
             for actor in cluster.actors:  # loaded before the clock starts, as the local decoder is
-                cluster.call(actor.labels.remote())
+                cluster.call(actor.ready.remote())
             for state in ("cold", "warm"):  # actors' caches empty, then filled (as from MERT's 2nd iteration on)
                 runs[f"cluster, {actors} actor(s), {state}"] = timed(
                     lambda emit, cluster=cluster: cluster.translate(lines, emit, process=False))

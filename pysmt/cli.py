@@ -240,8 +240,9 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The rescored n-best list.")
 @click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
               help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.")
+@cluster_option
 def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbest_path: str, out_path: str,
-            weights_path: str | None) -> None:
+            weights_path: str | None, cluster: str | None) -> None:
     """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
     from pysmt.features.registry import configure_system, system_inputs
     from pysmt.outputs import check_outputs
@@ -253,7 +254,15 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     check_outputs({"--out": out_path}, {"--nbest": nbest_path, "--config": config_path, "--weights": weights_path})
     config = configure_system(config_path, added, params, weights_path)
     check_outputs({"--out": out_path}, system_inputs(config))
-    n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
+    if cluster:
+        from pysmt.cluster import Cluster, RescoringActor, SystemRecipe
+
+        recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
+        with Cluster(cluster, recipe, worker=RescoringActor, args=(added,)) as workers:
+            n = run_rescoring(config, added, Path(nbest_path), Path(out_path), workers)
+            workers.log(f"done: {workers.where()}")
+    else:
+        n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
     click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}")
 
 

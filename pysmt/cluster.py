@@ -22,9 +22,9 @@ import os
 import socket
 import sys
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ ACTOR_START_TIMEOUT = 600.0
 RAY_PORT = 6379
 
 Item = tuple[int, str]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,16 @@ class SystemRecipe:
         return Decoder(config, algorithm=self.algorithm, missing_weight=self.missing_weight)  # type: ignore[arg-type]
 
 
-def shards(items: Sequence[Item], count: int) -> list[list[Item]]:
-    """``items`` cut into at most ``count`` runs of consecutive lines with about equal numbers of words:
-    each cut is where the running word count comes nearest to a multiple of the total / ``count``."""
+def source_words(item: Item) -> int:
+    return len(item[1].split())
+
+
+def shards(items: Sequence[T], count: int, size: Callable[[Any], int] = source_words) -> list[list[T]]:
+    """``items`` cut into at most ``count`` runs of consecutive items of about equal size (source words):
+    each cut is where the running size comes nearest to a multiple of the total / ``count``."""
     if not items:
         return []
-    running = np.cumsum([max(len(line.split()), 1) for _, line in items])
+    running = np.cumsum([max(size(item), 1) for item in items])
     targets = running[-1] * np.arange(1, count) / count
     cuts = sorted({int(np.abs(running - target).argmin()) + 1 for target in targets} - {len(items)})
     return [list(items[a:b]) for a, b in zip([0, *cuts], [*cuts, len(items)])]
@@ -105,10 +110,10 @@ def connect(address: str) -> Any:
     return ray
 
 
-class DecoderActor:
-    """One decoder on a cluster node (the class Ray makes an actor of)."""
+class Worker:
+    """What a cluster actor holds: a system's models, built once on its node from a recipe (paths)."""
 
-    def __init__(self, recipe: SystemRecipe) -> None:
+    def __init__(self, recipe: SystemRecipe, *args: Any) -> None:
         import ray
 
         from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
@@ -116,17 +121,31 @@ class DecoderActor:
         set_torch_threads(DECODING_THREADS)
         self.node = ray.get_runtime_context().get_node_id()[:8]
         try:
-            self.decoder: Decoder | None = recipe.build()
+            self.models: Any = self.build(recipe, *args)
             self.error: PysmtError | None = None
         except PysmtError as err:  # (a file this node cannot see): said by the first call, as one line
-            self.decoder, self.error = None, PysmtError(f"on node {self.node}: {err}")
+            self.models, self.error = None, PysmtError(f"on node {self.node}: {err}")
 
-    def loaded(self) -> Decoder:
-        if self.decoder is None:
+    def build(self, recipe: SystemRecipe, *args: Any) -> Any:
+        raise NotImplementedError
+
+    def loaded(self) -> Any:
+        if self.models is None:
             raise self.error  # type: ignore[misc]
-        return self.decoder
+        return self.models
 
-    def labels(self) -> list[tuple[str, int, int]]:
+    def ready(self) -> Any:
+        """Nothing but the models' being loaded (an error if they are not): what a cluster waits for at the start."""
+        self.loaded()
+
+
+class DecoderActor(Worker):
+    """One decoder on a cluster node (the class Ray makes an actor of)."""
+
+    def build(self, recipe: SystemRecipe, *args: Any) -> Decoder:
+        return recipe.build()
+
+    def ready(self) -> list[tuple[str, int, int]]:
         return self.loaded().nbest_labels()
 
     def translate(self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool,
@@ -139,20 +158,39 @@ class DecoderActor:
         return self.node, [translate_line(decoder, index, line, nbest_size, distinct, process) for index, line in shard]
 
 
-class Cluster:
-    """Decoder actors on a Ray cluster, one per CPU unless told: a local pool's job, spread over machines."""
+class RescoringActor(Worker):
+    """The features ``pysmt rescore`` adds, on a cluster node."""
 
-    def __init__(self, address: str, recipe: SystemRecipe, actors: int | None = None) -> None:
+    def build(self, recipe: SystemRecipe, *args: Any) -> Any:
+        from pysmt.features.registry import configure_system
+        from pysmt.rescoring import Rescorer
+
+        (added,) = args
+        return Rescorer(configure_system(recipe.config, recipe.features, recipe.params, recipe.weights), added)
+
+    def rescore(self, shard: list[tuple[int, list[Any]]], nbest_name: str) -> tuple[str, list[list[str]]]:
+        rescorer = self.loaded()
+        return self.node, [rescorer.sentence(nbest_name, index, entries) for index, entries in shard]
+
+
+class Cluster:
+    """Actors on a Ray cluster, one per CPU unless told: a local pool's job, spread over machines.
+
+    ``worker`` is the actor class (decoders unless told), built from ``recipe`` and ``args``.
+    """
+
+    def __init__(self, address: str, recipe: SystemRecipe, actors: int | None = None,
+                 worker: type[Worker] = DecoderActor, args: tuple[Any, ...] = ()) -> None:
         self.ray = connect(address)
-        self.address, self.recipe = address, recipe
-        self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(DecoderActor)
+        self.address, self.recipe, self.args = address, recipe, args
+        self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(worker)
         count = actors or max(int(self.ray.cluster_resources().get("CPU", 1)), 1)
-        self.actors = [self.remote.remote(recipe) for _ in range(count)]
+        self.actors = [self.remote.remote(recipe, *args) for _ in range(count)]
         self.placed: Counter[str] = Counter()
         nodes = sum(node["Alive"] for node in self.ray.nodes())
-        self.log(f"{count} decoder actor(s) on {nodes} node(s) of {address}; loading the system")
+        self.log(f"{count} actor(s) on {nodes} node(s) of {address}; loading the system")
         try:
-            self.labels = self.call(self.actors[0].labels.remote())
+            self.labels = self.call(self.actors[0].ready.remote())
         except BaseException:
             self.close()
             raise
@@ -192,30 +230,37 @@ class Cluster:
 
     def translate_items(self, items: Sequence[Item], emit: Callable[[Translation], None],
                         weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool) -> int:
-        ray = self.ray
         parts = shards(items, SHARDS_PER_ACTOR * len(self.actors))
+        for translations in self.ordered(parts, lambda actor, part: actor.translate.remote(
+                part, weights, nbest_size, distinct, process)):
+            for translation in translations:
+                emit(translation)
+        return len(items)
+
+    def ordered(self, parts: Sequence[T], submit: Callable[[Any, T], Any]) -> Iterator[Any]:
+        """Each part's result, in order, computed by ``submit(actor, part)`` (a method's future, giving
+        (node, result)) on the idle actors; a part lost with its actor runs again on another."""
+        ray = self.ray
         todo, losses = deque(range(len(parts))), Counter[int]()
-        idle, running, done, emitted = list(self.actors), {}, {}, 0
-        while emitted < len(parts):
+        idle, running, done, given = list(self.actors), {}, {}, 0
+        while given < len(parts):
             while idle and todo:
                 k, actor = todo.popleft(), idle.pop()
-                running[actor.translate.remote(parts[k], weights, nbest_size, distinct, process)] = (k, actor)
+                running[submit(actor, parts[k])] = (k, actor)
             ready, _ = ray.wait(list(running), num_returns=1)
             k, actor = running.pop(ready[0])
             try:
-                node, translations = self.call(ready[0], timeout=None)
+                node, result = self.call(ready[0], timeout=None)
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError):
-                # its node died: before the shard was done, or after but before its result reached us
+                # its node died: before the part was done, or after but before its result reached us
                 self.replace(actor, k, losses, todo, idle)
                 continue
             idle.append(actor)
-            done[k] = translations
+            done[k] = result
             self.placed[node] += 1
-            while emitted in done:
-                for translation in done.pop(emitted):
-                    emit(translation)
-                emitted += 1
-        return len(items)
+            while given in done:
+                yield done.pop(given)
+                given += 1
 
     def replace(self, actor: Any, shard: int, losses: Counter[int], todo: deque[int], idle: list[Any]) -> None:
         """An actor died with ``shard``: run the shard again on the others (on a new one if none is left)."""
@@ -227,8 +272,8 @@ class Cluster:
         self.actors.remove(actor)
         todo.appendleft(shard)
         if not self.actors:  # the last one: the cluster must place a new one, or the run stops
-            fresh = self.remote.remote(self.recipe)
-            self.call(fresh.labels.remote())
+            fresh = self.remote.remote(self.recipe, *self.args)
+            self.call(fresh.ready.remote())
             self.actors.append(fresh)
             idle.append(fresh)
 

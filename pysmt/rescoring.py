@@ -14,9 +14,10 @@ search (:class:`~pysmt.search.plugin_results.StatefulCalls`); an entry a feature
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from pysmt.search.options import PhrasePair, Sentence, TranslationOption
 from pysmt.search.plugin_results import FORBIDDEN, StatefulCalls
 from pysmt.textio import atomic_writer, read_lines
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
+
+if TYPE_CHECKING:
+    from pysmt.cluster import Cluster
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
 
@@ -72,42 +76,76 @@ def sentence_scores(calls: StatefulCalls, index: int, sentences: list[str]) -> n
     return scores
 
 
-def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path) -> int:
-    """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries."""
-    specs = [spec for spec in config.features if spec.type in added]
-    set_torch_threads(DECODING_THREADS)
-    features, weights = build_features(config, specs, missing_weight=0.0)
-    for feature in features:
-        if not isinstance(feature, StatefulFeature):
-            raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
-                             "rescore adds stateful features (language models) only")
-    calls = [StatefulCalls(feature) for feature in features]  # type: ignore[arg-type]
+class Rescorer:
+    """The features of types ``added`` in ``config``, built once, rescoring one sentence's entries at a time."""
+
+    def __init__(self, config: SystemConfig, added: list[str]) -> None:
+        specs = [spec for spec in config.features if spec.type in added]
+        set_torch_threads(DECODING_THREADS)
+        self.features, self.weights = build_features(config, specs, missing_weight=0.0)
+        for feature in self.features:
+            if not isinstance(feature, StatefulFeature):
+                raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
+                                 "rescore adds stateful features (language models) only")
+        self.calls = [StatefulCalls(feature) for feature in self.features]  # type: ignore[arg-type]
+
+    def sentence(self, nbest_name: str, index: int, entries: list[NbestLine]) -> list[str]:
+        """The lines of sentence ``index``'s rescored entries, best first (those a feature forbids left out)."""
+        try:
+            columns = [sentence_scores(c, index, [words for _, words, _, _ in entries]) for c in self.calls]
+        except FeatureError as err:
+            raise FeatureError(f"{nbest_name}, sentence {index}: {err}") from None
+        rescored = []
+        for k, (_, words, old, total) in enumerate(entries):
+            if any(FORBIDDEN in column[k] for column in columns):
+                continue  # a forbidden translation, as the search would never have given it
+            added_text = " ".join(f"{f.name}= " + " ".join(format_score(v) for v in column[k])
+                                  for f, column in zip(self.features, columns))
+            total += sum(float(np.dot(w, column[k])) for w, column in zip(self.weights, columns))
+            rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
+        if not rescored:
+            raise FeatureError(f"{nbest_name}, sentence {index}: every entry is forbidden (scored -inf) by "
+                               f"feature {', '.join(c.name for c in self.calls if c.forbidden)}")
+        rescored.sort(key=lambda item: -item[0])
+        return [line for _, line in rescored]
+
+
+def sentences(nbest_path: Path, config: SystemConfig, added: list[str]) -> Iterator[tuple[int, list[NbestLine]]]:
+    """Each sentence's entries, checked: the list's features are the system's, without the added ones yet."""
     system = [spec.name for spec in config.features if spec.type not in added]
+    new = [spec.name for spec in config.features if spec.type in added]
+    for number, (index, group) in enumerate(groupby(read_entries(nbest_path), key=lambda entry: entry[0])):
+        entries = list(group)
+        names = [name for name, _ in parse_features(entries[0][2])[0]]
+        for name in new:
+            if name in names:
+                raise PysmtError(f"{nbest_path}: the entries already have {name}= scores")
+        if number == 0:
+            check_labels(nbest_path, names, system)
+        yield index, entries
+
+
+def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path,
+            cluster: Cluster | None = None) -> int:
+    """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries.
+
+    With ``cluster`` (its actors: :class:`~pysmt.cluster.RescoringActor`), sentences are rescored
+    there in shards of about equal numbers of entries, and written in the same order.
+    """
     written = 0
     with atomic_writer(out_path) as out:
-        for index, group in groupby(read_entries(nbest_path), key=lambda entry: entry[0]):
-            entries = list(group)
-            for feature in features:
-                if f"{feature.name}=" in entries[0][2].split():
-                    raise PysmtError(f"{nbest_path}: the entries already have {feature.name}= scores")
-            if written == 0:
-                check_labels(nbest_path, [name for name, _ in parse_features(entries[0][2])[0]], system)
-            try:
-                columns = [sentence_scores(c, index, [words for _, words, _, _ in entries]) for c in calls]
-            except FeatureError as err:
-                raise FeatureError(f"{nbest_path}, sentence {index}: {err}") from None
-            rescored = []
-            for k, (_, words, old, total) in enumerate(entries):
-                if any(FORBIDDEN in column[k] for column in columns):
-                    continue  # a forbidden translation, as the search would never have given it
-                added_text = " ".join(f"{f.name}= " + " ".join(format_score(v) for v in column[k])
-                                      for f, column in zip(features, columns))
-                total += sum(float(np.dot(w, column[k])) for w, column in zip(weights, columns))
-                rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
-            if not rescored:
-                raise FeatureError(f"{nbest_path}, sentence {index}: every entry is forbidden (scored -inf) by "
-                                   f"feature {', '.join(c.name for c in calls if c.forbidden)}")
-            rescored.sort(key=lambda item: -item[0])
-            out.writelines(line for _, line in rescored)
-            written += len(rescored)
+        if cluster is None:
+            rescorer = Rescorer(config, added)
+            results: Iterable[list[str]] = (rescorer.sentence(str(nbest_path), index, entries)
+                                            for index, entries in sentences(nbest_path, config, added))
+        else:
+            from pysmt.cluster import SHARDS_PER_ACTOR, shards
+
+            groups = list(sentences(nbest_path, config, added))
+            parts = shards(groups, SHARDS_PER_ACTOR * len(cluster.actors), size=lambda group: len(group[1]))
+            results = (lines for part in cluster.ordered(parts, lambda actor, part: actor.rescore.remote(
+                part, str(nbest_path))) for lines in part)
+        for lines in results:
+            out.writelines(lines)
+            written += len(lines)
     return written

@@ -94,7 +94,7 @@ def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cl
     assert there.stdout == here.stdout
     for name in ("nbest", "align"):
         assert (tmp_path / f"cluster.{name}").read_bytes() == (tmp_path / f"local.{name}").read_bytes()
-    assert "2 decoder actor(s) on 2 node(s)" in there.stderr and "done: node" in there.stderr
+    assert "2 actor(s) on 2 node(s)" in there.stderr and "done: node" in there.stderr
 
 
 def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, cluster):
@@ -112,6 +112,21 @@ def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, clus
         assert (tmp_path / "remote" / run / "nbest.txt").read_bytes() == \
             (tmp_path / "local" / run / "nbest.txt").read_bytes()
     assert remote.stderr.count("loading the system") == 1  # the actors kept it across iterations
+
+
+def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, cluster):
+    pytest.importorskip("pysmt_example_features")  # a stateful plugin the actors find by its entry point
+    source = long_input(tmp_path / "in.txt", lines=60)
+    nbest = tmp_path / "nbest.txt"
+    assert pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--nbest-size", "5").returncode == 0
+    outs = {}
+    for where in ("local", "cluster"):
+        outs[where] = tmp_path / f"{where}.rescored"
+        proc = pysmt("rescore", "-c", tiny_system, "--nbest", nbest, "--out", outs[where], "--features",
+                     "repeated-word-batched", *(["--cluster", cluster] if where == "cluster" else []))
+        assert proc.returncode == 0, proc.stderr
+    assert outs["cluster"].read_bytes() == outs["local"].read_bytes()
+    assert "RepeatedWord0= " in outs["local"].read_text() and "done: node" in proc.stderr
 
 
 def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, cluster):
@@ -136,6 +151,35 @@ def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, 
     wrong = [k for k, (a, b) in enumerate(zip(got, want)) if a != b]
     assert len(got) == len(want) and not wrong, (len(got), len(want), wrong[:5], err[-2000:])
     assert "runs again on another" in err  # the lost node's shard was redone
+
+
+def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_were(tiny_system, tmp_path, cluster):
+    src = long_input(tmp_path / "dev.src", lines=600)
+    ref = tmp_path / "dev.ref"
+    ref.write_text(src.read_text().replace("a", "x").replace("b", "y").replace("c", "z"))
+    tune = ("--max-iterations", "2", "--nbest-size", "20")
+    local = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", *tune))
+    assert local.returncode == 0, local.stderr
+    doomed = start_worker(cluster, nodes=3)
+    out = tmp_path / "remote"
+    try:
+        with open(tmp_path / "err.txt", "w") as err_file:
+            run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *tune_command(tiny_system, src, ref, out, *tune,
+                                                                                      "--cluster", cluster)],
+                                   stdout=subprocess.DEVNULL, stderr=err_file, env=ENV)
+            deadline = time.time() + 300
+            while not (out / "run2" / "weights.txt").exists() and run.poll() is None and time.time() < deadline:
+                time.sleep(0.05)
+            os.killpg(doomed.pid, signal.SIGKILL)  # the second iteration is decoding, on every node
+            run.wait(timeout=300)
+        err = (tmp_path / "err.txt").read_text()
+    finally:
+        if doomed.poll() is None:
+            os.killpg(doomed.pid, signal.SIGKILL)
+    assert run.returncode == 0, err[-3000:]
+    assert "runs again on another" in err and "iteration 2:" in err
+    for name in ("weights.txt", "run2/nbest.txt"):
+        assert (out / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
 
 
 def test_an_unreachable_head_is_one_line(tiny_system, tmp_path):
@@ -201,6 +245,6 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
     remote = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
                    "--system", tmp_path / "local" / "system", timeout=900)
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-3000:]
-    assert "decoder actor(s) on 2 node(s)" in remote.stderr
+    assert "actor(s) on 2 node(s)" in remote.stderr
     evaluations = [json.loads((tmp_path / run / "evaluation.json").read_text()) for run in ("local", "remote")]
     assert evaluations[0] == evaluations[1]  # BLEU, chrF, p-values and tuned weights of every configuration

@@ -406,7 +406,8 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
               help="Minutes of training per neural model (default: the scale's: 60 full, 1 small).")
 @click.option("--system", "system_dir", type=click.Path(exists=True, file_okay=False),
               help="Reuse this system (a `pysmt train` folder) instead of training one.")
-@click.option("--threads", default=2, show_default=True, type=POSITIVE, help="Decoding and training processes.")
+@click.option("--threads", default=2, show_default=True, type=POSITIVE,
+              help="Decoding and training processes (on a cluster: of each stage, on its node).")
 @cluster_option
 @click.option("--force", is_flag=True, help="Start afresh: redo every stage in --out.")
 def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], scale_name: str, seeds: int | None,
@@ -417,8 +418,10 @@ def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], 
     Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
     scores) records its options and inputs and is skipped when done: rerun the same command to
     resume; changed options or inputs are refused, naming each difference, unless --force. More
-    --seeds or --test sets may be added to a finished run. With --cluster, the tuning and test
-    decodes run on the cluster (one stage at a time; --threads still sets the training processes).
+    --seeds or --test sets may be added to a finished run. With --cluster, every stage runs on the
+    cluster, those that do not need each other at the same time (each tuning, each test decode),
+    each asking for --threads CPUs, its memory and a GPU for neural work; every node must see the
+    run folder and the data (a shared filesystem). Each stage's messages go to stages/NAME/log.txt.
     """
     from pysmt.experiment import ExperimentOptions, run_experiment
     from pysmt.experiment.data import Bitext

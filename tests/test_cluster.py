@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -241,10 +242,23 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
 
     shared_data("news", "newstest2013.en")
     local = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "local", "--scale", "tiny", timeout=900)
+    assert local.returncode == 0, local.stderr[-3000:]
     # the same system for both (eflomal's alignments vary from run to run: it has no seed)
-    remote = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
-                   "--system", tmp_path / "local" / "system", timeout=900)
-    assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-3000:]
-    assert "actor(s) on 2 node(s)" in remote.stderr
+    command = ["experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
+               "--system", tmp_path / "local" / "system"]
+    with open(tmp_path / "killed.txt", "w") as err:  # the client dies (as with its head node) after a tuning
+        client = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=ENV)
+        deadline = time.time() + 600
+        while "tune-baseline-seed0: done in" not in (tmp_path / "killed.txt").read_text() and time.time() < deadline:
+            assert client.poll() is None, (tmp_path / "killed.txt").read_text()[-3000:]
+            time.sleep(0.1)
+        client.kill()
+        client.wait(timeout=60)
+    remote = pysmt(*command, timeout=900)  # the same command resumes
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert "tune-baseline-seed0: done before" in remote.stderr
+    killed = (tmp_path / "killed.txt").read_text()
+    assert len(set(re.findall(r"ran on node ([0-9a-f]{8})", killed + remote.stderr))) == 2, remote.stderr[-3000:]
+    assert killed.index("rnn: running") < killed.index("binarize: done in")  # side by side
     evaluations = [json.loads((tmp_path / run / "evaluation.json").read_text()) for run in ("local", "remote")]
     assert evaluations[0] == evaluations[1]  # BLEU, chrF, p-values and tuned weights of every configuration

@@ -11,6 +11,7 @@ sentences use, and the binarized system stays as it is.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -22,6 +23,7 @@ from pysmt.experiment.settings import (
     CONFIGURATIONS,
     CSLM_SHORTLIST,
     DEV,
+    FULL_SCALE_PEAK_MB,
     PLUGINS,
     PRESET,
     SRC,
@@ -30,7 +32,7 @@ from pysmt.experiment.settings import (
     Configuration,
     Scale,
 )
-from pysmt.experiment.stages import Measure, Stages, log
+from pysmt.experiment.stages import Measure, Needs, Stages, log
 from pysmt.features.registry import available
 from pysmt.textio import atomic_path, atomic_writer
 from pysmt.training.pipeline import PRESETS
@@ -54,7 +56,7 @@ class ExperimentOptions:
     system: Path | None = None
     threads: int = 2
     force: bool = False
-    #: Decode (tuning and tests) on this Ray cluster instead of ``threads`` local processes.
+    #: Run the stages on this Ray cluster, those that do not need each other at the same time.
     cluster: str | None = None
 
 
@@ -84,6 +86,23 @@ def test_name(source: Path, taken: set[str]) -> str:
     return name
 
 
+def tune_stage(configuration: Configuration, seed: int) -> str:
+    return f"tune-{configuration.key}-seed{seed}"
+
+
+def decode_stage(test: str, configuration: Configuration, seed: int) -> str:
+    return f"decode-{test}-{configuration.key}-seed{seed}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A stage of the chain: its name, the stages it needs done first, and what runs it (records included)."""
+
+    name: str
+    after: list[str]
+    action: Callable[[], object]
+
+
 class Experiment:
     """One experiment in ``options.out``: its stages, in order."""
 
@@ -102,8 +121,7 @@ class Experiment:
         self.rnn, self.cslm = self.run_dir / "rnn", self.run_dir / "cslm"
         self.dev = Bitext(self.data_dir / f"dev.{SRC}", self.data_dir / f"dev.{TGT}")
         runs = options.seeds * len(CONFIGURATIONS)
-        data = 1 + self.slices_training + len(self.tests)
-        total = data + (options.system is None) + 5 + runs + runs * len(self.tests)
+        total = self.data_stages + (options.system is None) + 5 + runs + runs * len(self.tests)
         self.stages = Stages(self.run_dir, total, options.force)
 
     @property
@@ -128,24 +146,62 @@ class Experiment:
 
     # -- the chain --------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        self.prepare_data()
-        if self.o.system is None:
-            self.train_system()
-        self.binarize()
-        self.train_rnn()
-        self.train_cslm()
+    def plan(self) -> list[Step]:
+        """The stages after the data's, in the order a single machine runs them, each with those it needs."""
+        def models(configuration: Configuration) -> list[str]:
+            return sorted({"rnn" if feature in ("rnn", "wp") else feature for feature in configuration.features})
+
+        steps = [Step("system", [], self.train_system)] if self.o.system is None else []
+        built = ["system"] if self.o.system is None else []
+        steps += [Step("binarize", built, self.binarize), Step("rnn", built, self.train_rnn),
+                  Step("cslm", [*built, "rnn"], self.train_cslm)]
         for seed in self.seeds:
             for configuration in CONFIGURATIONS:
-                self.tune(configuration, seed)
-                for test in self.tests:
-                    self.decode(test, configuration, seed)
-        self.analyse()
-        self.evaluate()
+                tune = tune_stage(configuration, seed)
+                steps.append(Step(tune, ["binarize", *models(configuration)],
+                                  lambda c=configuration, s=seed: self.tune(c, s)))
+                steps += [Step(decode_stage(test, configuration, seed), [tune],
+                               lambda t=test, c=configuration, s=seed: self.decode(t, c, s)) for test in self.tests]
+        steps.append(Step("analyses", ["rnn"], self.analyse))
+        steps.append(Step("evaluate", [step.name for step in steps if step.name.startswith(("tune-", "decode-"))],
+                          self.evaluate))
+        return steps
+
+    def run(self) -> None:
+        """Every stage: in order on this machine; on a cluster, each as soon as those it needs are done."""
+        self.prepare_data()
+        if self.o.cluster is None:
+            for step in self.plan():
+                step.action()
+            return
+        from pysmt.experiment.on_cluster import StageCluster, run_graph
+
+        with StageCluster(self.o.cluster) as cluster:
+            self.stages.place = cluster
+            try:
+                run_graph(self.plan(), cluster)
+            finally:
+                self.stages.place = None
+                order = {name: k for k, name in enumerate(stage.name for stage in self.stages.done[:self.data_stages])}
+                order.update({step.name: len(order) + k for k, step in enumerate(self.plan())})
+                self.stages.done.sort(key=lambda stage: order[stage.name])
+
+    @property
+    def data_stages(self) -> int:
+        return 1 + self.slices_training + len(self.tests)
+
+    def needs(self, kind: str, gpu: bool = False) -> Needs:
+        """What a command stage asks a cluster for: the experiment's --threads CPUs, a GPU for neural work,
+        and the memory its kind of stage took: measured in this run when one has finished (plus a
+        quarter), else as measured at full scale."""
+        measured = [stage.peak_mb for stage in self.stages.done
+                    if stage.name.split("-")[0] == kind and stage.peak_mb and not stage.skipped]
+        memory = 1.25 * max(measured) if measured else FULL_SCALE_PEAK_MB[kind]
+        return Needs(self.o.threads, memory, 1.0 if gpu else 0.0)
 
     def where_to_decode(self) -> list[str]:
-        """Where tuning and test decodes run: the cluster, or local processes (never in the stages' records)."""
-        return ["--cluster", self.o.cluster] if self.o.cluster else ["--threads", str(self.o.threads)]
+        """Tuning's and test decoding's local processes (on a cluster: on the stage's node)."""
+        return ["--threads", str(self.o.threads)]
 
     def force_flag(self) -> list[str]:
         return ["--force"] if self.o.force else []
@@ -190,11 +246,11 @@ class Experiment:
             inputs = {"--data": [self.o.data / f"{p}.{lang}" for p in PRESETS[PRESET] for lang in (SRC, TGT)]}
         args = ["train", *corpus, "--src-lang", SRC, "--tgt-lang", TGT, "--out", str(self.system),
                 "--processes", str(self.o.threads), *self.force_flag()]
-        self.stages.run("system", {"corpus": corpus[:2]}, inputs, lambda m: m.run(args))
+        self.stages.run("system", {"corpus": corpus[:2]}, inputs, lambda m: m.run(args), needs=self.needs("system"))
 
     def binarize(self) -> None:
         args = ["binarize", "-c", str(self.system / "pysmt.toml"), "-o", str(self.config.parent)]
-        self.stages.run("binarize", {}, {"system": self.system}, lambda m: m.run(args))
+        self.stages.run("binarize", {}, {"system": self.system}, lambda m: m.run(args), needs=self.needs("binarize"))
 
     def neural_limits(self) -> list[str]:
         """The training commands' limits, and their torch threads (the experiment's --threads)."""
@@ -212,7 +268,8 @@ class Experiment:
         table = self.system / "phrase-table.gz"
         args = ["rnn", "train", "--phrase-table", str(table), "--out", str(self.rnn), *self.neural_limits(),
                 *self.force_flag()]
-        self.stages.run("rnn", self.neural_options, {"--phrase-table": table}, lambda m: m.run(args))
+        self.stages.run("rnn", self.neural_options, {"--phrase-table": table}, lambda m: m.run(args),
+                        needs=self.needs("rnn", gpu=True))
 
     def train_cslm(self) -> None:
         text = self.system / "corpus" / f"train.{TGT}"
@@ -221,7 +278,8 @@ class Experiment:
             measure.run(["cslm", "train", "--text", str(text), "--out", str(self.cslm), *self.shortlist(),
                          *self.neural_limits(), *self.force_flag()])
 
-        self.stages.run("cslm", self.neural_options, {"--text": text, "rnn": self.rnn}, action)
+        self.stages.run("cslm", self.neural_options, {"--text": text, "rnn": self.rnn}, action,
+                        needs=self.needs("cslm", gpu=True))
 
     def shortlist(self) -> list[str]:
         """The RNN's target shortlist for the CSLM when it has the CSLM's size (so WP counts what both
@@ -250,7 +308,8 @@ class Experiment:
         models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
         inputs = {"system": self.config.parent, "dev": [self.dev.source, self.dev.target],
                   **{f"{f} model": models[f] for f in configuration.features}}
-        self.stages.run(f"tune-{configuration.key}-seed{seed}", options, inputs, lambda m: m.run(args))
+        self.stages.run(tune_stage(configuration, seed), options, inputs, lambda m: m.run(args),
+                        needs=self.needs("tune", gpu=bool(configuration.features)))
 
     def decode(self, test: str, configuration: Configuration, seed: int) -> None:
         config = self.tune_dir(configuration, seed) / "pysmt.toml"
@@ -258,11 +317,12 @@ class Experiment:
 
         def action(measure: Measure) -> None:
             output.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-                measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode()], handle)
+            with atomic_path(output) as tmp:
+                measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode()], tmp)
 
         inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
-        self.stages.run(f"decode-{test}-{configuration.key}-seed{seed}", {}, inputs, action)
+        self.stages.run(decode_stage(test, configuration, seed), {}, inputs, action,
+                        needs=self.needs("decode", gpu=bool(configuration.features)))
 
     def analyse(self) -> None:
         """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis."""
@@ -278,7 +338,8 @@ class Experiment:
 
         options = {"samples": scale.samples, "scatter_pairs": scale.scatter_pairs, "map_words": scale.map_words,
                    "map_phrases": scale.map_phrases}
-        self.stages.run("analyses", options, {"rnn": self.rnn, "system": self.system / "phrase-table.gz"}, action)
+        self.stages.run("analyses", options, {"rnn": self.rnn, "system": self.system / "phrase-table.gz"}, action,
+                        needs=self.needs("analyses", gpu=True))
 
     def evaluate(self) -> None:
         """sacrebleu's scores of every dev and test output, and the paired tests, into RUN_DIR/evaluation.json."""

@@ -225,7 +225,9 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         "## Tuned weights", weights_section(evaluation["weights"]),
         "## Stages: time and peak memory", stages_table(experiment.stages.done),
         ("A stage's time adds up all its runs (a stage resumed after an interruption counts the time before it); "
-         "its peak memory is that of the run that finished it."),
+         "its peak memory is that of the run that finished it."
+         + (" On the cluster, stages ran side by side and a stage's time includes its wait for a node's CPUs: "
+            "the total adds them up, it is not the run's wall time." if o.cluster else "")),
     ]
     path = run_dir / "report.md"
     with atomic_writer(path) as out:

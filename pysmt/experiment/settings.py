@@ -34,6 +34,11 @@ PLUGINS = {"rnn": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
            "wp": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
            "cslm": ("pysmt-cslm", "plugins/cslm", "cslm")}
 
+#: Peak memory (MB) of each kind of stage in the full-scale run (docs/results.md): what a stage asks a
+#: cluster for until this run has measured a stage of its kind.
+FULL_SCALE_PEAK_MB = {"system": 2100, "binarize": 2500, "rnn": 1100, "cslm": 800, "tune": 6600, "decode": 2400,
+                      "analyses": 700}
+
 #: The target shortlist of both plugins' default presets: the CSLM shares the RNN's when it has this size.
 CSLM_SHORTLIST = 10_000
 

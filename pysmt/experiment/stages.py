@@ -14,20 +14,22 @@ their own work), and refuses one whose options or inputs changed, naming each di
 Commands run as child processes (``python -m pysmt.cli ...``): the core never imports a plugin,
 and ``os.wait4`` gives each child's own peak resident memory (its waited-for workers included),
 which ``resource.getrusage(RUSAGE_CHILDREN)`` would only give as a maximum over all children so far.
+On a cluster (``--cluster``) a stage's commands run on a node the cluster chose for what the stage
+:class:`Needs` (:mod:`pysmt.experiment.on_cluster`), and stages may run at the same time.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Self
+from typing import IO, Any, Protocol, Self
 
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import release_folder
@@ -37,12 +39,18 @@ from pysmt.textio import atomic_writer
 
 DONE_FILE = "done.json"
 ELAPSED_FILE = "elapsed.json"
+#: A stage's messages, when it runs on a cluster (beside others: their progress bars would mix).
+LOG_FILE = "log.txt"
 #: Seconds between two writes of a running stage's ``elapsed.json``.
 HEARTBEAT = 60.0
 
 
+_NUMBERING = threading.Lock()
+
+
 def log(message: str) -> None:
-    print(f"pysmt experiment: {message}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"pysmt experiment: {message}\n")  # one write: stages on a cluster log from several threads
+    sys.stderr.flush()
 
 
 def duration(seconds: float) -> str:
@@ -54,34 +62,63 @@ def duration(seconds: float) -> str:
     return f"{seconds:.1f} s"
 
 
-@dataclass
-class Measure:
-    """What a stage's commands cost: peak resident memory of the largest child, in MB."""
+@dataclass(frozen=True)
+class Needs:
+    """What one of a stage's commands asks a cluster for: CPUs, memory (MB) and GPUs."""
 
-    peak_mb: float = 0.0
+    cpus: int = 1
+    memory_mb: float = 0.0
+    gpus: float = 0.0
 
-    def run(self, args: list[str], stdout: IO[Any] | None = None) -> None:
-        """Run ``pysmt ARGS`` as a child process (its progress on stderr); a failure is a one-line error."""
-        command = [sys.executable, "-m", "pysmt.cli", *args]
-        process = ChildProcess(command, stdout=stdout if stdout is not None else sys.stderr)
+
+class Place(Protocol):
+    """Where a stage's commands run (a cluster), given what the stage needs; see :mod:`pysmt.experiment.on_cluster`."""
+
+    def run(self, args: list[str], stdout: Path | None, log: Path, needs: Needs) -> tuple[int, float]:
+        """Run ``pysmt ARGS`` (stdout into ``stdout``, stderr appended to ``log``); its exit status and peak MB."""
+        ...
+
+
+def run_command(args: list[str], stdout: Path | None = None, stderr: IO[Any] | None = None) -> tuple[int, float]:
+    """Run ``pysmt ARGS`` as a child process (stdout into the file ``stdout``, else to stderr); its exit
+    status and peak resident memory in MB. Ctrl-C or SIGTERM here stops the child too, and waits for it."""
+    err = stderr if stderr is not None else sys.stderr
+    with open(stdout, "wb") if stdout is not None else nullcontext(err) as out:
+        process = ChildProcess([sys.executable, "-m", "pysmt.cli", *args], stdout=out, stderr=err)
         try:
-            status, usage = self._wait(process)
+            _, status, usage = os.wait4(process.pid, 0)
         except KeyboardInterrupt as stop:  # let the child stop too, and keep what it wrote
             if isinstance(stop, Terminated):  # (Ctrl-C reached it from the terminal; SIGTERM may not have)
                 process.terminate()
-            self._wait(process)
+            os.wait4(process.pid, 0)
             raise
-        self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+@dataclass
+class Measure:
+    """What a stage's commands cost: peak resident memory of the largest child, in MB.
+
+    With a ``place`` (a cluster), the commands run there and their messages go to ``log``.
+    """
+
+    peak_mb: float = 0.0
+    place: Place | None = None
+    log: Path | None = None
+    needs: Needs = Needs()
+
+    def run(self, args: list[str], stdout: Path | None = None) -> None:
+        """Run ``pysmt ARGS`` (its progress on stderr, its output into ``stdout``); a failure is a one-line error."""
+        if self.place is None:
+            status, peak_mb = run_command(args, stdout)
+        else:
+            status, peak_mb = self.place.run(args, stdout, self.log, self.needs)  # type: ignore[arg-type]
+        self.peak_mb = max(self.peak_mb, peak_mb)
         if status in (130, 143):
             raise KeyboardInterrupt if status == 130 else Terminated
         if status != 0:
-            raise PysmtError(f"`pysmt {' '.join(args)}` failed with exit status {status} (its message is above)")
-
-    @staticmethod
-    def _wait(process: subprocess.Popen) -> tuple[int, Any]:
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        return process.returncode, usage
+            where = "above" if self.place is None else f"in {self.log}"
+            raise PysmtError(f"`pysmt {' '.join(args)}` failed with exit status {status} (its message is {where})")
 
 
 class StageClock:
@@ -147,22 +184,32 @@ def portable(value: Any, run_dir: Path) -> Any:
 
 @dataclass
 class Stages:
-    """Runs the stages of one experiment in ``run_dir``, in order, numbering them for the progress lines."""
+    """Runs the stages of one experiment in ``run_dir``, numbering them as they start for the progress lines.
+
+    With a ``place`` (a cluster), the stages' commands run there; several stages may run at once
+    (from several threads).
+    """
 
     run_dir: Path
     total: int
     force: bool = False
+    place: Place | None = None
     done: list[StageResult] = field(default_factory=list)
+    started: int = 0
 
     def run(self, name: str, options: Mapping[str, Any], inputs: Mapping[str, Any],
-            action: Callable[[Measure], None], in_process: bool = False, derived: bool = False) -> StageResult:
+            action: Callable[[Measure], None], in_process: bool = False, derived: bool = False,
+            needs: Needs = Needs()) -> StageResult:
         """Run ``action`` unless the stage is done with the same options and inputs.
 
         ``in_process`` stages run no command; their peak memory is not measured (None). A
         ``derived`` stage (scores computed from other stages' outputs) is redone when its inputs
         changed instead of refused: nothing of value is lost, and more seeds or test sets need it.
+        ``needs`` is what each of its commands asks a cluster for.
         """
-        number = len(self.done) + 1
+        with _NUMBERING:
+            self.started += 1
+            number = self.started
         folder = self.run_dir / "stages" / name
         job = Job(folder, f"pysmt experiment {name}", portable(options, self.run_dir), inputs)
         resumed = job.start(self.force or (derived and job.holds_other_work()))
@@ -175,7 +222,7 @@ class Stages:
             else:
                 marker.unlink(missing_ok=True)
                 log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
-                measure = Measure()
+                measure = Measure(place=self.place, log=folder / LOG_FILE, needs=needs)
                 if not resumed:
                     (folder / ELAPSED_FILE).unlink(missing_ok=True)
                 with StageClock(folder) as clock:

@@ -14,6 +14,7 @@ from pysmt.experiment import chain, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.report import (caveat_lines, claims, format_mean_sd, format_p, summarize, table1,
                                      tuning_caveats)
+from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
 from tests.conftest import SHARED, shared_data
@@ -266,3 +267,66 @@ def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, mon
     assert json.loads((tmp_path / "stages" / "tune" / stages.DONE_FILE).read_text())["seconds"] == 120.0
     forced = Stages(tmp_path, 1, force=True).run("tune", {"seed": 0}, {}, finishing)
     assert forced.seconds == 30.0  # started afresh: the earlier runs' time went with their work
+
+
+def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[chain.Step]:
+    options = chain.ExperimentOptions(tmp_path, tmp_path / "run", [], SCALES["tiny"], seeds, None, 1.0, threads=3)
+    return chain.Experiment(options).plan()
+
+
+def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: Path) -> None:
+    steps = tiny_plan(tmp_path)
+    after = {step.name: step.after for step in steps}
+    assert after["binarize"] == after["rnn"] == ["system"] and after["cslm"] == ["system", "rnn"]
+    assert after["tune-baseline-seed1"] == ["binarize"]  # it need not wait for the networks
+    assert after["tune-rnn-seed0"] == ["binarize", "rnn"]
+    assert after["tune-cslm-rnn-wp-seed1"] == ["binarize", "cslm", "rnn"]
+    assert after["decode-newstest2013-rnn-seed1"] == ["tune-rnn-seed1"] and after["analyses"] == ["rnn"]
+    assert len(after["evaluate"]) == 2 * 4 * 2  # every tuning and test decode
+    seen: set[str] = set()
+    for step in steps:  # the single-machine order runs every stage after those it needs
+        assert set(step.after) <= seen, step.name
+        seen.add(step.name)
+    assert len(steps) == len(seen) == 1 + 3 + 2 * 4 * 2 + 2
+
+
+def test_a_stage_asks_for_the_memory_its_kind_took_in_this_run(tmp_path: Path) -> None:
+    options = chain.ExperimentOptions(tmp_path, tmp_path / "run", [], SCALES["tiny"], 1, None, 1.0, threads=3)
+    experiment = chain.Experiment(options)
+    assert experiment.needs("tune", gpu=True) == stages.Needs(3, FULL_SCALE_PEAK_MB["tune"], 1.0)
+    experiment.stages.done.append(stages.StageResult("tune-baseline-seed0", 10.0, 400.0, skipped=False))
+    experiment.stages.done.append(stages.StageResult("decode-x-baseline-seed0", 10.0, 900.0, skipped=False))
+    assert experiment.needs("tune") == stages.Needs(3, 500.0, 0.0)
+
+
+class FakeCluster:
+    cancelled = 0
+
+    def cancel(self) -> None:
+        self.cancelled += 1
+
+
+def test_stages_run_side_by_side_and_a_failure_stops_those_after_it(tmp_path: Path) -> None:
+    import threading
+
+    from pysmt.experiment.on_cluster import run_graph
+
+    both = threading.Barrier(2, timeout=10)  # a and b wait for each other: they must run at the same time
+    ran: list[str] = []
+
+    def step(name: str, after: list[str], fail: bool = False) -> chain.Step:
+        def action() -> None:
+            if name in "ab":
+                both.wait()
+            ran.append(name)
+            if fail:
+                raise PysmtError(f"{name} failed")
+        return chain.Step(name, after, action)
+
+    run_graph([step("a", []), step("b", []), step("c", ["a", "b"])], FakeCluster())  # type: ignore[arg-type]
+    assert sorted(ran[:2]) == ["a", "b"] and ran[2] == "c"
+    ran.clear()
+    cluster = FakeCluster()
+    with pytest.raises(PysmtError, match="^x failed$"):
+        run_graph([step("x", [], fail=True), step("y", ["x"]), step("z", [])], cluster)  # type: ignore[arg-type]
+    assert "y" not in ran and cluster.cancelled == 1

@@ -180,11 +180,10 @@ class Experiment:
             self.stages.place = cluster
             try:
                 run_graph(self.plan(), cluster)
-            finally:
+            finally:  # the report lists the stages in the single-machine order, the data's first
                 self.stages.place = None
-                order = {name: k for k, name in enumerate(stage.name for stage in self.stages.done[:self.data_stages])}
-                order.update({step.name: len(order) + k for k, step in enumerate(self.plan())})
-                self.stages.done.sort(key=lambda stage: order[stage.name])
+                position = {step.name: k for k, step in enumerate(self.plan())}
+                self.stages.done.sort(key=lambda stage: position.get(stage.name, -1))
 
     @property
     def data_stages(self) -> int:
@@ -192,10 +191,10 @@ class Experiment:
 
     def needs(self, kind: str, gpu: bool = False) -> Needs:
         """What a command stage asks a cluster for: the experiment's --threads CPUs, a GPU for neural work,
-        and the memory its kind of stage took: measured in this run when one has finished (plus a
-        quarter), else as measured at full scale."""
+        and the memory its kind of stage took: measured in this run folder when one has finished (plus
+        a quarter), else as measured at full scale."""
         measured = [stage.peak_mb for stage in self.stages.done
-                    if stage.name.split("-")[0] == kind and stage.peak_mb and not stage.skipped]
+                    if stage.name.split("-")[0] == kind and stage.peak_mb]
         memory = 1.25 * max(measured) if measured else FULL_SCALE_PEAK_MB[kind]
         return Needs(self.o.threads, memory, 1.0 if gpu else 0.0)
 

@@ -43,6 +43,7 @@ RAY_PORT = 6379
 
 Item = tuple[int, str]
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,14 @@ class Worker:
     def ready(self) -> Any:
         """Nothing but the models' being loaded (an error if they are not): what a cluster waits for at the start."""
         self.loaded()
+
+    def apply(self, function: Callable[[Any], Any], value: Any, job: Any) -> tuple[str, Any]:
+        """``function(job)`` with :func:`pysmt.parallel.shared` giving ``value``: work that needs no model
+        (MERT's restarts), on the actors' CPUs while they are idle."""
+        from pysmt.parallel import sharing
+
+        with sharing(value):
+            return self.node, function(job)
 
 
 class DecoderActor(Worker):
@@ -236,6 +245,12 @@ class Cluster:
             for translation in translations:
                 emit(translation)
         return len(items)
+
+    def map(self, function: Callable[[Any], R], jobs: Sequence[Any], shared: Any) -> list[R]:
+        """``[function(job) for job in jobs]`` on the actors, ``shared`` sent to the cluster once; a job lost
+        with its actor runs again on another. The map of :func:`pysmt.parallel.ordered_map`, spread."""
+        value = self.ray.put(shared)
+        return list(self.ordered(jobs, lambda actor, job: actor.apply.remote(function, value, job)))
 
     def ordered(self, parts: Sequence[T], submit: Callable[[Any, T], Any]) -> Iterator[Any]:
         """Each part's result, in order, computed by ``submit(actor, part)`` (a method's future, giving

@@ -73,7 +73,8 @@ class TuningOptions:
     force: bool = False
     #: The optimizer's share of the next weights (1: plain MERT); see :func:`interpolated`.
     interpolation: float = INTERPOLATION
-    #: Decode on this Ray cluster (:mod:`pysmt.cluster`) instead of ``threads`` local processes.
+    #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.cluster`) instead of
+    #: ``threads`` local processes.
     cluster: str | None = None
 
 
@@ -186,7 +187,7 @@ class Tuner:
         self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
         self.history: list[Iteration] = []
         self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
-        self.cluster: Cluster | None = None  # decoder actors, kept across iterations (started at the first decode)
+        self.cluster: Cluster | None = None  # decoder actors, kept across iterations (see workers)
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
@@ -241,9 +242,6 @@ class Tuner:
 
         from pysmt.runner import translate_stream
 
-        if self.o.cluster and self.cluster is None:  # each actor loads the system once, for every iteration
-            self.cluster = Cluster(self.o.cluster, SystemRecipe(str(self.o.config), tuple(self.o.features),
-                                                                tuple(self.o.params), None, self.o.search, 0.0))
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(tqdm(map(self.decoder.preprocess, self.source), total=len(self.source),
                                           unit=" sent", desc="dev options", file=sys.stderr))
@@ -258,13 +256,21 @@ class Tuner:
                     nbest.write(nbest_line(translation.index, candidate, labels) + "\n")
                 progress.update(1)
 
-            if self.cluster is not None:  # only the weights travel
-                self.cluster.translate(enumerate(self.source), emit, weights=as_lists(self.decoder, weights),
-                                       nbest_size=self.o.nbest_size)
+            if self.o.cluster:  # only the weights travel
+                self.workers().translate(enumerate(self.source), emit, weights=as_lists(self.decoder, weights),
+                                         nbest_size=self.o.nbest_size)
             else:
                 translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
                                  nbest_size=self.o.nbest_size)
         progress.close()
+
+    def workers(self) -> Cluster:
+        """The decoder actors, started at the first need: each loads the system once, for every iteration."""
+        if self.cluster is None:
+            recipe = SystemRecipe(str(self.o.config), tuple(self.o.features), tuple(self.o.params), None,
+                                  self.o.search, 0.0)
+            self.cluster = Cluster(str(self.o.cluster), recipe)
+        return self.cluster
 
     def optimize(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
         features, stats = self.pool.arrays()
@@ -275,7 +281,8 @@ class Tuner:
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         optimized, _ = optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed,
-                                fixed=self.fixed, processes=self.o.threads)
+                                fixed=self.fixed, processes=self.o.threads,
+                                mapper=self.workers().map if self.o.cluster else None)  # restarts on the actors too
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 

@@ -31,8 +31,9 @@ that end far out on a line inflate the scale and the next decode prunes much har
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,10 @@ class _Start:
     rng: np.random.Generator
 
 
+#: Runs ``function(job)`` for every job, in order, with :func:`~pysmt.parallel.shared` giving the third argument.
+Mapper = Callable[[Callable[[_Start], tuple[np.ndarray, float]], Sequence[_Start], Any], list[tuple[np.ndarray, float]]]
+
+
 def _climb(start: _Start) -> tuple[np.ndarray, float]:
     climber: _Climber = shared()
     return climber.climb(start.weights, start.rng)
@@ -106,14 +111,16 @@ def _climb(start: _Start) -> tuple[np.ndarray, float]:
 def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
              lower: Sequence[float] | float | None = None, upper: Sequence[float] | float | None = None,
              restarts: int = 20, seed: int = 0, fixed: Sequence[bool] | None = None,
-             random_directions: int = 3, epsilon: float = 0.01, processes: int = 1) -> tuple[np.ndarray, float]:
+             random_directions: int = 3, epsilon: float = 0.01, processes: int = 1,
+             mapper: Mapper | None = None) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and
     ``stats[i]`` the ``(n_i, 9)`` BLEU statistics of the same candidates (Moses' order, see
     :mod:`tuning.bleu`). ``lower``/``upper`` bound the random restart points (scalars or one value
     per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must
-    not move. ``processes`` climbs that many starts at once; it does not change the result.
+    not move. ``processes`` climbs that many starts at once; ``mapper`` climbs them elsewhere
+    instead (a cluster's :meth:`~pysmt.cluster.Cluster.map`); neither changes the result.
     """
     pool = CandidatePool.from_lists(features, stats)
     d = pool.dimension
@@ -131,7 +138,11 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
         point = init_w.copy()
         point[tunable] = rng.uniform(low[tunable], high[tunable])
         starts.append(_Start(point, rng))
-    results = ordered_map(_climb, starts, processes, shared=_Climber(pool, tunable, epsilon, random_directions))
+    climber = _Climber(pool, tunable, epsilon, random_directions)
+    if mapper is None:
+        results = ordered_map(_climb, starts, processes, shared=climber)
+    else:
+        results = mapper(_climb, starts, climber)
     best_w, best_bleu = results[0]
     for w, value in results[1:]:
         if value > best_bleu:

@@ -208,6 +208,32 @@ def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
     assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout.strip() == "False"
 
 
+def cpus_busy(cluster: str) -> str:
+    """The CPUs that tasks or actors still hold on the cluster, once it settles (within a minute)."""
+    code = (f"import ray, time; ray.init(address={cluster!r}, logging_level='ERROR', log_to_driver=False)\n"
+            "for _ in range(120):\n"
+            "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
+            "    if not busy: break\n"
+            "    time.sleep(0.5)\n"
+            "print(busy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
+    return out.stdout.strip() or out.stderr
+
+
+def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.Popen:
+    """``pysmt COMMAND`` in a session of its own, given ``signum`` once its stderr (in ``log``) says ``when``."""
+    with open(log, "w") as err:
+        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=ENV,
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.time() + 600
+        while when not in log.read_text() and time.time() < deadline:
+            assert run.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.1)
+        os.killpg(run.pid, signum)
+        run.wait(timeout=120)
+    return run
+
+
 def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=3000)
     run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
@@ -218,14 +244,7 @@ def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_pat
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err.decode()
     assert b"Traceback" not in err
-    code = (f"import ray, time; ray.init(address={cluster!r}, logging_level='ERROR', log_to_driver=False)\n"
-            "for _ in range(120):\n"  # every CPU free again: no actor of the run holds one
-            "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
-            "    if not busy: break\n"
-            "    time.sleep(0.5)\n"
-            "print(busy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
-    assert out.stdout.strip() == "0.0", out.stderr
+    assert cpus_busy(cluster) == "0.0"  # every CPU free again: no actor of the run holds one
 
 
 def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
@@ -246,19 +265,16 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
     # the same system for both (eflomal's alignments vary from run to run: it has no seed)
     command = ["experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
                "--system", tmp_path / "local" / "system"]
-    with open(tmp_path / "killed.txt", "w") as err:  # the client dies (as with its head node) after a tuning
-        client = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=ENV)
-        deadline = time.time() + 600
-        while "tune-baseline-seed0: done in" not in (tmp_path / "killed.txt").read_text() and time.time() < deadline:
-            assert client.poll() is None, (tmp_path / "killed.txt").read_text()[-3000:]
-            time.sleep(0.1)
-        client.kill()
-        client.wait(timeout=60)
+    stopped = stopped_run(command, tmp_path / "stopped.txt", "tune-baseline-seed0: done in", signal.SIGINT)
+    assert stopped.returncode == 130 and "Traceback" not in (tmp_path / "stopped.txt").read_text()
+    assert cpus_busy(cluster) == "0.0"  # Ctrl-C left no stage's task running
+    # the client dies, as with its head node
+    stopped_run(command, tmp_path / "killed.txt", "ran on node", signal.SIGKILL)  # once it did some work
     remote = pysmt(*command, timeout=900)  # the same command resumes
     assert remote.returncode == 0, remote.stderr[-3000:]
     assert "tune-baseline-seed0: done before" in remote.stderr
-    killed = (tmp_path / "killed.txt").read_text()
-    assert len(set(re.findall(r"ran on node ([0-9a-f]{8})", killed + remote.stderr))) == 2, remote.stderr[-3000:]
-    assert killed.index("rnn: running") < killed.index("binarize: done in")  # side by side
+    first = (tmp_path / "stopped.txt").read_text()
+    assert len(set(re.findall(r"ran on node ([0-9a-f]{8})", first + remote.stderr))) == 2, remote.stderr[-3000:]
+    assert first.index("rnn: running") < first.index("binarize: done in")  # side by side
     evaluations = [json.loads((tmp_path / run / "evaluation.json").read_text()) for run in ("local", "remote")]
     assert evaluations[0] == evaluations[1]  # BLEU, chrF, p-values and tuned weights of every configuration

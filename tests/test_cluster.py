@@ -37,9 +37,10 @@ def free_port() -> int:
 
 def nodes_alive(address: str) -> int:
     code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
-            "print(sum(n['Alive'] for n in ray.nodes()))")
+            "print('alive', sum(n['Alive'] for n in ray.nodes()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
-    return int(out.stdout.strip() or 0)
+    found = re.findall(r"^alive (\d+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
+    return int(found[-1]) if found else 0
 
 
 def start_worker(address: str, nodes: int) -> subprocess.Popen:
@@ -215,9 +216,10 @@ def cpus_busy(cluster: str) -> str:
             "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
             "    if not busy: break\n"
             "    time.sleep(0.5)\n"
-            "print(busy)")
+            "print('busy', busy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
-    return out.stdout.strip() or out.stderr
+    found = re.findall(r"^busy (\S+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
+    return found[-1] if found else out.stdout + out.stderr
 
 
 def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.Popen:

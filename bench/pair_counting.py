@@ -46,6 +46,9 @@ sys.path.insert(0, str(ROOT))
 from bench.train import tree_pss_mb  # noqa: E402
 
 COLUMNS = ("src_hash", "tgt_hash", "align_hash", "prev", "next")
+DTYPES = {"src_hash": np.int64, "tgt_hash": np.int64, "align_hash": np.int64, "prev": np.int8, "next": np.int8}
+#: The share of the budget the out-of-core methods give their working sets (the rest: Python, numpy, buffers).
+WORKING_SHARE = 0.6
 METHODS = ("numpy", "numpy-runs", "duckdb", "polars")
 MIX = np.int64(0x5DEECE66D)  # mixed into a copy's hashes: copies share no phrase
 
@@ -63,7 +66,7 @@ def write_occurrences(extract: Path, copies: int, folder: Path) -> int:
         parts = []
         for k in range(copies):
             parts.append(values ^ (MIX * k) if name != "align_hash" and name.endswith("hash") else values)
-        np.save(folder / f"{name}.npy", np.concatenate(parts))
+        np.concatenate(parts).astype(DTYPES[name]).tofile(folder / f"{name}.bin")
     return len(arrays["src_hash"]) * copies
 
 
@@ -101,22 +104,32 @@ def with_count_e(pairs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return pairs
 
 
+def read_column(folder: Path, name: str, start: int = 0, count: int = -1) -> np.ndarray:
+    """A column's values ``start`` to ``start + count`` (read, not memory-mapped: mapped file pages count
+    in a process's PSS, and so in the figure the budget bounds)."""
+    itemsize = np.dtype(DTYPES[name]).itemsize
+    return np.fromfile(folder / f"{name}.bin", dtype=DTYPES[name], count=count, offset=start * itemsize)
+
+
+def occurrences(folder: Path) -> int:
+    return (folder / "src_hash.bin").stat().st_size // 8
+
+
 def method_numpy(folder: Path, budget: int, out: Path) -> None:
-    pairs = with_count_e(counted(*(np.load(folder / f"{name}.npy") for name in COLUMNS)))
+    pairs = with_count_e(counted(*(read_column(folder, name) for name in COLUMNS)))
     np.savez(out / "pairs.npz", **pairs)
 
 
 def method_numpy_runs(folder: Path, budget: int, out: Path) -> None:
     """Source-hash buckets counted one at a time; count(e) from target-hash buckets of the pairs."""
-    arrays = [np.load(folder / f"{name}.npy", mmap_mode="r") for name in COLUMNS]
-    n = len(arrays[0])
-    per_occurrence = 200  # bytes counting one occurrence takes in memory (sorts, copies, masks)
-    buckets = max(1, -(-n * per_occurrence // budget))
+    n = occurrences(folder)
+    per_occurrence = 160  # bytes counting one occurrence takes in memory (sorts, copies, masks; measured)
+    buckets = max(1, -(-n * per_occurrence // int(WORKING_SHARE * budget)))
     spill = folder / "buckets"
     spill.mkdir(exist_ok=True)
     handles = [[open(spill / f"{b}.{name}", "wb") for name in COLUMNS] for b in range(buckets)]
     for lo in range(0, n, STEP):  # one pass: each chunk's occurrences appended to their bucket
-        chunk = [np.asarray(a[lo:lo + STEP]) for a in arrays]
+        chunk = [read_column(folder, name, lo, STEP) for name in COLUMNS]
         bucket = (chunk[0].view(np.uint64) % np.uint64(buckets)).astype(np.int64)
         order = np.argsort(bucket, kind="stable")
         bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
@@ -126,7 +139,7 @@ def method_numpy_runs(folder: Path, budget: int, out: Path) -> None:
     for row in handles:
         for handle in row:
             handle.close()
-    dtypes = [a.dtype for a in arrays]
+    dtypes = [DTYPES[name] for name in COLUMNS]
     targets = [open(spill / f"t{b}", "wb") for b in range(buckets)]  # (target hash, count(f,e)) per pair
     for b in range(buckets):
         columns = [np.fromfile(spill / f"{b}.{name}", dtype=dtype) for name, dtype in zip(COLUMNS, dtypes)]
@@ -174,9 +187,8 @@ STEP = 1 << 22  # occurrences per chunk written or read at once
 
 def chunks(folder: Path) -> Iterator[dict[str, np.ndarray]]:
     """The occurrence files, read in chunks of STEP (what extraction would spill, chunk by chunk)."""
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in COLUMNS}
-    for lo in range(0, len(arrays["src_hash"]), STEP):
-        yield {name: np.asarray(values[lo:lo + STEP]) for name, values in arrays.items()}
+    for lo in range(0, occurrences(folder), STEP):
+        yield {name: read_column(folder, name, lo, STEP) for name in COLUMNS}
 
 
 def as_pairs(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -190,7 +202,7 @@ def method_duckdb(folder: Path, budget: int, out: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(folder / "occurrences.duckdb"),
-                         config={"memory_limit": f"{budget // (1 << 20)}MB", "temp_directory": str(folder / "duck"),
+                         config={"memory_limit": f"{int(WORKING_SHARE * budget) // (1 << 20)}MB", "temp_directory": str(folder / "duck"),
                                  "threads": os.cpu_count() or 1, "preserve_insertion_order": False})
     con.execute("CREATE TABLE occurrences (src_hash BIGINT, tgt_hash BIGINT, align_hash BIGINT, prev TINYINT, "
                 "next TINYINT)")

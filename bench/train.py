@@ -3,6 +3,7 @@
     python bench/train.py --out /tmp/news                      # the news preset (issue figures)
     python bench/train.py --out /tmp/m30 --preset multi30k
     python bench/train.py --out /tmp/news --force              # redo steps already done
+    python bench/train.py --out /tmp/news --memory 600M        # another budget
 
 Each step runs in its own ``pysmt train --first-step S --last-step S`` process. Its peak memory is
 the largest proportional set size (PSS) of the step's whole process tree (the step, eflomal,
@@ -55,7 +56,7 @@ def tree_pss_mb(pid: int) -> float:
 def run_step(step: str, args: argparse.Namespace) -> tuple[float, float]:
     """Run one step; return (wall seconds, peak MB of its whole process tree)."""
     command = [sys.executable, "-m", "pysmt.cli", "train", "--preset", args.preset, "--data", str(args.data),
-               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force"]
+               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force", "--memory", args.memory]
     start = time.time()
     process = subprocess.Popen(command)
     tree_peak = 0.0
@@ -73,6 +74,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="redo steps already done")
+    parser.add_argument("--memory", default="1G", help="pysmt train --memory")
     args = parser.parse_args()
     rows = []
     for step in STEPS:

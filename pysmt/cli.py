@@ -18,6 +18,8 @@ import click
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
+from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
+from pysmt.memory_budget import MemorySize
 from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.training.pipeline import PRESETS, STEPS
 from pysmt.training.symmetrize import HEURISTICS
@@ -288,16 +290,20 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
               help="Start afresh: redo every step, also in a folder that holds another job.")
 @click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
               help="Worker processes for the parallel steps.")
+@click.option("--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
+              help="Memory for phrase scoring and lmplz (e.g. 1G, 800M): they spill sorted pieces to disk beside the "
+                   "tables to keep within it. It never changes the system.")
 def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
           data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
-          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int) -> None:
+          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
     from pysmt.training.pipeline import Pipeline, TrainingOptions
 
     prefixes = [Path(c) for c in corpora] + [Path(data_dir) / p for p in PRESETS.get(preset or "", [])]
     options = TrainingOptions(src_lang, tgt_lang, prefixes, Path(out_dir), [Path(t) for t in lm_texts], prepared,
                               Path(alignment) if alignment else None, symmetrization, max_phrase_length,
-                              first_step=first_step, last_step=last_step, force=force, processes=processes)
+                              first_step=first_step, last_step=last_step, force=force, processes=processes,
+                              memory=memory)
     Pipeline(options).run()
     config = Path(out_dir) / "pysmt.toml"
     if config.is_file():

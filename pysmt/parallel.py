@@ -154,26 +154,27 @@ def ordered_results(pool: ProcessPoolExecutor, function: Callable[[J], R], items
         position += 1
 
 
-def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, progress: tqdm | None = None,
-                size: Callable[[J], int] = lambda job: 1, shared: Any = None) -> list[R]:
-    """``[function(job) for job in jobs]``, on ``processes`` workers when there is more than one job.
-
-    ``function`` reads the large data every job needs (a corpus, a candidate pool) from
-    :func:`shared`, which gives ``shared`` in the workers and here. ``progress`` advances by
-    ``size(job)`` as each result arrives, in order.
-    """
-    results: list[R] = []
+def ordered_stream(function: Callable[[J], R], jobs: Sequence[J], processes: int, shared: Any = None) -> Iterator[R]:
+    """``function(job)`` for every job, yielded in order as each is done, on ``processes`` workers when
+    there is more than one job; ``function`` reads the data every job needs from :func:`shared`."""
     if processes > 1 and len(jobs) > 1:
         with worker_pool(processes, shared=shared) as pool:
-            done: Iterable[R] = ordered_results(pool, function, jobs, 2 * processes)
-            for job, result in zip(jobs, done):
-                results.append(result)
-                if progress is not None:
-                    progress.update(size(job))
+            yield from ordered_results(pool, function, jobs, 2 * processes)
     else:
         with sharing(shared):
             for job in jobs:
-                results.append(function(job))
-                if progress is not None:
-                    progress.update(size(job))
+                yield function(job)
+
+
+def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, progress: tqdm | None = None,
+                size: Callable[[J], int] = lambda job: 1, shared: Any = None) -> list[R]:
+    """``[function(job) for job in jobs]``, as :func:`ordered_stream` computes them.
+
+    ``progress`` advances by ``size(job)`` as each result arrives, in order.
+    """
+    results: list[R] = []
+    for job, result in zip(jobs, ordered_stream(function, jobs, processes, shared)):
+        results.append(result)
+        if progress is not None:
+            progress.update(size(job))
     return results

@@ -19,14 +19,14 @@ it occurs, so counting is numpy work and memory stays a few dozen bytes per inst
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.array_files import read_arrays
-from pysmt.parallel import ordered_map, shared
+from pysmt.parallel import ordered_stream, shared
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")
@@ -95,9 +95,15 @@ def phrase_alignment(points: Sequence[tuple[int, int]], src_start: int, src_end:
     return tuple((s, t) for t, s in sorted(inside))
 
 
+#: One occurrence as ``pysmt train`` keeps it on disk between its extract and score steps (36 bytes).
+OCCURRENCE = np.dtype([("src_hash", "<i8"), ("tgt_hash", "<i8"), ("align_hash", "<i8"), ("prev", "i1"),
+                       ("next", "i1"), ("sentence", "<i4"), ("src_start", "<i2"), ("src_len", "i1"),
+                       ("tgt_start", "<i2"), ("tgt_len", "i1")])
+
+
 @dataclass
 class PhraseInstances:
-    """Every extracted phrase-pair occurrence, as parallel numpy arrays."""
+    """Extracted phrase-pair occurrences, as parallel numpy arrays (the fields of :data:`OCCURRENCE`)."""
 
     src_hash: np.ndarray
     tgt_hash: np.ndarray
@@ -113,12 +119,16 @@ class PhraseInstances:
     def __len__(self) -> int:
         return len(self.src_hash)
 
-    def save(self, path: str) -> None:
-        np.savez(path, **{k: getattr(self, k) for k in self.__dataclass_fields__})
+    def records(self) -> np.ndarray:
+        """The occurrences as one :data:`OCCURRENCE` array, to write to disk."""
+        records = np.empty(len(self), dtype=OCCURRENCE)
+        for name in self.__dataclass_fields__:
+            records[name] = getattr(self, name)
+        return records
 
     @classmethod
-    def load(cls, path: str) -> PhraseInstances:
-        return cls(**read_arrays(path, cls.__dataclass_fields__))
+    def from_records(cls, records: np.ndarray) -> PhraseInstances:
+        return cls(**{name: np.ascontiguousarray(records[name]) for name in cls.__dataclass_fields__})
 
     @classmethod
     def concatenate(cls, parts: list[PhraseInstances]) -> PhraseInstances:
@@ -147,13 +157,32 @@ def _extract_range(bounds: tuple[int, int]) -> PhraseInstances:
                               for k, v in cols.items()})
 
 
-def extract_corpus(sources: list[tuple[int, ...]], targets: list[tuple[int, ...]],
-                   alignments: list[str], max_length: int = 7, processes: int = 2,
-                   progress: tqdm | None = None) -> PhraseInstances:
-    """Extract every phrase pair of an integer-encoded, aligned corpus (in order, on several processes)."""
+def extracted_parts(sources: Sequence[tuple[int, ...]], targets: Sequence[tuple[int, ...]], alignments: list[str],
+                    max_length: int = 7, processes: int = 2, progress: tqdm | None = None
+                    ) -> Iterator[PhraseInstances]:
+    """The phrase pairs of an integer-encoded, aligned corpus, in order, a part (2,000 sentences) at a
+    time as soon as it is extracted (on several processes): memory holds a few parts, not the corpus's."""
     corpus = (sources, targets, alignments, max_length)
     step = 2000
     ranges = [(k, min(k + step, len(sources))) for k in range(0, len(sources), step)] or [(0, 0)]
-    parts = ordered_map(_extract_range, ranges, processes, progress, size=lambda bounds: bounds[1] - bounds[0],
-                        shared=corpus)
-    return PhraseInstances.concatenate(parts)
+    for (lo, hi), part in zip(ranges, ordered_stream(_extract_range, ranges, processes, shared=corpus)):
+        if progress is not None:
+            progress.update(hi - lo)
+        yield part
+
+
+def extract_corpus(sources: Sequence[tuple[int, ...]], targets: Sequence[tuple[int, ...]],
+                   alignments: list[str], max_length: int = 7, processes: int = 2,
+                   progress: tqdm | None = None) -> PhraseInstances:
+    """Every phrase pair of an integer-encoded, aligned corpus, in memory (in order, on several processes)."""
+    return PhraseInstances.concatenate(list(extracted_parts(sources, targets, alignments, max_length, processes,
+                                                            progress)))
+
+
+def write_occurrences(parts: Iterable[PhraseInstances], out: BinaryIO) -> int:
+    """Write each part's occurrences to ``out`` as :data:`OCCURRENCE` records as it comes; return how many."""
+    written = 0
+    for part in parts:
+        part.records().tofile(out)
+        written += len(part)
+    return written

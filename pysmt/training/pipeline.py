@@ -5,9 +5,10 @@ Steps (Moses' ``train-model.perl`` order; ``--first-step``/``--last-step`` take 
 1. ``prepare``  normalize, tokenize, train truecasers, truecase, clean -> ``corpus/train.{src,tgt}``
 2. ``align``    eflomal both ways + symmetrization -> ``model/aligned.<heuristic>``
 3. ``lex``      word translation tables -> ``lex.f2e``, ``lex.e2f``
-4. ``extract``  phrase pairs with orientations -> ``model/extract.npz``
-5. ``score``    ``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz``
-6. ``lm``       5-gram modified Kneser-Ney LM with lmplz -> ``lm.bin``
+4. ``extract``  phrase pairs with orientations -> ``model/extract.occurrences`` (written as found)
+5. ``score``    ``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz``, in buckets that
+                fit ``--memory`` (:mod:`pysmt.training.buckets`)
+6. ``lm``       5-gram modified Kneser-Ney LM with lmplz (``-S`` from ``--memory``) -> ``lm.bin``
 7. ``config``   ``pysmt.toml`` with Moses' untuned default weights
 
 Each step writes its outputs atomically and then a marker ``steps/<name>.done``; a step whose
@@ -35,8 +36,12 @@ from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConf
 from pysmt.errors import PysmtError, at_line
 from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
+from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines
+
+#: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
+LM_SHARE = 0.8
 
 STEPS = ("prepare", "align", "lex", "extract", "score", "lm", "config")
 
@@ -71,6 +76,8 @@ class TrainingOptions:
     last_step: str = STEPS[-1]
     force: bool = False
     processes: int = 2
+    #: Bytes the steps that grow with the corpus may use (``--memory``); it never changes the system.
+    memory: int = 1 << 30
 
 
 def step_name(value: str) -> str:
@@ -108,7 +115,7 @@ class Pipeline:
         self.aligned = out / "model" / f"aligned.{options.symmetrization}"
         self.lex_f2e = out / "lex.f2e"
         self.lex_e2f = out / "lex.e2f"
-        self.extract = out / "model" / "extract.npz"
+        self.extract = out / "model" / "extract.occurrences"
         self.phrase_table = out / "phrase-table.gz"
         self.reordering_table = out / "reordering-table.wbe-msd-bidirectional-fe.gz"
         self.lm = out / "lm.bin"
@@ -329,27 +336,24 @@ class Pipeline:
         estimate_lexical_tables(self.corpus).save(self.lex_f2e, self.lex_e2f)
 
     def step_extract(self) -> None:
-        from pysmt.training.extraction import extract_corpus
+        from pysmt.training.extraction import extracted_parts, write_occurrences
 
         bar = tqdm(total=len(self.corpus), desc="extract", unit=" sent", file=sys.stderr)
-        instances = extract_corpus(self.corpus.sources, self.corpus.targets, self.corpus.alignments,
-                                   self.o.max_phrase_length, self.o.processes, bar)
+        parts = extracted_parts(self.corpus.sources, self.corpus.targets, self.corpus.alignments,
+                                self.o.max_phrase_length, self.o.processes, bar)
+        with atomic_path(self.extract) as tmp, open(tmp, "wb") as out:
+            n = write_occurrences(parts, out)
         bar.close()
-        log(f"extracted {len(instances):,} phrase pair occurrences")
-        with atomic_path(self.extract) as tmp:
-            instances.save(str(tmp))
+        log(f"extracted {n:,} phrase pair occurrences")
 
     def step_score(self) -> None:
-        from pysmt.training.extraction import PhraseInstances
+        from pysmt.training.buckets import score_occurrences
         from pysmt.training.lexical import LexicalTables
-        from pysmt.training.scoring import count_pairs, write_tables
 
-        instances = PhraseInstances.load(str(self.extract))
-        pairs = count_pairs(instances, self.corpus)
-        lexical = LexicalTables.load(self.lex_f2e, self.lex_e2f)
-        bar = tqdm(total=len(pairs), desc="score", unit=" pairs", file=sys.stderr)
-        n = write_tables(instances, self.corpus, pairs, lexical, self.phrase_table, self.reordering_table,
-                         self.o.processes, bar)
+        lexical = LexicalTables.load(self.lex_f2e, self.lex_e2f).encode(self.corpus.src_vocab, self.corpus.tgt_vocab)
+        bar = tqdm(desc="score", unit=" pairs", file=sys.stderr)
+        n = score_occurrences(self.extract, self.corpus, lexical, self.phrase_table, self.reordering_table,
+                              self.o.memory, self.o.processes, bar)
         bar.close()
         log(f"{n:,} distinct phrase pairs")
 
@@ -357,7 +361,7 @@ class Pipeline:
         from pysmt.training.language_model import build_language_model
 
         texts = [self.train_tgt] + ([self.lm_extra] if self.lm_extra.is_file() and self.lm_extra.stat().st_size else [])
-        build_language_model(texts, self.lm, self.o.lm_order)
+        build_language_model(texts, self.lm, self.o.lm_order, megabytes(int(LM_SHARE * self.o.memory)))
 
     def step_config(self) -> None:
         system_config(self).write_toml(self.config)

@@ -19,7 +19,7 @@ the integer-encoded occurrences.
 from __future__ import annotations
 
 import heapq
-import os
+import shutil
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +27,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import atomic_writer
+from pysmt.textio import atomic_writer, temporary_folder
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables
 from pysmt.parallel import ordered_map, shared
+
+#: The distinct target phrases of a corpus (sorted hashes) and how often each occurs: count(e).
+TargetCounts = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -59,8 +62,12 @@ def starts_of_runs(*keys: np.ndarray) -> np.ndarray:
     return mask
 
 
-def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus) -> PhrasePairs:
-    """Group occurrences into distinct pairs, count them, and choose each pair's alignment."""
+def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, targets: TargetCounts | None = None) -> PhrasePairs:
+    """Group occurrences into distinct pairs, count them, and choose each pair's alignment.
+
+    ``targets`` gives count(e) when ``inst`` is one bucket of a corpus's occurrences (all those of
+    its source phrases, not all those of its target phrases); without, it is counted in ``inst``.
+    """
     order = np.lexsort((np.arange(len(inst)), inst.align_hash, inst.tgt_hash, inst.src_hash))
     src, tgt, align = inst.src_hash[order], inst.tgt_hash[order], inst.align_hash[order]
     pair_start = starts_of_runs(src, tgt)
@@ -72,7 +79,7 @@ def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus) -> PhrasePairs:
     src_group = np.cumsum(src_start) - 1
     src_sizes = np.bincount(src_group)
     count_f = src_sizes[src_group[pair_start]].astype(np.float64)
-    unique_tgt, tgt_counts = np.unique(inst.tgt_hash, return_counts=True)
+    unique_tgt, tgt_counts = targets or np.unique(inst.tgt_hash, return_counts=True)
     count_e = tgt_counts[np.searchsorted(unique_tgt, tgt[pair_start])].astype(np.float64)
 
     # Alignment runs inside each pair; the most frequent wins, ties resolved on the alignment itself.
@@ -160,35 +167,41 @@ def _write_run(job: tuple[int, int, str]) -> str:
     return path
 
 
+def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
+               prefix: Path, processes: int = 2, progress: tqdm | None = None, run_size: int = RUN_SIZE) -> list[Path]:
+    """Format the pairs' table lines (``lexical`` encoded by word ids) and sort them in runs of
+    ``run_size`` pairs on ``processes`` workers, into files ``PREFIX.runK``; return the files."""
+    order = np.argsort(pairs.representative, kind="stable")
+    tables = (inst, corpus, pairs, lexical, order)
+    jobs = [(lo, min(lo + run_size, len(order)), f"{prefix}.run{k}") for k, lo in enumerate(range(0, len(order), run_size))]
+    return [Path(path) for path in ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0],
+                                               shared=tables)]
+
+
+def merge_runs(runs: list[Path], phrase_table: Path, reordering_table: Path | None) -> None:
+    """Merge sorted runs into the phrase table (and reordering table), in Moses' byte order."""
+    with ExitStack() as stack:
+        handles = [stack.enter_context(open(path, encoding="utf-8")) for path in runs]
+        pt = stack.enter_context(atomic_writer(phrase_table))
+        rt = stack.enter_context(atomic_writer(reordering_table)) if reordering_table is not None else None
+        for line in heapq.merge(*handles):
+            phrase_line, _, reordering_line = line.partition("\0")
+            pt.write(phrase_line + "\n")
+            if rt is not None:
+                rt.write(reordering_line)
+
+
 def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
                  phrase_table: Path, reordering_table: Path | None, processes: int = 2,
                  progress: tqdm | None = None) -> int:
-    """Write the phrase table (and reordering table) sorted as Moses sorts them; return the pair count.
-
-    Pairs are formatted and sorted in runs of ``RUN_SIZE`` on ``processes`` workers, written to
-    temporary files beside the table, and merged, so memory stays bounded whatever the corpus size.
-    """
-    order = np.argsort(pairs.representative, kind="stable")
-    tables = (inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), order)
-    jobs = [(lo, min(lo + RUN_SIZE, len(order)), str(phrase_table.parent / f".{phrase_table.name}.run{k}"))
-            for k, lo in enumerate(range(0, len(order), RUN_SIZE))]
+    """Write the phrase table (and reordering table) of pairs counted in memory, sorted as Moses sorts them;
+    return the pair count. Runs are sorted on ``processes`` workers in a temporary folder beside the
+    table, then merged."""
+    folder = temporary_folder(phrase_table)
     try:
-        runs = ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0], shared=tables)
-        del tables
-        handles = [open(path, encoding="utf-8") for path in runs]
-        with ExitStack() as stack:
-            for handle in handles:
-                stack.enter_context(handle)
-            pt = stack.enter_context(atomic_writer(phrase_table))
-            rt = stack.enter_context(atomic_writer(reordering_table)) if reordering_table is not None else None
-            for line in heapq.merge(*handles):
-                phrase_line, _, reordering_line = line.partition("\0")
-                pt.write(phrase_line + "\n")
-                if rt is not None:
-                    rt.write(reordering_line)
+        runs = write_runs(inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), folder / "pairs",
+                          processes, progress)
+        merge_runs(runs, phrase_table, reordering_table)
     finally:
-        _SCORING = None
-        for job in jobs:
-            if os.path.exists(job[2]):
-                os.unlink(job[2])
-    return len(order)
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(pairs)

@@ -4,6 +4,7 @@
     python bench/train.py --out /tmp/m30 --preset multi30k
     python bench/train.py --out /tmp/news --force              # redo steps already done
     python bench/train.py --out /tmp/news --memory 600M        # another budget
+    python bench/train.py --out /tmp/big --corpus runs/scale/news-400   # a corpus of bench/scale_corpus.py
 
 Each step runs in its own ``pysmt train --first-step S --last-step S`` process. Its peak memory is
 the largest proportional set size (PSS) of the step's whole process tree (the step, eflomal,
@@ -55,8 +56,9 @@ def tree_pss_mb(pid: int) -> float:
 
 def run_step(step: str, args: argparse.Namespace) -> tuple[float, float]:
     """Run one step; return (wall seconds, peak MB of its whole process tree)."""
-    command = [sys.executable, "-m", "pysmt.cli", "train", "--preset", args.preset, "--data", str(args.data),
-               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force", "--memory", args.memory]
+    corpus = ["--corpus", str(args.corpus)] if args.corpus else ["--preset", args.preset, "--data", str(args.data)]
+    command = [sys.executable, "-m", "pysmt.cli", "train", *corpus,
+               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force", *(["--memory", args.memory] if args.memory else [])]
     start = time.time()
     process = subprocess.Popen(command)
     tree_peak = 0.0
@@ -71,10 +73,11 @@ def run_step(step: str, args: argparse.Namespace) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="news")
+    parser.add_argument("--corpus", type=Path, help="a bitext prefix instead of --preset (bench/scale_corpus.py)")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="redo steps already done")
-    parser.add_argument("--memory", default="1G", help="pysmt train --memory")
+    parser.add_argument("--memory", help="pysmt train --memory (default: its default)")
     args = parser.parse_args()
     rows = []
     for step in STEPS:

@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,7 +39,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
-from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines
+from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines, temporary_folder
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
 LM_SHARE = 0.8
@@ -247,31 +248,49 @@ class Pipeline:
     # -- steps -------------------------------------------------------------------------------
 
     def step_prepare(self) -> None:
-        from pysmt.training.preparation import CleaningReport, keep_pair, process_lines, train_truecaser
+        """Each side streamed through tokenization, truecaser training and truecasing via files in a
+        hidden folder (removed at the end), then the pairs cleaned: memory holds chunks, not the corpus."""
+        self.train_src.parent.mkdir(parents=True, exist_ok=True)
+        folder = temporary_folder(self.train_src)
+        try:
+            sides = [self.prepared_side(lang, model, folder)
+                     for lang, model in ((self.o.src_lang, self.truecase_src), (self.o.tgt_lang, self.truecase_tgt))]
+            self.clean(*sides)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        self.prepare_lm_texts()
 
-        src_raw, tgt_raw = [], []
-        for prefix in self.o.corpora:
-            src_raw += [line for _, line in read_lines(f"{prefix}.{self.o.src_lang}")]
-            tgt_raw += [line for _, line in read_lines(f"{prefix}.{self.o.tgt_lang}")]
+    def prepared_side(self, lang: str, model: Path, folder: Path) -> Path:
+        """One side of every corpus, tokenized and truecased (``--prepared``: as given), into a file in ``folder``."""
+        from pysmt.training.preparation import process_lines, train_truecaser
+
         tokenize = not self.o.prepared
-        sides = []
-        for lang, raw, model in ((self.o.src_lang, src_raw, self.truecase_src),
-                                 (self.o.tgt_lang, tgt_raw, self.truecase_tgt)):
-            bar = tqdm(total=len(raw), desc=f"tokenize {lang}", unit=" lines", file=sys.stderr)
-            tokens = []
-            for line in process_lines(raw, lang, tokenize=tokenize, processes=self.o.processes):
-                tokens.append(line)
-                bar.update(1)
-            bar.close()
-            if tokenize:
-                train_truecaser(tokens, model)
-                tokens = list(tqdm(process_lines(tokens, lang, truecase_model=model, mode="truecase",
-                                                 processes=self.o.processes),
-                                   total=len(tokens), desc=f"truecase {lang}", unit=" lines", file=sys.stderr))
-            sides.append(tokens)
+        raw = (line for prefix in self.o.corpora for _, line in read_lines(f"{prefix}.{lang}"))
+        total = sum(count_lines(Path(f"{prefix}.{lang}")) for prefix in self.o.corpora)
+        tokens = folder / f"tokens.{lang}"
+        self.write_lines(tokens, process_lines(raw, lang, tokenize=tokenize, processes=self.o.processes),
+                         total, f"tokenize {lang}")
+        if not tokenize:
+            return tokens
+        train_truecaser((line for _, line in read_lines(tokens)), model)
+        cased = folder / f"truecased.{lang}"
+        self.write_lines(cased, process_lines((line for _, line in read_lines(tokens)), lang, truecase_model=model,
+                                              mode="truecase", processes=self.o.processes), total, f"truecase {lang}")
+        return cased
+
+    @staticmethod
+    def write_lines(path: Path, lines: Iterable[str], total: int, description: str) -> None:
+        with open(path, "w", encoding="utf-8") as out:
+            for line in tqdm(lines, total=total, desc=description, unit=" lines", file=sys.stderr):
+                out.write(line + "\n")
+
+    def clean(self, source: Path, target: Path) -> None:
+        """Keep the pairs :func:`keep_pair` accepts, into the training corpus; log what was dropped and why."""
+        from pysmt.training.preparation import CleaningReport, keep_pair
+
         report = CleaningReport()
         with atomic_writer(self.train_src) as src_out, atomic_writer(self.train_tgt) as tgt_out:
-            for src, tgt in zip(*sides):
+            for (_, src), (_, tgt) in zip(read_lines(source), read_lines(target)):
                 reason = keep_pair(src, tgt)
                 if reason is None:
                     src_out.write(src + "\n")
@@ -282,9 +301,14 @@ class Pipeline:
         log(f"cleaning: {report.summary()}")
         if not report.kept:
             raise PysmtError(f"cleaning kept no sentence pair of the --corpus ({report.summary()}): nothing to train on")
+
+    def prepare_lm_texts(self) -> None:
+        from pysmt.training.preparation import process_lines
+
+        tokenize = not self.o.prepared
         with atomic_writer(self.lm_extra) as out:
             for path in self.o.lm_texts:
-                lines = [line for _, line in read_lines(path)]
+                lines = (line for _, line in read_lines(path))
                 for line in process_lines(lines, self.o.tgt_lang, truecase_model=self.truecase_tgt if tokenize else None,
                                           tokenize=tokenize, mode="prepare", processes=self.o.processes):
                     if line:

@@ -9,8 +9,9 @@ Moses' tokenizer escapes it) in prepared text and restored on output.
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,9 +76,18 @@ class TextProcessor:
 
 
 def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
-    """Train a Moses truecase model on tokenized text and save it in Moses' format."""
+    """Train a Moses truecase model on tokenized text, read line by line, and save it in Moses' format.
+
+    The counting is sacremoses' own (``learn_truecase_weights``, then its Moses-format writer), done
+    here a line at a time: its ``train`` holds every token's weight of the whole corpus at once.
+    """
+    truecaser = MosesTruecaser()
+    casing: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for line in tokenized:
+        for lowercase, surface, weight in truecaser.learn_truecase_weights(line.split()):
+            casing[lowercase][surface] += weight
     with atomic_path(model_path) as tmp:
-        MosesTruecaser().train([line.split() for line in tokenized], save_to=str(tmp))
+        truecaser._save_model_from_casing(casing, str(tmp))
 
 
 _METHOD = None  # the bound TextProcessor method a worker process applies
@@ -92,18 +102,21 @@ def _apply(lines: list[str]) -> list[str]:
     return [_METHOD(line) for line in lines]  # type: ignore[misc]
 
 
-def process_lines(lines: list[str], lang: str, *, truecase_model: Path | None = None, tokenize: bool = True,
+def process_lines(lines: Iterable[str], lang: str, *, truecase_model: Path | None = None, tokenize: bool = True,
                   mode: str = "tokens", processes: int = 2, chunk: int = 2000) -> Iterator[str]:
-    """Apply ``TextProcessor.<mode>`` (tokens, truecase or prepare) to every line, in order, on several processes."""
-    chunks = [lines[i:i + chunk] for i in range(0, len(lines), chunk)]
+    """Apply ``TextProcessor.<mode>`` (tokens, truecase or prepare) to every line, in order, on several
+    processes; ``lines`` are read as the workers need them, so a file streams through in bounded memory."""
+    source = iter(lines)
+    chunks = iter(lambda: list(islice(source, chunk)), [])
+    first = list(islice(chunks, 2))
     args = (lang, str(truecase_model) if truecase_model else None, tokenize, mode)
-    if processes <= 1 or len(chunks) <= 1:
+    if processes <= 1 or len(first) <= 1:
         _init_worker(*args)
-        for part in chunks:
+        for part in chain(first, chunks):
             yield from _apply(part)
         return
     with worker_pool(processes, _init_worker, args) as pool:
-        for part in ordered_results(pool, _apply, chunks, 2 * processes):
+        for part in ordered_results(pool, _apply, chain(first, chunks), 2 * processes):
             yield from part
 
 

@@ -262,10 +262,13 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
     from tests.conftest import SHARED, shared_data
 
     shared_data("news", "newstest2013.en")
-    local = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "local", "--scale", "tiny", timeout=900)
+    # --budget: the networks stop at the scale's 20 updates, never at a time limit that a busy machine reaches
+    local = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "local", "--scale", "tiny", "--budget", "30",
+                  timeout=900)
     assert local.returncode == 0, local.stderr[-3000:]
     # the same system for both (eflomal's alignments vary from run to run: it has no seed)
-    command = ["experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--cluster", cluster,
+    command = ["experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--budget", "30",
+               "--cluster", cluster,
                "--system", tmp_path / "local" / "system"]
     stopped = stopped_run(command, tmp_path / "stopped.txt", "tune-baseline-seed0: done in", signal.SIGINT)
     assert stopped.returncode == 130 and "Traceback" not in (tmp_path / "stopped.txt").read_text()

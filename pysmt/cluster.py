@@ -88,9 +88,30 @@ def ray_module() -> Any:
     return ray
 
 
+def cluster_messages_to_stderr() -> None:
+    """Ray's driver prints the cluster's error messages (a node marked dead, for one) on stdout, where
+    ``decode`` writes its translations: they go to stderr instead, with Ray's other messages.
+
+    Ray looks its printer up as a module global at each message, so replacing it is enough; a Ray
+    without it (another version) is left as it is.
+    """
+    import ray._private.worker as driver
+
+    original = getattr(driver, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    driver.print_to_stdstream = to_stderr
+
+
 def connect(address: str) -> Any:
     """Join the Ray cluster at ``address`` (``local``: start a throw-away one on this machine); return ray."""
     ray = ray_module()
+    cluster_messages_to_stderr()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
     if address == "local":  # always a new instance, even beside a cluster `ray start` made on this machine

@@ -184,6 +184,19 @@ def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_wer
         assert (out / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
 
 
+def test_the_clusters_messages_never_reach_stdout(capsys):
+    import ray._private.worker as driver
+
+    from pysmt.cluster import cluster_messages_to_stderr
+
+    cluster_messages_to_stderr()
+    cluster_messages_to_stderr()  # (once is enough)
+    driver.print_to_stdstream({"lines": ["node 1 has been marked dead"], "pid": "raylet", "is_err": False},
+                              ignore_prefix=False)
+    out, err = capsys.readouterr()
+    assert out == "" and "node 1 has been marked dead" in err
+
+
 def test_an_unreachable_head_is_one_line(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\n")

@@ -38,6 +38,8 @@ SHARDS_PER_ACTOR = 4
 MAX_SHARD_RETRIES = 3
 #: Seconds to wait for an actor to load the system before deciding the cluster cannot run one.
 ACTOR_START_TIMEOUT = 600.0
+#: Seconds the other actors have to load the system once the first has.
+OTHERS_READY_TIMEOUT = 120.0
 #: Ray's default port, when ``--cluster HOST`` names none.
 RAY_PORT = 6379
 
@@ -220,10 +222,32 @@ class Cluster:
         nodes = sum(node["Alive"] for node in self.ray.nodes())
         self.log(f"{count} actor(s) on {nodes} node(s) of {address}; loading the system")
         try:
-            self.labels = self.call(self.actors[0].ready.remote())
+            readies = [actor.ready.remote() for actor in self.actors]
+            self.labels = self.call(readies[0])
+            self.keep_started(readies)
         except BaseException:
             self.close()
             raise
+
+    def keep_started(self, readies: list[Any]) -> None:
+        """Keep the actors that have loaded the system once the first has, within :data:`OTHERS_READY_TIMEOUT`
+        more seconds: one placed on a node that has just died (the cluster still counting its CPUs)
+        would never start, and the shards given to it would wait forever."""
+        done, _ = self.ray.wait(readies, num_returns=len(readies), timeout=OTHERS_READY_TIMEOUT)
+        started = []
+        for actor, ready in zip(self.actors, readies):
+            try:
+                if ready in done:
+                    self.call(ready)
+                    started.append(actor)
+                    continue
+            except self.ray.exceptions.RayActorError:
+                pass
+            self.ray.kill(actor)
+        if len(started) < len(self.actors):
+            self.log(f"{len(self.actors) - len(started)} actor(s) did not start (their node lost?); "
+                     f"going on with {len(started)}")
+        self.actors = started
 
     @staticmethod
     def log(message: str) -> None:

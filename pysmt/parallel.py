@@ -8,11 +8,12 @@ pickles as the paths and weights it was built from, and is built again in the wo
 signals to the parent: Ctrl-C reaches the whole process group and SIGTERM may too, and only the
 parent should react (stop, keep what was written, exit with 130 or 143), not print one traceback per
 worker. They die with the parent (:func:`pysmt.processes.die_with_parent`; under ``forkserver``
-with the fork server, which dies with pysmt), so kill -9 of pysmt leaves no worker behind. A worker that dies (killed, out of memory) breaks the pool: the work
-stops with a one-line :class:`WorkerDied` naming the item, never a hang. A worker runs torch (a
-neural plugin's) on one thread: the workers already use the cores, and the OpenMP thread pool that
-the parent started while loading a model does not survive a fork (the child's first parallel region
-would hang).
+with the fork server, which dies with pysmt), so kill -9 of pysmt leaves no worker behind. A
+worker that dies (killed, out of memory) breaks the pool: the work stops with a one-line
+:class:`WorkerDied` naming the item, never a hang. A worker runs torch (a neural plugin's) on one
+thread, whatever the start method: the workers already use the cores, and the OpenMP thread pool
+that the parent started while loading a model does not survive a fork (the child's first parallel
+region would hang).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Decoding a stream of lines: in input order, one output line per input line, written as it is done.
 
 With ``threads > 1`` sentences are decoded by worker processes (:mod:`pysmt.parallel`: forked ones
-share the loaded models copy-on-write); results are still written in input order. An input line that is not valid UTF-8
-stops the run with an error naming the line, after everything before it has been written.
+share the loaded models copy-on-write); results are still written in input order. An input line
+that is not valid UTF-8 stops the run with an error naming the line, after everything before it has been written.
 """
 
 from __future__ import annotations

@@ -170,8 +170,9 @@ class Experiment:
     def run(self) -> None:
         """Every stage: in order on this machine; on a cluster, each as soon as those it needs are done."""
         self.prepare_data()
+        steps = self.plan()
         if self.o.cluster is None:
-            for step in self.plan():
+            for step in steps:
                 step.action()
             return
         from pysmt.experiment.on_cluster import StageCluster, run_graph
@@ -179,10 +180,10 @@ class Experiment:
         with StageCluster(self.o.cluster) as cluster:
             self.stages.place = cluster
             try:
-                run_graph(self.plan(), cluster)
+                run_graph(steps, cluster)
             finally:  # the report lists the stages in the single-machine order, the data's first
                 self.stages.place = None
-                position = {step.name: k for k, step in enumerate(self.plan())}
+                position = {step.name: k for k, step in enumerate(steps)}
                 self.stages.done.sort(key=lambda stage: position.get(stage.name, -1))
 
     @property

@@ -291,11 +291,15 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
 @click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
               help="Worker processes for the parallel steps.")
 @click.option("--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
-              help="Memory for phrase scoring and lmplz (e.g. 1G, 800M): they spill sorted pieces to disk beside the "
-                   "tables to keep within it. It never changes the system.")
+              help="Memory for phrase scoring and lmplz (e.g. 1G, 800M): they spill sorted pieces to disk (see "
+                   "--temp-dir) to keep within it. It never changes the system.")
+@click.option("--temp-dir", type=click.Path(file_okay=False),
+              help="Folder for temporary files (spilled buckets, lmplz's runs); default: beside the files each step "
+                   "makes. Made if missing; what a step leaves there is removed when it ends, also on failure.")
 def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
           data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
-          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int) -> None:
+          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int,
+          temp_dir: str | None) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
     from pysmt.training.pipeline import Pipeline, TrainingOptions
 
@@ -303,7 +307,7 @@ def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tupl
     options = TrainingOptions(src_lang, tgt_lang, prefixes, Path(out_dir), [Path(t) for t in lm_texts], prepared,
                               Path(alignment) if alignment else None, symmetrization, max_phrase_length,
                               first_step=first_step, last_step=last_step, force=force, processes=processes,
-                              memory=memory)
+                              memory=memory, temp_dir=Path(temp_dir) if temp_dir else None)
     Pipeline(options).run()
     config = Path(out_dir) / "pysmt.toml"
     if config.is_file():

@@ -1,15 +1,17 @@
-"""Scoring phrase pairs within a memory budget: occurrences cut into buckets by source phrase.
+"""Scoring phrase pairs within a memory budget: occurrences cut into buckets on disk.
 
 The extract step writes every occurrence to disk as it is found (:data:`OCCURRENCE` records, in
-corpus order). The score step reads them back a chunk at a time and appends each to one of B bucket
-files chosen by its source phrase's hash, with B such that one bucket can be counted in the budget;
-then it counts and scores one bucket at a time with the in-memory code (:func:`count_pairs`,
-:func:`write_runs`), which needs all the occurrences of a source phrase together (for count(f) and
-each pair's counts and alignment) but only a table of target phrases for count(e), made during the
-first pass. Each bucket's table lines are sorted in runs, and all runs are merged at the end, as
-Moses' ``extract | sort | score | consolidate`` does on disk. Occurrences keep their corpus order
-inside a bucket, so every choice the counting makes (a pair's representative alignment) is the one
-it makes in memory, and the tables are byte-identical at any budget.
+corpus order). The score step cuts them into B bucket files twice, a chunk at a time, with B such
+that one bucket can be counted in the budget: first by target phrase hash, where each bucket, read
+whole, gives every occurrence its target phrase's count, count(e); then, with that count attached
+(:data:`BUCKETED` records), by source phrase hash. Each source bucket holds all the occurrences of
+its source phrases, which is what counting needs (count(f), each pair's counts and alignment): it is
+counted and scored with the in-memory code (:func:`count_pairs`, :func:`write_runs`), its table
+lines sorted in runs, and all runs are merged at the end, as Moses' ``extract | sort | score |
+consolidate`` does on disk. Nothing held grows with the corpus but the corpus itself (its word ids
+and alignments) and the lexicon. Every choice counting makes depends on a pair's occurrences, not
+their order, so the tables are byte-identical at any budget. The disk holds up to about 2.2 times
+the occurrence file at once (36 bytes an occurrence, plus 44 in a bucket).
 
 Measured (``bench/pair_counting.py``, the news preset's 9.36 M occurrences and 4 times that): hash
 buckets counted with numpy 7.5 s / 753 MB and 31.7 s / 1,100 MB, DuckDB 9.2 s / 752 MB and 46.2 s /
@@ -24,7 +26,10 @@ import ctypes
 import math
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from tqdm import tqdm
@@ -32,16 +37,16 @@ from tqdm import tqdm
 from pysmt.textio import temporary_folder
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, PhraseInstances
-from pysmt.training.lexical import LexicalTables
-from pysmt.training.scoring import RUN_SIZE, TargetCounts, count_pairs, merge_runs, write_runs
+from pysmt.training.lexical import Lexicon
+from pysmt.training.scoring import RUN_SIZE, count_pairs, merge_runs, write_runs
 
 #: Memory counting one occurrence takes (its record, the lexsort, sorted copies, masks), measured.
 COUNTING_BYTES = 200
-#: The share of the budget a bucket's counting may take; the rest holds the corpus, the lexical
-#: tables, the target counts and the workers that format table lines.
+#: The share of the budget a bucket's counting may take; the rest holds the corpus, the lexicon and
+#: the workers that format table lines.
 BUCKET_SHARE = 0.35
 #: Memory formatting and sorting one pair's table lines takes in a worker, measured.
-FORMATTING_BYTES = 800
+FORMATTING_BYTES = 400
 #: The share of the budget the workers formatting table lines take together.
 FORMATTING_SHARE = 0.3
 #: Records read at once while cutting the occurrences into buckets (36 MB).
@@ -64,53 +69,72 @@ def give_back_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def merged(counts: list[TargetCounts]) -> TargetCounts:
-    """Several (target hash, count) tables as one, counts added."""
-    unique, inverse = np.unique(np.concatenate([hashes for hashes, _ in counts]), return_inverse=True)
-    return unique, np.bincount(inverse, weights=np.concatenate([n for _, n in counts])).astype(np.int64)
+#: An occurrence in a source bucket: its record and its target phrase's count(e).
+BUCKETED = np.dtype([(name, OCCURRENCE.fields[name][0]) for name in OCCURRENCE.names] + [("count_e", "<i8")])
 
 
-def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> tuple[list[Path], TargetCounts]:
-    """Cut the records of ``occurrences`` into ``buckets`` files in ``folder`` by source hash, keeping
-    their order; return the files and every target phrase's count."""
-    paths = [folder / f"bucket{b}" for b in range(buckets)]
-    handles = [open(path, "wb") for path in paths]
-    targets: list[TargetCounts] = []
-    try:
-        with open(occurrences, "rb") as source:
-            while (records := np.fromfile(source, dtype=OCCURRENCE, count=CHUNK)).size:
-                bucket = records["src_hash"].astype(np.uint64) % np.uint64(buckets)
-                order = np.argsort(bucket, kind="stable")
-                bounds = np.searchsorted(bucket[order], np.arange(buckets + 1, dtype=np.uint64))
-                for b, handle in enumerate(handles):
-                    records[order[bounds[b]:bounds[b + 1]]].tofile(handle)
-                targets.append(np.unique(records["tgt_hash"], return_counts=True))
-                if len(targets) >= 8:  # keep a few tables, not one per chunk
-                    targets = [merged(targets)]
-    finally:
-        for handle in handles:
-            handle.close()
-    return paths, merged(targets) if targets else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+def chunks(path: Path, dtype: np.dtype) -> Iterator[np.ndarray]:
+    """The records of a file, :data:`CHUNK` at a time."""
+    with open(path, "rb") as source:
+        while (records := np.fromfile(source, dtype=dtype, count=CHUNK)).size:
+            yield records
 
 
-def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexical: LexicalTables, phrase_table: Path,
+def cut(records: np.ndarray, key: str, handles: list[BinaryIO]) -> None:
+    """Append each record to the file of its bucket, ``records[key] % len(handles)``, keeping their order."""
+    bucket = records[key].astype(np.uint64) % np.uint64(len(handles))
+    order = np.argsort(bucket, kind="stable")
+    bounds = np.searchsorted(bucket[order], np.arange(len(handles) + 1, dtype=np.uint64))
+    for b, handle in enumerate(handles):
+        records[order[bounds[b]:bounds[b + 1]]].tofile(handle)
+
+
+def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> list[Path]:
+    """Cut the records of ``occurrences`` into ``buckets`` files of :data:`BUCKETED` records in
+    ``folder`` by source hash, each with its count(e) (found in ``buckets`` files by target hash)."""
+    by_target = [folder / f"target{b}" for b in range(buckets)]
+    with ExitStack() as stack:
+        handles = [stack.enter_context(open(path, "wb")) for path in by_target]
+        for records in chunks(occurrences, OCCURRENCE):
+            cut(records, "tgt_hash", handles)
+    by_source = [folder / f"source{b}" for b in range(buckets)]
+    with ExitStack() as stack:
+        handles = [stack.enter_context(open(path, "wb")) for path in by_source]
+        for path in by_target:
+            records = np.fromfile(path, dtype=OCCURRENCE)
+            path.unlink()
+            bucketed = np.empty(len(records), dtype=BUCKETED)
+            for name in OCCURRENCE.names:
+                bucketed[name] = records[name]
+            del records
+            _, inverse, counts = np.unique(bucketed["tgt_hash"], return_inverse=True, return_counts=True)
+            bucketed["count_e"] = counts[inverse]
+            del inverse
+            cut(bucketed, "src_hash", handles)
+    return by_source
+
+
+def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexicon: Lexicon, phrase_table: Path,
                       reordering_table: Path | None, budget: int, processes: int = 2,
-                      progress: tqdm | None = None) -> int:
+                      progress: tqdm | None = None, temp_dir: Path | None = None) -> int:
     """Write the phrase and reordering tables of the occurrence file ``occurrences`` within ``budget``
-    bytes; return the number of distinct pairs. ``lexical`` is keyed by the corpus's word ids
-    (:meth:`LexicalTables.encode`: a third of the memory of the tables keyed by words). Temporary
-    files go beside the phrase table."""
+    bytes; return the number of distinct pairs. Temporary files go in a hidden folder in ``temp_dir``
+    (default: beside the phrase table), removed at the end, also after a failure."""
     total = occurrences.stat().st_size // OCCURRENCE.itemsize
-    folder = temporary_folder(phrase_table)
+    folder = temporary_folder((temp_dir or phrase_table.parent) / phrase_table.name)
     try:
-        paths, targets = spill_buckets(occurrences, bucket_count(total, budget), folder)
+        paths = spill_buckets(occurrences, bucket_count(total, budget), folder)
         runs, pairs = [], 0
         for b, path in enumerate(paths):
-            instances = PhraseInstances.from_records(np.fromfile(path, dtype=OCCURRENCE))
+            records = np.fromfile(path, dtype=BUCKETED)
             path.unlink()
-            counted = count_pairs(instances, corpus, targets)
+            instances = PhraseInstances.from_records(records)
+            target_counts = np.ascontiguousarray(records["count_e"])
+            del records
+            counted = count_pairs(instances, corpus, target_counts)
+            del target_counts
             give_back_freed_memory()
-            runs += write_runs(instances, corpus, counted, lexical, folder / f"bucket{b}", processes, progress,
+            runs += write_runs(instances, corpus, counted, lexicon, folder / f"bucket{b}", processes, progress,
                                run_size(budget, processes))
             pairs += len(counted)
             del instances, counted

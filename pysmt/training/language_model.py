@@ -68,8 +68,10 @@ def run_forwarding_stderr(command: list[str], stdin: IO[bytes] | None, stdout: I
     return process.wait(), tail.decode(errors="replace")
 
 
-def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: str = "20%") -> None:
-    """Estimate an ``order``-gram modified Kneser-Ney LM on ``texts`` and write it as a KenLM binary."""
+def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: str = "20%",
+                         temp_dir: Path | None = None) -> None:
+    """Estimate an ``order``-gram modified Kneser-Ney LM on ``texts`` and write it as a KenLM binary;
+    lmplz's sorted runs and the ARPA file go in a hidden folder in ``temp_dir`` (default: beside ``out``)."""
     texts = [Path(t) for t in texts]
     check_outputs({"--out": out}, {"--text": texts}, create=True)
     for text in texts:
@@ -81,7 +83,7 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
         raise PysmtError(f"--text {', '.join(map(str, texts))}: no words to estimate a language model from")
     lmplz, build_binary = kenlm_tool("lmplz"), kenlm_tool("build_binary")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.", suffix=TEMP_MARK) as tmp:
+    with tempfile.TemporaryDirectory(dir=temp_dir or out.parent, prefix=f".{out.name}.", suffix=TEMP_MARK) as tmp:
         arpa = Path(tmp) / "lm.arpa"
         with open(arpa, "wb") as arpa_out:
             cat = ChildProcess(["cat", *map(str, texts)], stdout=subprocess.PIPE)

@@ -39,7 +39,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
-from pysmt.textio import atomic_path, atomic_writer, open_binary, read_lines, temporary_folder
+from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, temporary_folder
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
 LM_SHARE = 0.8
@@ -79,6 +79,8 @@ class TrainingOptions:
     processes: int = 2
     #: Bytes the steps that grow with the corpus may use (``--memory``); it never changes the system.
     memory: int = 1 << 30
+    #: Where the steps' temporary files go (``--temp-dir``); None: beside the files they make.
+    temp_dir: Path | None = None
 
 
 def step_name(value: str) -> str:
@@ -228,6 +230,11 @@ class Pipeline:
         self.check_plan(first, last, discarded)
         job.start(force=self.o.force)
         try:
+            if self.o.temp_dir is not None:
+                try:
+                    self.o.temp_dir.mkdir(parents=True, exist_ok=True)
+                except OSError as err:
+                    raise PysmtError(f"--temp-dir {self.o.temp_dir}: {err.strerror}") from None
             if discarded:  # --force over another job's work: none of its steps counts as done
                 shutil.rmtree(self.o.out / "steps", ignore_errors=True)
             for name in STEPS[first:last + 1]:
@@ -237,7 +244,7 @@ class Pipeline:
                 log(f"step {name} ...")
                 start = time.time()
                 self.marker(name).unlink(missing_ok=True)
-                getattr(self, f"step_{name}")()
+                self.run_step(name)
                 self.timings[name] = time.time() - start
                 with atomic_writer(self.marker(name)) as out:
                     out.write(f"{self.timings[name]:.1f} s\n")
@@ -245,13 +252,29 @@ class Pipeline:
         finally:
             release_folder(self.o.out)
 
+    def run_step(self, name: str) -> None:
+        """Run one step; a disk that fills is a one-line error (the step's temporary files are gone by then)."""
+        try:
+            getattr(self, f"step_{name}")()
+        except OSError as err:
+            if err.errno not in NO_ROOM:
+                raise
+            where = f" writing {err.filename}" if err.filename else ""
+            folders = sorted({str(self.o.out), str(self.o.temp_dir or self.o.out)})
+            raise PysmtError(f"step {name}: {err.strerror}{where}; make room in {' and '.join(folders)} (or give "
+                             f"--temp-dir on a disk with room) and run the same command again to resume") from None
+
+    def scratch(self, beside: Path) -> Path:
+        """A new hidden folder for temporary files of the step that makes ``beside``: in ``--temp-dir``, else beside it."""
+        return temporary_folder((self.o.temp_dir or beside.parent) / beside.name)
+
     # -- steps -------------------------------------------------------------------------------
 
     def step_prepare(self) -> None:
         """Each side streamed through tokenization, truecaser training and truecasing via files in a
         hidden folder (removed at the end), then the pairs cleaned: memory holds chunks, not the corpus."""
         self.train_src.parent.mkdir(parents=True, exist_ok=True)
-        folder = temporary_folder(self.train_src)
+        folder = self.scratch(self.train_src)
         try:
             sides = [self.prepared_side(lang, model, folder)
                      for lang, model in ((self.o.src_lang, self.truecase_src), (self.o.tgt_lang, self.truecase_tgt))]
@@ -372,12 +395,12 @@ class Pipeline:
 
     def step_score(self) -> None:
         from pysmt.training.buckets import score_occurrences
-        from pysmt.training.lexical import LexicalTables
+        from pysmt.training.lexical import Lexicon
 
-        lexical = LexicalTables.load(self.lex_f2e, self.lex_e2f).encode(self.corpus.src_vocab, self.corpus.tgt_vocab)
+        lexicon = Lexicon.load(self.lex_f2e, self.lex_e2f, self.corpus.src_vocab, self.corpus.tgt_vocab)
         bar = tqdm(desc="score", unit=" pairs", file=sys.stderr)
-        n = score_occurrences(self.extract, self.corpus, lexical, self.phrase_table, self.reordering_table,
-                              self.o.memory, self.o.processes, bar)
+        n = score_occurrences(self.extract, self.corpus, lexicon, self.phrase_table, self.reordering_table,
+                              self.o.memory, self.o.processes, bar, self.o.temp_dir)
         bar.close()
         log(f"{n:,} distinct phrase pairs")
 
@@ -385,7 +408,7 @@ class Pipeline:
         from pysmt.training.language_model import build_language_model
 
         texts = [self.train_tgt] + ([self.lm_extra] if self.lm_extra.is_file() and self.lm_extra.stat().st_size else [])
-        build_language_model(texts, self.lm, self.o.lm_order, megabytes(int(LM_SHARE * self.o.memory)))
+        build_language_model(texts, self.lm, self.o.lm_order, megabytes(int(LM_SHARE * self.o.memory)), self.o.temp_dir)
 
     def step_config(self) -> None:
         system_config(self).write_toml(self.config)

@@ -22,19 +22,17 @@ import heapq
 import shutil
 from contextlib import ExitStack
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from pysmt.textio import atomic_writer, temporary_folder
-from pysmt.training.corpus import AlignedCorpus
+from pysmt.training.corpus import AlignedCorpus, Sentences
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
-from pysmt.training.lexical import LexicalTables
+from pysmt.training.lexical import LexicalTables, Lexicon
 from pysmt.parallel import ordered_map, shared
-
-#: The distinct target phrases of a corpus (sorted hashes) and how often each occurs: count(e).
-TargetCounts = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -62,11 +60,13 @@ def starts_of_runs(*keys: np.ndarray) -> np.ndarray:
     return mask
 
 
-def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, targets: TargetCounts | None = None) -> PhrasePairs:
+def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, target_counts: np.ndarray | None = None
+                ) -> PhrasePairs:
     """Group occurrences into distinct pairs, count them, and choose each pair's alignment.
 
-    ``targets`` gives count(e) when ``inst`` is one bucket of a corpus's occurrences (all those of
-    its source phrases, not all those of its target phrases); without, it is counted in ``inst``.
+    ``target_counts`` gives each occurrence's count(e) when ``inst`` is one bucket of a corpus's
+    occurrences (all those of its source phrases, not all those of its target phrases); without,
+    count(e) is counted in ``inst``.
     """
     order = np.lexsort((np.arange(len(inst)), inst.align_hash, inst.tgt_hash, inst.src_hash))
     src, tgt, align = inst.src_hash[order], inst.tgt_hash[order], inst.align_hash[order]
@@ -79,8 +79,11 @@ def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, targets: TargetCou
     src_group = np.cumsum(src_start) - 1
     src_sizes = np.bincount(src_group)
     count_f = src_sizes[src_group[pair_start]].astype(np.float64)
-    unique_tgt, tgt_counts = targets or np.unique(inst.tgt_hash, return_counts=True)
-    count_e = tgt_counts[np.searchsorted(unique_tgt, tgt[pair_start])].astype(np.float64)
+    if target_counts is None:
+        unique_tgt, tgt_counts = np.unique(inst.tgt_hash, return_counts=True)
+        count_e = tgt_counts[np.searchsorted(unique_tgt, tgt[pair_start])].astype(np.float64)
+    else:
+        count_e = target_counts[order[pair_start]].astype(np.float64)
 
     # Alignment runs inside each pair; the most frequent wins, ties resolved on the alignment itself.
     run_start = starts_of_runs(src, tgt, align)
@@ -127,15 +130,35 @@ def g6(value: float) -> str:
 #: Pairs per sorted run: bounds the memory of the write step (about 300 bytes a pair while sorting).
 RUN_SIZE = 500_000
 
+#: Pairs formatted at once inside a run: bounds the Python objects that formatting holds besides the lines.
+FORMAT_CHUNK = 10_000
+
+
 def _write_run(job: tuple[int, int, str]) -> str:
     """Format pairs ``order[lo:hi]`` as ``phrase-table line \0 reordering line``, sorted, into file ``path``.
 
-    Pairs come in the order of their representative occurrence, so each sentence's alignment is
-    parsed once, and words are looked up by id (hashing ints, not strings).
+    Lines are kept as UTF-8 bytes (half the memory of French text as str) and sorted as bytes, Moses'
+    ``LC_ALL=C sort`` order: keys are unique and none is a prefix of another (each ends in " |||"),
+    so sorting whole lines sorts by key.
     """
-    inst, corpus, pairs, lexical, order = shared()  # what write_tables shares with its workers
+    inst, corpus, pairs, lexicon, order = shared()  # what write_runs shares with its workers
     lo, hi, path = job
-    chosen = order[lo:hi]
+    lines: list[bytes] = []
+    for start in range(lo, hi, FORMAT_CHUNK):
+        lines += table_lines(inst, corpus, pairs, lexicon, order[start:min(start + FORMAT_CHUNK, hi)])
+    lines.sort()
+    with open(path, "wb") as out:
+        out.writelines(lines)
+    return path
+
+
+def table_lines(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon,
+                chosen: np.ndarray) -> list[bytes]:
+    """The ``phrase-table line \0 reordering line`` of each pair in ``chosen``, encoded.
+
+    Pairs come in the order of their representative occurrence, so each sentence's alignment is
+    parsed once; their lexical weights are computed together (:meth:`Lexicon.weights`).
+    """
     occurrence = pairs.representative[chosen]
     columns = [inst.sentence[occurrence], inst.src_start[occurrence], inst.src_len[occurrence],
                inst.tgt_start[occurrence], inst.tgt_len[occurrence]]
@@ -145,35 +168,54 @@ def _write_run(job: tuple[int, int, str]) -> str:
     prev = (pairs.prev[chosen] + 0.5) / (pairs.prev[chosen].sum(axis=1, keepdims=True) + 1.5)
     nxt = (pairs.next[chosen] + 0.5) / (pairs.next[chosen].sum(axis=1, keepdims=True) + 1.5)
     reordering = np.hstack([prev, nxt]).tolist()
-    src_words, tgt_words = corpus.src_vocab.words, corpus.tgt_vocab.words
-    lines = []
+    rows = list(zip(*(c.tolist() for c in columns)))
+    insides = []
     last_sentence, points = -1, []
-    for i, (sentence, ss, sl, ts, tl) in enumerate(zip(*(c.tolist() for c in columns))):
+    for sentence, ss, sl, ts, tl in rows:
         if sentence != last_sentence:
             points, last_sentence = parse_points(corpus.alignments[sentence]), sentence
+        insides.append(phrase_alignment(points, ss, ss + sl - 1, ts, ts + tl - 1))
+    lex_f_e, lex_e_f = (weights.tolist() for weights in lexical_weights(lexicon, corpus, columns, insides))
+    src_words, tgt_words = corpus.src_vocab.words, corpus.tgt_vocab.words
+    lines = []
+    for i, ((sentence, ss, sl, ts, tl), inside) in enumerate(zip(rows, insides)):
         src, tgt = corpus.sources[sentence][ss:ss + sl], corpus.targets[sentence][ts:ts + tl]
-        inside = phrase_alignment(points, ss, ss + sl - 1, ts, ts + tl - 1)
-        lex_f_e, lex_e_f = lexical.weights(src, tgt, inside)
         key = f"{' '.join(src_words[w] for w in src)} ||| {' '.join(tgt_words[w] for w in tgt)} |||"
-        lines.append(
-            f"{key} {f32[0][i]:.6g} {g6(lex_f_e)} {f32[1][i]:.6g} {g6(lex_e_f)}"
+        lines.append((
+            f"{key} {f32[0][i]:.6g} {g6(lex_f_e[i])} {f32[1][i]:.6g} {g6(lex_e_f[i])}"
             f" ||| {' '.join(f'{s}-{t}' for s, t in inside)} ||| {counts[0][i]:.6g} {counts[1][i]:.6g} "
-            f"{counts[2][i]:.6g}\0{key} {' '.join(f'{v:f}' for v in reordering[i])}\n")
-    # Keys are unique and none is a prefix of another (each ends in " |||"), so sorting whole lines
-    # sorts by key; str order is code point order, which is UTF-8 byte order (Moses' LC_ALL=C sort).
-    lines.sort()
-    with open(path, "w", encoding="utf-8") as out:
-        out.writelines(lines)
-    return path
+            f"{counts[2][i]:.6g}\0{key} {' '.join(f'{v:f}' for v in reordering[i])}\n").encode())
+    return lines
 
 
-def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
+def lexical_weights(lexicon: Lexicon, corpus: AlignedCorpus, columns: list[np.ndarray],
+                    insides: list[tuple[tuple[int, int], ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(lex(f|e), lex(e|f))`` of the pairs at ``columns`` (sentence, source start and length, target
+    start and length) with alignments ``insides``: their words gathered from the corpus's flat arrays."""
+    sentence, src_start, src_len, tgt_start, tgt_len = (np.asarray(c, dtype=np.int64) for c in columns)
+    width = int(max(src_len.max(initial=0), tgt_len.max(initial=0), 1))
+    position = np.arange(width)
+
+    def words(side: Sentences, start: np.ndarray) -> np.ndarray:
+        at = side.offsets[sentence][:, None] + start[:, None] + position[None, :]
+        return side.flat[np.minimum(at, len(side.flat) - 1)] if len(side.flat) else np.zeros(at.shape, np.int32)
+
+    sizes = np.fromiter(map(len, insides), dtype=np.int64, count=len(insides))
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(insides)), dtype=np.int64, count=2 * int(sizes.sum()))
+    points = np.column_stack([np.repeat(np.arange(len(insides)), sizes), flat.reshape(-1, 2)])
+    return lexicon.weights(words(corpus.sources, src_start), src_len, words(corpus.targets, tgt_start), tgt_len,
+                           points)
+
+
+def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon,
                prefix: Path, processes: int = 2, progress: tqdm | None = None, run_size: int = RUN_SIZE) -> list[Path]:
-    """Format the pairs' table lines (``lexical`` encoded by word ids) and sort them in runs of
-    ``run_size`` pairs on ``processes`` workers, into files ``PREFIX.runK``; return the files."""
+    """Format the pairs' table lines and sort them in runs of at most ``run_size`` pairs on ``processes``
+    workers (as many runs each), into files ``PREFIX.runK``; return the files."""
     order = np.argsort(pairs.representative, kind="stable")
-    tables = (inst, corpus, pairs, lexical, order)
-    jobs = [(lo, min(lo + run_size, len(order)), f"{prefix}.run{k}") for k, lo in enumerate(range(0, len(order), run_size))]
+    tables = (inst, corpus, pairs, lexicon, order)
+    runs = max(1, -(-len(order) // run_size))
+    size = max(1, -(-len(order) // (-(-runs // processes) * processes)))  # as many runs per worker
+    jobs = [(lo, min(lo + size, len(order)), f"{prefix}.run{k}") for k, lo in enumerate(range(0, len(order), size))]
     return [Path(path) for path in ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0],
                                                shared=tables)]
 

@@ -42,8 +42,10 @@ def inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
-def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
-    """Write binary copies of the system's phrase and reordering tables and a ``pysmt.toml`` using them.
+def binarize_system(config: SystemConfig, out_dir: str | Path, memory: int = 1 << 30,
+                    temp_dir: Path | None = None) -> Path:
+    """Write binary copies of the system's phrase and reordering tables and a ``pysmt.toml`` using them,
+    each sorted within ``memory`` bytes (runs spilled to ``temp_dir``, default beside the table).
 
     Tables that already are binary folders are kept where they are. Returns the new config's path.
     """
@@ -66,8 +68,8 @@ def binarize_system(config: SystemConfig, out_dir: str | Path) -> Path:
     with locked_folder(out_dir):  # creates it; a second run into it is refused
         paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
         for k, spec in tables.items():
-            header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type],
-                                    **settings[k])  # type: ignore[arg-type]
+            header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type], memory=memory,
+                                    temp_dir=temp_dir, **settings[k])  # type: ignore[arg-type]
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
         out_config = out_dir / "pysmt.toml"

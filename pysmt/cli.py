@@ -101,6 +101,20 @@ def system_options(function: Any) -> Any:
 POSITIVE = click.IntRange(min=1)
 
 
+def memory_options(spilling: str) -> Callable[[Any], Any]:
+    """``--memory SIZE`` and ``--temp-dir``: the budget of the steps that ``spilling`` names, and where they spill."""
+    def decorate(function: Any) -> Any:
+        function = click.option(
+            "--temp-dir", type=click.Path(file_okay=False),
+            help="Folder for temporary files (sorted runs); default: beside the files being made. Made if missing; "
+                 "what is left there is removed at the end, also on failure.")(function)
+        return click.option(
+            "--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
+            help=f"Memory for {spilling} (e.g. 1G, 800M): sorted pieces are spilled to disk (see --temp-dir) to keep "
+                 "within it. It never changes the result.")(function)
+    return decorate
+
+
 def cluster_option(function: Any) -> Any:
     """``--cluster ADDRESS``: where the work runs (Ray), never what it gives."""
     return click.option("--cluster", metavar="ADDRESS",
@@ -221,7 +235,9 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a "
                    "pysmt.toml).")
-def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str) -> None:
+@memory_options("sorting each table")
+def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str, memory: int,
+                     temp_dir: str | None) -> None:
     """Write the system's phrase and reordering tables as memory-mapped binary tables.
 
     The binary tables load in milliseconds, their pages are shared by forked --threads workers,
@@ -231,7 +247,7 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
     from pysmt.features.registry import configure_system
 
     config = configure_system(config_path, split_names(features), params)
-    out = binarize_system(config, Path(out_dir))
+    out = binarize_system(config, Path(out_dir), memory, Path(temp_dir) if temp_dir else None)
     click.echo(f"pysmt binarize: wrote {out}")
 
 
@@ -290,12 +306,7 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
               help="Start afresh: redo every step, also in a folder that holds another job.")
 @click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
               help="Worker processes for the parallel steps.")
-@click.option("--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
-              help="Memory for phrase scoring and lmplz (e.g. 1G, 800M): they spill sorted pieces to disk (see "
-                   "--temp-dir) to keep within it. It never changes the system.")
-@click.option("--temp-dir", type=click.Path(file_okay=False),
-              help="Folder for temporary files (spilled buckets, lmplz's runs); default: beside the files each step "
-                   "makes. Made if missing; what a step leaves there is removed when it ends, also on failure.")
+@memory_options("phrase scoring and lmplz")
 def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
           data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
           max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -81,6 +82,19 @@ def temporary_file(path: Path) -> tuple[int, Path]:
 def temporary_folder(path: Path) -> Path:
     """A new hidden folder beside ``path`` (``.NAME.XXXX.pysmt-tmp``)."""
     return Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_MARK))
+
+
+@contextmanager
+def scratch_folder(beside: Path, temp_dir: Path | None = None) -> Iterator[Path]:
+    """A new hidden folder for the temporary files of making ``beside``, in ``temp_dir`` (made if
+    missing; ``--temp-dir``) or else beside it; removed with what it holds at the end, also on failure."""
+    if temp_dir is not None:
+        temp_dir.mkdir(parents=True, exist_ok=True)
+    folder = temporary_folder((temp_dir or beside.parent) / beside.name)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_failure(path: Path, err: BaseException) -> PysmtError | None:

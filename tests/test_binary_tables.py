@@ -19,9 +19,8 @@ from pysmt.models.binary_table import (
     REORDERING_TABLE,
     SortedStrings,
     binarize_table,
-    hash_slots,
-    string_arrays,
 )
+from pysmt.models.binary_writer import hash_slots, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
 from tests.conftest import TINY_PHRASES, shared_data, write_moses_system
@@ -224,11 +223,12 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [mine.name] and [p.name for p in mine.iterdir()] == ["notes.txt"]
 
 
-def test_sorted_strings_hash_index_and_binary_search():
+def test_sorted_strings_hash_index_and_binary_search(tmp_path):
     words = sorted({f"w{k * 7919 % 100003}" for k in range(3000)} | {"", "é", "日本", "a", "a b", "ab"})
     encoded = [w.encode("utf-8") for w in words]
-    blob, offsets = string_arrays(encoded)
-    for strings in (SortedStrings(blob, offsets, hash_slots(encoded)), SortedStrings(blob, offsets)):
+    assert write_strings(tmp_path, "words", encoded) == len(words)
+    blob, offsets = (np.load(tmp_path / f"words_{name}.npy") for name in ("blob", "offsets"))
+    for strings in (SortedStrings(blob, offsets, hash_slots(encoded, len(encoded))), SortedStrings(blob, offsets)):
         assert list(strings) == words and len(strings) == len(words)
         assert all(strings.get(w) == k for k, w in enumerate(words))  # collisions and wrap-around included
         assert all(strings.get(w + "x") is None for w in words) and "\ud800" not in strings
@@ -242,7 +242,11 @@ def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
     from tests.conftest import write_moses_system
     ini = write_moses_system(tmp_path / "system")
     run = lambda *args: subprocess.run([sys.executable, "-m", "pysmt.cli", *args], capture_output=True)  # noqa: E731
-    assert run("binarize", "-c", str(ini), "-o", str(tmp_path / "bin")).returncode == 0
+    assert run("binarize", "-c", str(ini), "-o", str(tmp_path / "bin"), "--memory", "300M", "--temp-dir",
+               str(tmp_path / "scratch")).returncode == 0
+    assert not any((tmp_path / "scratch").iterdir())
+    assert "below the smallest budget" in run("binarize", "-c", str(ini), "-o", str(tmp_path / "b2"), "--memory",
+                                              "1M").stderr.decode()
     source = tmp_path / "in.txt"
     source.write_text("a b c\nc b a q\n")
     text = run("decode", "-c", str(ini), "-i", str(source), "--nbest", str(tmp_path / "n1"))
@@ -253,3 +257,29 @@ def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
     before = toml.read_bytes()
     again = run("binarize", "-c", str(toml), "-o", str(tmp_path / "bin"))
     assert again.returncode == 1 and b"is also the input --config" in again.stderr and toml.read_bytes() == before
+
+
+def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path):
+    """A tiny --memory (runs of a few records, merged) gives byte for byte the arrays one run gives,
+    and the entries the text table gives; a reordering key repeated across runs keeps its last scores."""
+    rng = random.Random(3)
+    words = ["a", "ab", "b", "é", "zèbre", "日本", "a b"]
+    phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(400)]
+    lines = [f"{src} ||| {rng.choice(words)} ||| {rng.random():.4f} {rng.choice([0, 0.5, 1])} ||| 0-0" for src in phrases]
+    (tmp_path / "pt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "ro").write_text("".join(line.rsplit(" ||| ", 1)[0] + "\n" for line in lines), encoding="utf-8")
+    scratch = tmp_path / "scratch"
+    for kind, text, options in ((PHRASE_TABLE, "pt", {}), (REORDERING_TABLE, "ro", {"num_scores": 2})):
+        whole = binarize_table(tmp_path / text, tmp_path / f"{text}.whole", kind, **options)
+        runs = binarize_table(tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch, **options)
+        assert whole["counts"] == runs["counts"] and not any(scratch.iterdir())
+        for array in (tmp_path / f"{text}.whole").glob("*.npy"):
+            assert array.read_bytes() == (tmp_path / f"{text}.runs" / array.name).read_bytes(), array.name
+    text, binary = PhraseTable(tmp_path / "pt"), PhraseTable(tmp_path / "pt.runs")
+    entries = lambda table, p: [(e.target, e.scores.tolist(), e.alignment) for e in table.lookup(p)]  # noqa: E731
+    assert all(entries(text, p) == entries(binary, p) for p in set(phrases))
+    text_ro, binary_ro = ReorderingTable(tmp_path / "ro", num_scores=2), ReorderingTable(tmp_path / "ro.runs", num_scores=2)
+    assert len(text_ro) == len(binary_ro) < len(lines)  # keys repeat
+    for line in lines:
+        src, tgt = line.split(" ||| ")[:2]
+        assert text_ro.lookup(src, tgt) == binary_ro.lookup(src, tgt)

@@ -45,17 +45,15 @@ import os
 import shutil
 import tempfile
 import zlib
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pysmt.errors import PysmtError
-from pysmt.models.phrase_table import PhraseTable, regroup_targets
-from pysmt.models.reordering_table import ReorderingTable
-from pysmt.textio import atomic_path, atomic_writer, current_umask, temporary_folder
+from pysmt.models.binary_writer import write_phrase_table, write_reordering_table
+from pysmt.textio import atomic_writer, current_umask, scratch_folder, temporary_folder, write_failure
 
 FORMAT = "pysmt-binary-table"
 VERSION = 1
@@ -184,33 +182,6 @@ class DecodedStrings(dict):
 
     def __len__(self) -> int:
         return len(self.strings)
-
-
-def string_arrays(strings: Sequence[str] | Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """(blob, offsets) of ``strings`` (str, or bytes already encoded) in the given order."""
-    encoded = [s.encode("utf-8") if isinstance(s, str) else s for s in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    return blob, offsets
-
-
-def hash_slots(encoded: Sequence[bytes]) -> np.ndarray:
-    """The hash index of distinct strings: ``max(2n, 1)`` uint32 slots holding index + 1 (0: empty).
-
-    A string goes to slot ``crc32(bytes) % size`` or, if taken, the next free one (wrapping).
-    """
-    if len(encoded) >= 2 ** 32 - 1:
-        raise PysmtError(f"{len(encoded):,} distinct phrases: more than the binary format's 2^32 - 2")
-    size = max(2 * len(encoded), 1)
-    slots = array("I", bytes(4 * size))
-    crc32 = zlib.crc32
-    for index, data in enumerate(encoded, start=1):
-        slot = crc32(data) % size
-        while slots[slot]:
-            slot = slot + 1 if slot + 1 < size else 0
-        slots[slot] = index
-    return np.frombuffer(slots, dtype=np.uint32)
 
 
 def source_stamp(path: Path) -> dict[str, Any]:
@@ -356,40 +327,10 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
             "header": header, "_pairs_of": (None, {})}
 
 
-def phrase_table_arrays(table: Any) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """The arrays of a text-loaded PhraseTable in binary layout: sources and vocabulary sorted, entries regrouped."""
-    sources = sorted(table.sources)  # code point order is UTF-8 byte order
-    encoded = [source.encode("utf-8") for source in sources]
-    old_sid = np.fromiter((table.sources[s] for s in sources), dtype=np.int64, count=len(sources))
-    block_start = np.asarray(table.block_start, dtype=np.int64)
-    counts = np.diff(block_start)[old_sid]
-    new_block = np.zeros(len(sources) + 1, dtype=np.int64)
-    np.cumsum(counts, out=new_block[1:])
-    rows = np.repeat(block_start[old_sid] - new_block[:-1], counts) + np.arange(new_block[-1], dtype=np.int64)
-    target_start, target_len, target_ids = regroup_targets(table.target_start, table.target_len, table.target_ids, rows)
-    words = table.target_vocab.words
-    order = sorted(range(len(words)), key=words.__getitem__)
-    new_id = np.empty(len(words), dtype=np.int32)
-    new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(words), dtype=np.int32)
-    source_blob, source_offsets = string_arrays(encoded)
-    vocab_blob, vocab_offsets = string_arrays([words[k] for k in order])
-    alignment_blob, alignment_offsets = string_arrays(table.alignments)
-    arrays = {
-        "source_blob": source_blob, "source_offsets": source_offsets, "source_slots": hash_slots(encoded),
-        "block_start": new_block,
-        "target_start": target_start, "target_len": target_len, "target_ids": new_id[target_ids],
-        "vocab_blob": vocab_blob, "vocab_offsets": vocab_offsets,
-        "scores": np.ascontiguousarray(table.scores[rows], dtype=np.float32),
-        "alignment_id": table.alignment_id[rows].astype(np.int32),
-        "alignment_blob": alignment_blob, "alignment_offsets": alignment_offsets,
-    }
-    counts_out = {"sources": len(sources), "entries": len(rows), "vocabulary": len(words),
-                  "alignments": len(table.alignments)}
-    return arrays, counts_out
-
-
-def write_table(out_dir: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Write a binary table folder: arrays into a temporary folder beside ``out_dir``, renamed when complete.
+def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """Write a binary table folder: ``write_arrays(folder)`` writes the arrays (``NAME.npy``) into a
+    temporary folder beside ``out_dir`` and returns the header's other fields; the folder is renamed
+    when complete. Return the header.
 
     An earlier binary table of that name is replaced (also while a decoder maps it: its pages stay
     valid until unmapped); any other existing folder or file is refused.
@@ -400,26 +341,32 @@ def write_table(out_dir: Path, header: dict[str, Any], arrays: dict[str, np.ndar
     tmp = temporary_folder(out_dir)
     old: Path | None = None
     try:
-        header = {**header, "arrays": {}}
-        for name, array in arrays.items():
-            expected_dtype, ndim = ARRAYS[header["kind"]][name]
-            array = np.ascontiguousarray(array, dtype=np.dtype(expected_dtype))
-            assert array.ndim == ndim, name
-            with atomic_path(tmp / f"{name}.npy") as path, open(path, "wb") as out:
-                np.save(out, array, allow_pickle=False)
+        header = {**header, **write_arrays(tmp), "arrays": {}}
+        for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
+            array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
             header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+            del array
         with atomic_writer(tmp / HEADER) as out:
             out.write(json.dumps(header, indent=2) + "\n")
         os.chmod(tmp, 0o777 & ~current_umask())
+        for path in tmp.glob("*.npy"):
+            os.chmod(path, 0o666 & ~current_umask())
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
             os.replace(out_dir, old / "table")
         os.replace(tmp, out_dir)
+    except (OSError, RuntimeError) as err:
+        failure = write_failure(out_dir, err)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
         if old is not None:
             shutil.rmtree(old)
+    return header
 
 
 def check_replaceable(out_dir: Path) -> None:
@@ -433,35 +380,30 @@ def check_replaceable(out_dir: Path) -> None:
 
 
 def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log_scores: bool = False,
-                   num_scores: int | None = None, source_only: bool = False) -> dict[str, Any]:
-    """Binarize one text or gzip table into the folder ``out_dir``; return the header written.
+                   num_scores: int | None = None, source_only: bool = False, memory: int = 1 << 30,
+                   temp_dir: Path | None = None) -> dict[str, Any]:
+    """Binarize one text or gzip table into the folder ``out_dir`` within ``memory`` bytes; return the header.
 
-    The table is read by its text loader (errors name file and line; scores are the loader's
-    values, bit for bit). ``kind`` is ``"phrase-table"`` (with ``log_scores``) or
-    ``"reordering-table"`` (with ``num_scores`` and ``source_only``, as the feature's model says).
+    The table is read by its text loader's parser (errors name file and line; scores are the
+    loader's values, bit for bit) and sorted on disk (:mod:`pysmt.models.binary_writer`): sorted
+    runs go to a hidden folder in ``temp_dir`` (default: beside ``out_dir``), removed at the end.
+    ``kind`` is ``"phrase-table"`` (with ``log_scores``) or ``"reordering-table"`` (with
+    ``num_scores`` and ``source_only``, as the feature's model says).
     """
     text_path, out_dir = Path(text_path), Path(out_dir)
     if text_path.is_dir():
         raise PysmtError(f"{text_path}: is a folder; binarize takes a text or gzip table")
-    check_replaceable(out_dir)
-    header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind}
-    if kind == PHRASE_TABLE:
-        table = PhraseTable(text_path, log_scores=log_scores)
-        arrays, counts = phrase_table_arrays(table)
-        header.update(num_scores=table.num_scores, log_scores=log_scores, max_source_length=table.max_source_length)
-    elif kind == REORDERING_TABLE:
-        if num_scores is None:
-            raise ValueError("a reordering table needs num_scores")
-        reordering = ReorderingTable(text_path, num_scores=num_scores, source_only=source_only)
-        keys = sorted(reordering.rows)
-        rows = np.fromiter((reordering.rows[k] for k in keys), dtype=np.int64, count=len(keys))
-        key_blob, key_offsets = string_arrays(keys)
-        arrays = {"key_blob": key_blob, "key_offsets": key_offsets,
-                  "scores": reordering.scores[rows].reshape(len(keys), num_scores)}
-        counts = {"keys": len(keys)}
-        header.update(num_scores=num_scores, source_only=source_only)
-    else:
+    if kind not in ARRAYS:
         raise ValueError(f"unknown table kind {kind!r}")
-    header.update(counts=counts, source=source_stamp(text_path))
-    write_table(out_dir, header, arrays)
-    return header
+    if kind == REORDERING_TABLE and num_scores is None:
+        raise ValueError("a reordering table needs num_scores")
+    check_replaceable(out_dir)
+    header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind, "source": source_stamp(text_path)}
+
+    def write_arrays(folder: Path) -> dict[str, Any]:
+        with scratch_folder(out_dir, temp_dir) as scratch:
+            if kind == PHRASE_TABLE:
+                return write_phrase_table(text_path, folder, log_scores, memory, scratch)
+            return write_reordering_table(text_path, folder, num_scores or 0, source_only, memory, scratch)
+
+    return write_table(out_dir, header, write_arrays)

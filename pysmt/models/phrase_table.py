@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,24 @@ def parse_scores(text: str, path: str | Path, line_no: int, expected: int | None
     return values
 
 
+def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, list[str], str, list[float]]]:
+    """``(line_no, source, target words, alignment, scores)`` of each entry of a text table, checked
+    (a bad line is an error naming file and line); the source's words are joined by single spaces."""
+    num_scores = 0
+    for line_no, line in read_lines(path, progress=f"load {path.name}"):
+        if not line.strip():
+            continue
+        fields = split_fields(line, path, line_no, 3)
+        source, target = fields[0], fields[1]
+        if not source or not target:
+            raise at_line(path, line_no, "empty source or target phrase")
+        values = parse_scores(fields[2], path, line_no, num_scores or None)
+        if not log_scores and min(values) < 0:
+            raise at_line(path, line_no, "negative probability (for a table of log scores, set log-scores = true)")
+        num_scores = len(values)
+        yield line_no, " ".join(source.split()), target.split(), fields[3] if len(fields) > 3 else "", values
+
+
 class PhraseTable:
     """A Moses phrase table in memory, looked up by source phrase (words joined by single spaces).
 
@@ -91,28 +110,17 @@ class PhraseTable:
         self.num_scores = 0
         self.max_source_length = 0
         add_word = self.target_vocab.add
-        for line_no, line in read_lines(self.path, progress=f"load {self.path.name}"):
-            if not line.strip():
-                continue
-            fields = split_fields(line, self.path, line_no, 3)
-            source, target = fields[0], fields[1]
-            if not source or not target:
-                raise at_line(self.path, line_no, "empty source or target phrase")
-            values = parse_scores(fields[2], self.path, line_no, self.num_scores or None)
-            if not log_scores and min(values) < 0:
-                raise at_line(self.path, line_no, "negative probability (for a table of log scores, set log-scores = true)")
+        for _, source, words, alignment, values in phrase_entries(self.path, log_scores):
             self.num_scores = len(values)
-            source = " ".join(source.split())
             sid = self.sources.get(source)
             if sid is None:
                 sid = self.sources[source] = len(self.sources)
                 self.max_source_length = max(self.max_source_length, source.count(" ") + 1)
-            words = target.split()
             entry_source.append(sid)
             entry_target_start.append(len(target_ids))
             entry_target_len.append(len(words))
             target_ids.extend([add_word(word) for word in words])
-            entry_alignment.append(alignments.add(fields[3] if len(fields) > 3 else ""))
+            entry_alignment.append(alignments.add(alignment))
             flat_scores.extend(values)
         self.alignments = alignments.words
         scores = np.frombuffer(flat_scores, dtype=np.float64).reshape(-1, max(self.num_scores, 1))

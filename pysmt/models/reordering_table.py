@@ -11,6 +11,7 @@ memory-mapped, with the keys sorted for binary search.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,20 @@ from pysmt.textio import read_lines
 def reordering_key(source: str, target: str | None) -> str:
     """The lookup key of a phrase pair (``target=None`` for source-only tables)."""
     return source if target is None else f"{source} ||| {target}"
+
+
+def reordering_entries(path: Path, num_scores: int, source_only: bool) -> Iterator[tuple[int, str, list[float]]]:
+    """``(line_no, key, probabilities)`` of each line of a text table, checked (errors name file and line)."""
+    key_fields = 1 if source_only else 2
+    for line_no, line in read_lines(path, progress=f"load {path.name}"):
+        if not line.strip():
+            continue
+        fields = split_fields(line, path, line_no, key_fields + 1)
+        scores = parse_scores(fields[key_fields], path, line_no, num_scores)
+        if min(scores) < 0:
+            raise at_line(path, line_no, "negative probability")
+        source = " ".join(fields[0].split())
+        yield line_no, reordering_key(source, None if source_only else " ".join(fields[1].split())), scores
 
 
 class ReorderingTable:
@@ -45,17 +60,8 @@ class ReorderingTable:
             return
         self.rows: dict[str, int] = {}
         values = array("d")
-        key_fields = 1 if source_only else 2
-        for line_no, line in read_lines(self.path, progress=f"load {self.path.name}"):
-            if not line.strip():
-                continue
-            fields = split_fields(line, self.path, line_no, key_fields + 1)
-            scores = parse_scores(fields[key_fields], self.path, line_no, num_scores)
-            if min(scores) < 0:
-                raise at_line(self.path, line_no, "negative probability")
-            source = " ".join(fields[0].split())
-            target = None if source_only else " ".join(fields[1].split())
-            self.rows[reordering_key(source, target)] = len(values) // num_scores
+        for _, key, scores in reordering_entries(self.path, num_scores, source_only):
+            self.rows[key] = len(values) // num_scores
             values.extend(scores)
         matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)
         self.scores = log_probabilities(matrix).astype(np.float64)

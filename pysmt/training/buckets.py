@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -34,7 +33,7 @@ from typing import BinaryIO
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import temporary_folder
+from pysmt.textio import scratch_folder
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, PhraseInstances
 from pysmt.training.lexical import Lexicon
@@ -121,8 +120,7 @@ def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexicon: Lexicon
     bytes; return the number of distinct pairs. Temporary files go in a hidden folder in ``temp_dir``
     (default: beside the phrase table), removed at the end, also after a failure."""
     total = occurrences.stat().st_size // OCCURRENCE.itemsize
-    folder = temporary_folder((temp_dir or phrase_table.parent) / phrase_table.name)
-    try:
+    with scratch_folder(phrase_table, temp_dir) as folder:
         paths = spill_buckets(occurrences, bucket_count(total, budget), folder)
         runs, pairs = [], 0
         for b, path in enumerate(paths):
@@ -140,6 +138,4 @@ def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexicon: Lexicon
             del instances, counted
             give_back_freed_memory()
         merge_runs(runs, phrase_table, reordering_table)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return pairs

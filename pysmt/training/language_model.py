@@ -10,14 +10,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO
 
 from pysmt.errors import PysmtError
 from pysmt.outputs import check_outputs
 from pysmt.processes import ChildProcess
-from pysmt.textio import TEMP_MARK, atomic_path
+from pysmt.textio import atomic_path, scratch_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,13 +82,13 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
         raise PysmtError(f"--text {', '.join(map(str, texts))}: no words to estimate a language model from")
     lmplz, build_binary = kenlm_tool("lmplz"), kenlm_tool("build_binary")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=temp_dir or out.parent, prefix=f".{out.name}.", suffix=TEMP_MARK) as tmp:
-        arpa = Path(tmp) / "lm.arpa"
+    with scratch_folder(out, temp_dir) as tmp:
+        arpa = tmp / "lm.arpa"
         with open(arpa, "wb") as arpa_out:
             cat = ChildProcess(["cat", *map(str, texts)], stdout=subprocess.PIPE)
             # lmplz's progress bars go on to the terminal as they come; its last message explains a failure
             status, messages = run_forwarding_stderr(
-                [lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback"], cat.stdout, arpa_out)
+                [lmplz, "-o", str(order), "-S", memory, "-T", str(tmp), "--discount_fallback"], cat.stdout, arpa_out)
             assert cat.stdout is not None
             cat.stdout.close()  # so that cat stops (SIGPIPE) rather than blocks when lmplz has died
             cat.wait()

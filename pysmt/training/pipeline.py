@@ -39,7 +39,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
-from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, temporary_folder
+from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, scratch_folder
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
 LM_SHARE = 0.8
@@ -230,11 +230,6 @@ class Pipeline:
         self.check_plan(first, last, discarded)
         job.start(force=self.o.force)
         try:
-            if self.o.temp_dir is not None:
-                try:
-                    self.o.temp_dir.mkdir(parents=True, exist_ok=True)
-                except OSError as err:
-                    raise PysmtError(f"--temp-dir {self.o.temp_dir}: {err.strerror}") from None
             if discarded:  # --force over another job's work: none of its steps counts as done
                 shutil.rmtree(self.o.out / "steps", ignore_errors=True)
             for name in STEPS[first:last + 1]:
@@ -264,23 +259,16 @@ class Pipeline:
             raise PysmtError(f"step {name}: {err.strerror}{where}; make room in {' and '.join(folders)} (or give "
                              f"--temp-dir on a disk with room) and run the same command again to resume") from None
 
-    def scratch(self, beside: Path) -> Path:
-        """A new hidden folder for temporary files of the step that makes ``beside``: in ``--temp-dir``, else beside it."""
-        return temporary_folder((self.o.temp_dir or beside.parent) / beside.name)
-
     # -- steps -------------------------------------------------------------------------------
 
     def step_prepare(self) -> None:
         """Each side streamed through tokenization, truecaser training and truecasing via files in a
         hidden folder (removed at the end), then the pairs cleaned: memory holds chunks, not the corpus."""
         self.train_src.parent.mkdir(parents=True, exist_ok=True)
-        folder = self.scratch(self.train_src)
-        try:
+        with scratch_folder(self.train_src, self.o.temp_dir) as folder:
             sides = [self.prepared_side(lang, model, folder)
                      for lang, model in ((self.o.src_lang, self.truecase_src), (self.o.tgt_lang, self.truecase_tgt))]
             self.clean(*sides)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
         self.prepare_lm_texts()
 
     def prepared_side(self, lang: str, model: Path, folder: Path) -> Path:

@@ -1,0 +1,251 @@
+"""Binarizing a text table within a memory budget (``pysmt binarize --memory``): an external sort.
+
+The binary format (:mod:`pysmt.models.binary_table`) stores entries sorted by key, so binarizing is
+sorting. The text table is read once: each entry becomes a record ``KEY \\0 NUMBER \\t PAYLOAD``
+(the key is the source phrase or the reordering key; the zero-padded entry number keeps a key's
+entries in file order), records are sorted in runs that fit the budget, runs spilled to disk are
+merged (as Moses' ``sort -S``, and ``pysmt train``'s scoring, do), and the merged stream is
+written as the table's arrays a chunk at a time. What the format needs whole stays in memory: the
+target vocabulary and the interned alignments (ids given in file order, as the text loader gives
+them), and the sources' hash index (8 bytes a source). The arrays are the ones the text loader's
+values give, so lookups score bit for bit as the text table does.
+"""
+
+from __future__ import annotations
+
+import heapq
+import shutil
+import zlib
+from array import array
+from binascii import unhexlify
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+from tqdm import tqdm
+
+from pysmt.errors import PysmtError, at_line
+from pysmt.models.phrase_table import phrase_entries
+from pysmt.models.reordering_table import reordering_entries
+from pysmt.models.scores import log_probabilities
+from pysmt.models.vocabulary import Vocabulary
+
+#: What a record costs in memory beyond its bytes (the bytes object and its list slot), measured.
+RECORD_OVERHEAD = 80
+#: The share of the budget the records of one run take (the rest: vocabulary, hash index, buffers).
+RUN_SHARE = 0.5
+#: Values an array buffers before writing them.
+BUFFER = 1 << 16
+
+
+class SortedRuns:
+    """Byte records sorted in runs of at most ``budget`` bytes, spilled to files in ``folder``, merged in order."""
+
+    def __init__(self, folder: Path, budget: int) -> None:
+        self.folder, self.budget = folder, budget
+        self.records: list[bytes] = []
+        self.size = 0
+        self.runs: list[Path] = []
+        self.count = 0
+
+    def add(self, record: bytes) -> None:
+        self.records.append(record)
+        self.size += len(record) + RECORD_OVERHEAD
+        self.count += 1
+        if self.size > self.budget:
+            self.spill()
+
+    def spill(self) -> None:
+        self.records.sort()
+        path = self.folder / f"run{len(self.runs)}"
+        with open(path, "wb") as out:
+            out.writelines(self.records)
+        self.runs.append(path)
+        self.records, self.size = [], 0
+
+    def merged(self) -> Iterator[bytes]:
+        """Every record, in byte order (records end in a newline)."""
+        if not self.runs:
+            self.records.sort()
+            yield from self.records
+            return
+        if self.records:
+            self.spill()
+        handles = [open(path, "rb") for path in self.runs]
+        try:
+            yield from heapq.merge(*handles)
+        finally:
+            for handle in handles:
+                handle.close()
+
+
+class ArrayWriter:
+    """One array of a table, written as it is produced: values to a side file, then as ``NAME.npy``.
+
+    Values arrive as Python numbers or raw machine bytes of type ``source`` (an ``array`` type code:
+    ``q`` int64, ``i`` int32, ``d`` float64, ``B`` bytes) and are written, in rows of ``width`` if
+    given, as ``dtype`` after ``convert`` (applied to a whole buffer at once).
+    """
+
+    def __init__(self, folder: Path, name: str, dtype: str, source: str = "q", width: int = 0,
+                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        self.path, self.raw_path = folder / f"{name}.npy", folder / f"{name}.raw"
+        self.dtype, self.source, self.width, self.convert = np.dtype(dtype), source, width, convert
+        self.raw: BinaryIO = open(self.raw_path, "wb")
+        self.buffer = array(source)
+        self.count = 0
+
+    def append(self, value: Any) -> None:
+        self.buffer.append(value)
+        if len(self.buffer) >= BUFFER:
+            self.flush()
+
+    def extend_raw(self, data: bytes) -> None:
+        """Append values given as their machine bytes (of type ``source``)."""
+        self.buffer.frombytes(data)
+        if len(self.buffer) >= BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        values = np.frombuffer(self.buffer, dtype=self.buffer.typecode) if self.buffer else np.zeros(0, self.source)
+        if self.width:
+            values = values.reshape(-1, self.width)
+        values = (self.convert(values) if self.convert else values).astype(self.dtype)
+        values.tofile(self.raw)
+        self.count += len(values)
+        self.buffer = array(self.source)
+
+    def finish(self) -> None:
+        """Write ``NAME.npy`` (header, then the values) and remove the side file."""
+        self.flush()
+        self.raw.close()
+        shape = (self.count, self.width) if self.width else (self.count,)
+        with open(self.path, "wb") as out, open(self.raw_path, "rb") as raw:
+            np.lib.format.write_array_header_1_0(out, {"descr": self.dtype.str, "fortran_order": False,
+                                                       "shape": shape})
+            shutil.copyfileobj(raw, out, 1 << 20)
+        self.raw_path.unlink()
+
+
+def write_strings(folder: Path, prefix: str, strings: Iterable[bytes]) -> int:
+    """``PREFIX_blob.npy`` and ``PREFIX_offsets.npy`` of ``strings`` in the given order; return their count."""
+    blob, offsets = ArrayWriter(folder, f"{prefix}_blob", "|u1", "B"), ArrayWriter(folder, f"{prefix}_offsets", "<i8")
+    end = 0
+    offsets.append(0)
+    for data in strings:
+        blob.extend_raw(data)
+        end += len(data)
+        offsets.append(end)
+    blob.finish()
+    offsets.finish()
+    return offsets.count - 1
+
+
+def record_key(key: str, number: int, path: Path, line_no: int) -> bytes:
+    if "\0" in key:
+        raise at_line(path, line_no, "a NUL character in a phrase")
+    return key.encode("utf-8") + b"\0" + b"%012d" % number + b"\t"
+
+
+def merged_fields(runs: SortedRuns, description: str) -> Iterator[tuple[bytes, list[bytes]]]:
+    """``(key, payload fields)`` of each record in key order, with a progress bar."""
+    for record in tqdm(runs.merged(), total=runs.count, desc=description, unit=" entries", delay=2):
+        key, _, rest = record.partition(b"\0")
+        yield key, rest[:-1].split(b"\t")[1:]
+
+
+def write_phrase_table(text_path: Path, folder: Path, log_scores: bool, budget: int, scratch: Path) -> dict[str, Any]:
+    """The arrays of a phrase table in ``folder``; return the header's fields (counts and settings)."""
+    vocabulary, alignments = Vocabulary(), Vocabulary()
+    runs = SortedRuns(scratch, int(RUN_SHARE * budget))
+    num_scores = max_source_length = 0
+    for number, (line_no, source, words, alignment, values) in enumerate(phrase_entries(text_path, log_scores)):
+        num_scores = len(values)
+        max_source_length = max(max_source_length, source.count(" ") + 1)
+        ids = array("i", [vocabulary.add(word) for word in words]).tobytes().hex()
+        runs.add(record_key(source, number, text_path, line_no)
+                 + f"{ids}\t{alignments.add(alignment)}\t{array('d', values).tobytes().hex()}\n".encode())
+    words = vocabulary.words
+    order = sorted(range(len(words)), key=words.__getitem__)  # code point order is UTF-8 byte order
+    new_id = np.empty(len(words), dtype=np.int64)
+    new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(words))
+    arrays = {name: ArrayWriter(folder, name, dtype) for name, dtype in (
+        ("block_start", "<i8"), ("target_start", "<i8"), ("target_len", "<i4"), ("alignment_id", "<i4"))}
+    target_ids = ArrayWriter(folder, "target_ids", "<i4", "i", convert=new_id.__getitem__)
+    scores = ArrayWriter(folder, "scores", "<f4", "d", max(num_scores, 1), None if log_scores else log_probabilities)
+    start = entries = 0
+
+    def distinct_sources() -> Iterator[bytes]:
+        nonlocal start, entries
+        last = None
+        for key, (ids, alignment_id, values) in merged_fields(runs, f"sort {text_path.name}"):
+            if key != last:
+                arrays["block_start"].append(entries)
+                last = key
+                yield key
+            length = len(ids) // 8  # hex digits of int32 ids
+            arrays["target_start"].append(start)
+            arrays["target_len"].append(length)
+            target_ids.extend_raw(unhexlify(ids))
+            arrays["alignment_id"].append(int(alignment_id))
+            scores.extend_raw(unhexlify(values))
+            start += length
+            entries += 1
+
+    count = write_strings(folder, "source", distinct_sources())
+    arrays["block_start"].append(entries)
+    for writer in (*arrays.values(), target_ids, scores):
+        writer.finish()
+    blob, offsets = (np.load(folder / f"source_{name}.npy", mmap_mode="r") for name in ("blob", "offsets"))
+    slots = hash_slots((blob[start:end].tobytes() for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())),
+                       count)
+    np.save(folder / "source_slots.npy", slots, allow_pickle=False)
+    write_strings(folder, "vocab", (words[k].encode("utf-8") for k in order))
+    write_strings(folder, "alignment", (a.encode("utf-8") for a in alignments.words))
+    return {"num_scores": num_scores, "log_scores": log_scores, "max_source_length": max_source_length,
+            "counts": {"sources": count, "entries": entries, "vocabulary": len(words),
+                       "alignments": len(alignments.words)}}
+
+
+def write_reordering_table(text_path: Path, folder: Path, num_scores: int, source_only: bool, budget: int,
+                           scratch: Path) -> dict[str, Any]:
+    """The arrays of a reordering table in ``folder`` (a key given twice keeps its last line's scores,
+    as the text loader does); return the header's fields."""
+    runs = SortedRuns(scratch, int(RUN_SHARE * budget))
+    for number, (line_no, key, values) in enumerate(reordering_entries(text_path, num_scores, source_only)):
+        runs.add(record_key(key, number, text_path, line_no) + array("d", values).tobytes().hex().encode() + b"\n")
+    scores = ArrayWriter(folder, "scores", "<f8", "d", num_scores, log_probabilities)
+
+    def keys() -> Iterator[bytes]:
+        last, pending = None, None
+        for key, (values,) in merged_fields(runs, f"sort {text_path.name}"):
+            if key != last and last is not None:
+                scores.extend_raw(unhexlify(pending))  # type: ignore[arg-type]
+                yield last
+            last, pending = key, values
+        if last is not None:
+            scores.extend_raw(unhexlify(pending))  # type: ignore[arg-type]
+            yield last
+
+    count = write_strings(folder, "key", keys())
+    scores.finish()
+    return {"num_scores": num_scores, "source_only": source_only, "counts": {"keys": count}}
+
+
+def hash_slots(encoded: Iterable[bytes], count: int) -> np.ndarray:
+    """The hash index of ``count`` distinct strings: ``max(2n, 1)`` uint32 slots holding index + 1 (0: empty).
+
+    A string goes to slot ``crc32(bytes) % size`` or, if taken, the next free one (wrapping).
+    """
+    if count >= 2 ** 32 - 1:
+        raise PysmtError(f"{count:,} distinct phrases: more than the binary format's 2^32 - 2")
+    size = max(2 * count, 1)
+    slots = array("I", bytes(4 * size))
+    crc32 = zlib.crc32
+    for index, data in enumerate(encoded, start=1):
+        slot = crc32(data) % size
+        while slots[slot]:
+            slot = slot + 1 if slot + 1 < size else 0
+        slots[slot] = index
+    return np.frombuffer(slots, dtype=np.uint32)

@@ -4,6 +4,7 @@
     python bench/train.py --out /tmp/m30 --preset multi30k
     python bench/train.py --out /tmp/news --force              # redo steps already done
     python bench/train.py --out /tmp/news --memory 600M        # another budget
+    python bench/train.py --out /tmp/news2 --alignment /tmp/news/model/aligned.grow-diag-final-and  # no eflomal
     python bench/train.py --out /tmp/big --corpus runs/scale/news-400   # a corpus of bench/scale_corpus.py
 
 Each step runs in its own ``pysmt train --first-step S --last-step S`` process. Its peak memory is
@@ -58,7 +59,8 @@ def run_step(step: str, args: argparse.Namespace) -> tuple[float, float]:
     """Run one step; return (wall seconds, peak MB of its whole process tree)."""
     corpus = ["--corpus", str(args.corpus)] if args.corpus else ["--preset", args.preset, "--data", str(args.data)]
     command = [sys.executable, "-m", "pysmt.cli", "train", *corpus,
-               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force", *(["--memory", args.memory] if args.memory else [])]
+               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force", *(["--memory", args.memory] if args.memory else []),
+               *(["--alignment", str(args.alignment)] if args.alignment else [])]
     start = time.time()
     process = subprocess.Popen(command)
     tree_peak = 0.0
@@ -78,6 +80,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--force", action="store_true", help="redo steps already done")
     parser.add_argument("--memory", help="pysmt train --memory (default: its default)")
+    parser.add_argument("--alignment", type=Path, help="pysmt train --alignment: a reference run's alignment")
     args = parser.parse_args()
     rows = []
     for step in STEPS:

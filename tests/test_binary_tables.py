@@ -20,7 +20,8 @@ from pysmt.models.binary_table import (
     SortedStrings,
     binarize_table,
 )
-from pysmt.models.binary_writer import hash_slots, write_strings
+from pysmt.models import binary_writer
+from pysmt.models.binary_writer import hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
 from tests.conftest import TINY_PHRASES, shared_data, write_moses_system
@@ -227,6 +228,7 @@ def test_sorted_strings_hash_index_and_binary_search(tmp_path):
     words = sorted({f"w{k * 7919 % 100003}" for k in range(3000)} | {"", "é", "日本", "a", "a b", "ab"})
     encoded = [w.encode("utf-8") for w in words]
     assert write_strings(tmp_path, "words", encoded) == len(words)
+    assert list(stored_strings(tmp_path, "words")) == encoded
     blob, offsets = (np.load(tmp_path / f"words_{name}.npy") for name in ("blob", "offsets"))
     for strings in (SortedStrings(blob, offsets, hash_slots(encoded, len(encoded))), SortedStrings(blob, offsets)):
         assert list(strings) == words and len(strings) == len(words)
@@ -259,9 +261,10 @@ def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
     assert again.returncode == 1 and b"is also the input --config" in again.stderr and toml.read_bytes() == before
 
 
-def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path):
-    """A tiny --memory (runs of a few records, merged) gives byte for byte the arrays one run gives,
-    and the entries the text table gives; a reordering key repeated across runs keeps its last scores."""
+def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypatch):
+    """A tiny --memory (runs of a few records, merged; arrays written 7 values at a time) gives byte for
+    byte the arrays one run gives, and the entries the text table gives; a reordering key repeated
+    across runs keeps its last scores."""
     rng = random.Random(3)
     words = ["a", "ab", "b", "é", "zèbre", "日本", "a b"]
     phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(400)]
@@ -271,7 +274,9 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path):
     scratch = tmp_path / "scratch"
     for kind, text, options in ((PHRASE_TABLE, "pt", {}), (REORDERING_TABLE, "ro", {"num_scores": 2})):
         whole = binarize_table(tmp_path / text, tmp_path / f"{text}.whole", kind, **options)
+        monkeypatch.setattr(binary_writer, "BUFFER", 7)
         runs = binarize_table(tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch, **options)
+        monkeypatch.undo()
         assert whole["counts"] == runs["counts"] and not any(scratch.iterdir())
         for array in (tmp_path / f"{text}.whole").glob("*.npy"):
             assert array.read_bytes() == (tmp_path / f"{text}.runs" / array.name).read_bytes(), array.name

@@ -142,6 +142,16 @@ def write_strings(folder: Path, prefix: str, strings: Iterable[bytes]) -> int:
     return offsets.count - 1
 
 
+def stored_strings(folder: Path, prefix: str) -> Iterator[bytes]:
+    """The strings :func:`write_strings` stored, read back from the memory-mapped arrays a chunk at a time."""
+    blob, offsets = (np.load(folder / f"{prefix}_{name}.npy", mmap_mode="r") for name in ("blob", "offsets"))
+    for low in range(0, len(offsets) - 1, BUFFER):
+        bounds = offsets[low:low + BUFFER + 1].tolist()
+        data = blob[bounds[0]:bounds[-1]].tobytes()
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            yield data[start - bounds[0]:end - bounds[0]]
+
+
 def record_key(key: str, number: int, path: Path, line_no: int) -> bytes:
     if "\0" in key:
         raise at_line(path, line_no, "a NUL character in a phrase")
@@ -197,9 +207,7 @@ def write_phrase_table(text_path: Path, folder: Path, log_scores: bool, budget: 
     arrays["block_start"].append(entries)
     for writer in (*arrays.values(), target_ids, scores):
         writer.finish()
-    blob, offsets = (np.load(folder / f"source_{name}.npy", mmap_mode="r") for name in ("blob", "offsets"))
-    slots = hash_slots((blob[start:end].tobytes() for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())),
-                       count)
+    slots = hash_slots(stored_strings(folder, "source"), count)
     np.save(folder / "source_slots.npy", slots, allow_pickle=False)
     write_strings(folder, "vocab", (words[k].encode("utf-8") for k in order))
     write_strings(folder, "alignment", (a.encode("utf-8") for a in alignments.words))

@@ -83,15 +83,14 @@ def main() -> None:
     parser.add_argument("--alignment", type=Path, help="pysmt train --alignment: a reference run's alignment")
     args = parser.parse_args()
     rows = []
-    for step in STEPS:
+    print(f"\n{'step':<10} {'wall s':>8} {'peak MB':>9}   (peak: all processes of the step together, PSS)", flush=True)
+    for step in STEPS:  # each row as soon as its step is done, so a failed step leaves the rows before it
         marker = args.out / "steps" / f"{step}.done"
         if marker.exists() and not args.force:
             rows.append((step, float(marker.read_text().split()[0]), float("nan")))
-            continue
-        rows.append((step, *run_step(step, args)))
-    print(f"\n{'step':<10} {'wall s':>8} {'peak MB':>9}   (peak: all processes of the step together, PSS)")
-    for step, wall, peak in rows:
-        print(f"{step:<10} {wall:8.1f} {peak:9.0f}")
+        else:
+            rows.append((step, *run_step(step, args)))
+        print(f"{step:<10} {rows[-1][1]:8.1f} {rows[-1][2]:9.0f}", flush=True)
     print(f"{'total':<10} {sum(r[1] for r in rows):8.1f} {max((r[2] for r in rows if r[2] == r[2]), default=0):9.0f}")
 
 

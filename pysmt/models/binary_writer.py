@@ -143,13 +143,20 @@ def write_strings(folder: Path, prefix: str, strings: Iterable[bytes]) -> int:
 
 
 def stored_strings(folder: Path, prefix: str) -> Iterator[bytes]:
-    """The strings :func:`write_strings` stored, read back from the memory-mapped arrays a chunk at a time."""
-    blob, offsets = (np.load(folder / f"{prefix}_{name}.npy", mmap_mode="r") for name in ("blob", "offsets"))
-    for low in range(0, len(offsets) - 1, BUFFER):
-        bounds = offsets[low:low + BUFFER + 1].tolist()
-        data = blob[bounds[0]:bounds[-1]].tobytes()
-        for start, end in zip(bounds[:-1], bounds[1:]):
-            yield data[start - bounds[0]:end - bounds[0]]
+    """The strings :func:`write_strings` stored, read back a chunk at a time (with reads, not a memory
+    map, whose pages would stay counted in this process's memory)."""
+    with open(folder / f"{prefix}_offsets.npy", "rb") as offsets, open(folder / f"{prefix}_blob.npy", "rb") as blob:
+        for handle in (offsets, blob):  # past the headers ArrayWriter wrote (version 1.0)
+            np.lib.format.read_magic(handle)
+            np.lib.format.read_array_header_1_0(handle)
+        start = 0
+        np.fromfile(offsets, dtype="<i8", count=1)  # the leading 0
+        while (ends := np.fromfile(offsets, dtype="<i8", count=BUFFER).tolist()):
+            data = blob.read(ends[-1] - start)
+            base = start
+            for end in ends:
+                yield data[start - base:end - base]
+                start = end
 
 
 def record_key(key: str, number: int, path: Path, line_no: int) -> bytes:
@@ -249,7 +256,7 @@ def hash_slots(encoded: Iterable[bytes], count: int) -> np.ndarray:
     if count >= 2 ** 32 - 1:
         raise PysmtError(f"{count:,} distinct phrases: more than the binary format's 2^32 - 2")
     size = max(2 * count, 1)
-    slots = array("I", bytes(4 * size))
+    slots = array("I", [0]) * size
     crc32 = zlib.crc32
     for index, data in enumerate(encoded, start=1):
         slot = crc32(data) % size

@@ -7,9 +7,10 @@
 Runs, on the same input: one local process; the local pool (``--threads 2``); the cluster with 1
 and with 2 decoder actors (``--cluster local`` starts a Ray instance on this machine). Every run's
 output is checked to be the same. A first local pass warms the decoder's caches, which the forked
-local workers inherit (actors build their own, which their first shard fills). The per-sentence overhead is (cluster with 1 actor - one local
-process) / lines: shipping shards and translations, and Ray's scheduling; "cold" is an actor's first
-pass (its caches empty), "warm" its second (as in every MERT iteration after the first).
+local workers inherit (actors build their own, which their first shard fills). The per-sentence
+overhead is (cluster with 1 actor - one local process) / lines: shipping shards and translations,
+and Ray's scheduling; "cold" is an actor's first pass (its caches empty), "warm" its second (as in
+every MERT iteration after the first).
 """
 
 from __future__ import annotations

@@ -133,7 +133,8 @@ def main() -> None:
             "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
             "times_without_cslm": round(seconds / baseline, 2),
             "feature_s": round(stats["seconds"], 2),
-            "calls_per_sentence": round(stats["calls"] / count), "requests_per_sentence": round(feature.requests / count),
+            "calls_per_sentence": round(stats["calls"] / count),
+            "requests_per_sentence": round(feature.requests / count),
             "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
             "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
             "per_ngram_scoring_us": round(alone * 1e6, 1),
@@ -142,7 +143,8 @@ def main() -> None:
             other = bests["cslm self"]
             results[label]["mean_model_score"] = round(float(np.mean([h.total for h in bests[label]])), 4)
             results[label]["mean_model_score_with_future_cost"] = round(float(np.mean([h.total for h in other])), 4)
-            results[label]["better_with_future_cost"] = sum(a.total > b.total + 1e-9 for a, b in zip(other, bests[label]))
+            results[label]["better_with_future_cost"] = sum(a.total > b.total + 1e-9
+                                                            for a, b in zip(other, bests[label]))
             results[label]["better_without"] = sum(b.total > a.total + 1e-9 for a, b in zip(other, bests[label]))
         print(json.dumps({label: results[label]}), flush=True)
     print(json.dumps({"config": args.config, "model": args.model, "results": results}, indent=1))

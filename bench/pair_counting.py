@@ -202,7 +202,8 @@ def method_duckdb(folder: Path, budget: int, out: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(folder / "occurrences.duckdb"),
-                         config={"memory_limit": f"{int(WORKING_SHARE * budget) // (1 << 20)}MB", "temp_directory": str(folder / "duck"),
+                         config={"memory_limit": f"{int(WORKING_SHARE * budget) // (1 << 20)}MB",
+                                 "temp_directory": str(folder / "duck"),
                                  "threads": os.cpu_count() or 1, "preserve_insertion_order": False})
     con.execute("CREATE TABLE occurrences (src_hash BIGINT, tgt_hash BIGINT, align_hash BIGINT, prev TINYINT, "
                 "next TINYINT)")
@@ -224,7 +225,8 @@ def method_polars(folder: Path, budget: int, out: Path) -> None:
                                 for k in range(3)])
     runs = runs.with_columns(pl.col("n").max().over("src_hash", "tgt_hash").alias("best"))
     pairs = runs.group_by("src_hash", "tgt_hash").agg(
-        pl.col("n").sum().alias("count_fe"), pl.col("align_hash").filter(pl.col("n") == pl.col("best")).min().alias("align"),
+        pl.col("n").sum().alias("count_fe"),
+        pl.col("align_hash").filter(pl.col("n") == pl.col("best")).min().alias("align"),
         ((pl.col("n") == pl.col("best")).sum() > 1).alias("tied"),
         *[pl.col(f"{side}{k}").sum() for side in "pn" for k in range(3)])
     pairs.with_columns(pl.col("count_fe").sum().over("src_hash").alias("count_f"),

@@ -31,7 +31,8 @@ from rnn_feature.hyperparameters import Hyperparameters, preset  # noqa: E402
 from rnn_feature.model import EncoderDecoder  # noqa: E402
 from rnn_feature.scoring import score_encoded  # noqa: E402
 
-DEFAULT_TABLE = ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering" / "phrase-table.0-0.gz"
+DEFAULT_TABLE = (ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
+                 / "phrase-table.0-0.gz")
 
 
 def pair_lengths(table: Path, limit: int) -> tuple[np.ndarray, np.ndarray]:

@@ -129,7 +129,8 @@ def cluster_option(function: Any) -> Any:
 @click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
               help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.")
 @click.option("--nbest", "nbest_path", type=click.Path(dir_okay=False), help="Write an n-best list (Moses format).")
-@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE, help="Entries per sentence in the n-best list.")
+@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE,
+              help="Entries per sentence in the n-best list.")
 @click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
 @click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
               help="Write source-target word alignments of the best translations (Pharaoh format).")

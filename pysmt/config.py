@@ -117,7 +117,8 @@ def typed_value(value: Any, kind: type, where: str) -> Any:
             raise ValueError
         return str(value)
     except (TypeError, ValueError):
-        article = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind.__name__, "a string")
+        article = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind.__name__,
+                                                                                                "a string")
         raise PysmtError(f"{where} must be {article}, not {value!r}") from None
 
 
@@ -260,7 +261,8 @@ def read_toml(path: Path) -> SystemConfig:
     search_data = data.get("search", {})
     unknown = sorted(set(search_data) - set(search_keys))
     if unknown:
-        raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}")
+        raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(search_keys))}")
     if not isinstance(search_data, dict):
         raise PysmtError(f"{path}: [search] must be a table of settings")
     search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})

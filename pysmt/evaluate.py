@@ -84,7 +84,8 @@ def paired_bootstrap(systems: Mapping[str, Sequence[str]], references: Sequence[
     keys = dict(zip(("bleu", "chrf"), signatures))  # sacrebleu renames the metrics (BLEU, chrF2)
     for k, (name, _) in enumerate(different[1:], start=1):
         p_values[name] = {metric: float(results[key][k].p_value) for metric, key in keys.items()}
-    return {name: p_values[name] for name, _ in named[1:]}, {metric: str(signatures[key]) for metric, key in keys.items()}
+    p_of = {name: p_values[name] for name, _ in named[1:]}
+    return p_of, {metric: str(signatures[key]) for metric, key in keys.items()}
 
 
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:

@@ -1,10 +1,26 @@
-"""Moses' output formats: n-best lines and Pharaoh word alignments."""
+"""Moses' output formats: n-best lines and Pharaoh word alignments.
+
+Reading and writing these needs nothing of the decoder: a translation to write is anything shaped
+like :class:`Candidate` (the decoder's :class:`pysmt.decoder.Candidate` is), so reading an n-best
+list (``tuning/``) does not load the search.
+"""
 
 from __future__ import annotations
 
-from pysmt.decoder import Candidate
+from typing import Protocol
+
+import numpy as np
 
 Labels = list[tuple[str, int]]  # (feature label, number of values), in n-best order
+
+
+class Candidate(Protocol):
+    """What the writers read of a translation."""
+
+    words: list[str]
+    scores: np.ndarray
+    total: float
+    alignment: list[tuple[int, int]]
 
 
 def format_score(value: float) -> str:

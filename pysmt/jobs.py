@@ -119,7 +119,8 @@ class Job:
     def record(self) -> dict[str, JSONValue]:
         return {"command": self.command,
                 "options": {key: json.loads(json.dumps(value, default=str)) for key, value in self.options.items()},
-                "inputs": {label: [{**fingerprint(p, label), "relative": os.path.relpath(p.resolve(), self.out.resolve())}
+                "inputs": {label: [{**fingerprint(p, label),
+                                    "relative": os.path.relpath(p.resolve(), self.out.resolve())}
                                    for p in _paths(value)] for label, value in self.inputs.items()}}
 
     def differences(self, old: dict[str, JSONValue], new: dict[str, JSONValue]) -> list[str]:
@@ -208,6 +209,7 @@ class Job:
                     self._write(record)
                 return True
         elif old is None and holds_files(self.out) and not force:
-            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: {afresh}")
+            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: "
+                             f"{afresh}")
         self._write(self._completed(new, None))
         return False

@@ -75,7 +75,8 @@ TORCH_WRITE_ERRORS = ("write failed", "inline_container.cc", "PytorchStreamWrite
 
 def temporary_file(path: Path) -> tuple[int, Path]:
     """A new hidden file beside ``path`` (``.NAME.XXXX.pysmt-tmp.EXT``), open for writing: (descriptor, path)."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_MARK + "".join(path.suffixes[-1:]))
+    suffix = TEMP_MARK + "".join(path.suffixes[-1:])
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     return fd, Path(name)
 
 

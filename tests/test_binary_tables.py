@@ -252,7 +252,8 @@ def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\nc b a q\n")
     text = run("decode", "-c", str(ini), "-i", str(source), "--nbest", str(tmp_path / "n1"))
-    binary = run("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest", str(tmp_path / "n2"))
+    binary = run("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest",
+                 str(tmp_path / "n2"))
     assert text.returncode == binary.returncode == 0 and text.stdout == binary.stdout
     assert (tmp_path / "n1").read_text() == (tmp_path / "n2").read_text()
     toml = tmp_path / "bin" / "pysmt.toml"
@@ -268,14 +269,16 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypa
     rng = random.Random(3)
     words = ["a", "ab", "b", "é", "zèbre", "日本", "a b"]
     phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(400)]
-    lines = [f"{src} ||| {rng.choice(words)} ||| {rng.random():.4f} {rng.choice([0, 0.5, 1])} ||| 0-0" for src in phrases]
+    lines = [f"{src} ||| {rng.choice(words)} ||| {rng.random():.4f} {rng.choice([0, 0.5, 1])} ||| 0-0"
+             for src in phrases]
     (tmp_path / "pt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp_path / "ro").write_text("".join(line.rsplit(" ||| ", 1)[0] + "\n" for line in lines), encoding="utf-8")
     scratch = tmp_path / "scratch"
     for kind, text, options in ((PHRASE_TABLE, "pt", {}), (REORDERING_TABLE, "ro", {"num_scores": 2})):
         whole = binarize_table(tmp_path / text, tmp_path / f"{text}.whole", kind, **options)
         monkeypatch.setattr(binary_writer, "BUFFER", 7)
-        runs = binarize_table(tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch, **options)
+        runs = binarize_table(tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch,
+                              **options)
         monkeypatch.undo()
         assert whole["counts"] == runs["counts"] and not any(scratch.iterdir())
         for array in (tmp_path / f"{text}.whole").glob("*.npy"):
@@ -283,7 +286,8 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypa
     text, binary = PhraseTable(tmp_path / "pt"), PhraseTable(tmp_path / "pt.runs")
     entries = lambda table, p: [(e.target, e.scores.tolist(), e.alignment) for e in table.lookup(p)]  # noqa: E731
     assert all(entries(text, p) == entries(binary, p) for p in set(phrases))
-    text_ro, binary_ro = ReorderingTable(tmp_path / "ro", num_scores=2), ReorderingTable(tmp_path / "ro.runs", num_scores=2)
+    text_ro = ReorderingTable(tmp_path / "ro", num_scores=2)
+    binary_ro = ReorderingTable(tmp_path / "ro.runs", num_scores=2)
     assert len(text_ro) == len(binary_ro) < len(lines)  # keys repeat
     for line in lines:
         src, tgt = line.split(" ||| ")[:2]

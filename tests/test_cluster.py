@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 
 from pysmt.cluster import shards
-from tests.test_reliability import fails, tune_command
-from tests.test_reliability import pysmt as pysmt_bytes
-from tests.test_runs_and_processes import long_input
+from tests.conftest import fails, long_input, tune_command
+from tests.conftest import pysmt as pysmt_bytes
 
 ray = pytest.importorskip("ray")
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -82,7 +81,8 @@ def test_shards_are_consecutive_and_balanced_by_words():
     items = list(enumerate(["a b c d", "a", "a", "a", "a b c d", "a b c d e f g h"]))
     parts = shards(items, 3)
     assert [item for part in parts for item in part] == items  # every line once, in order
-    assert [sum(len(line.split()) for _, line in part) for part in parts] == [6, 5, 8]  # cuts nearest to 19/3 and 38/3 words
+    # cuts nearest to 19/3 and 38/3 words
+    assert [sum(len(line.split()) for _, line in part) for part in parts] == [6, 5, 8]
     assert shards([], 4) == [] and shards(items[:1], 4) == [items[:1]]
 
 

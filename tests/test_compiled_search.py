@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from pysmt.config import load_config
 from pysmt.decoder import Decoder
 from tests.conftest import shared_data, write_moses_system
-from tests.test_plugins import fake_registry  # noqa: F401 - fixture
 
 REFERENCE = Path(__file__).resolve().parents[1] / "bench" / "reference"
 SRC, TGT = ["a", "b", "c", "d", "e"], ["x", "y", "z", "w"]
@@ -92,7 +91,8 @@ def test_plugin_features_are_called_back_with_the_same_results(tiny_system, fake
     config = load_config(tiny_system)
     for algorithm in ("normal", "cube"):
         for stack, round_size in ((3, 2), (200, 32)):
-            search = replace(config.search, algorithm=algorithm, stack_size=stack, pops_per_round=round_size, pop_limit=7)
+            search = replace(config.search, algorithm=algorithm, stack_size=stack, pops_per_round=round_size,
+                             pop_limit=7)
             python = Decoder(replace(config, search=search), [plugin], engine="python", missing_weight=0.6)
             compiled = Decoder(replace(config, search=search), [plugin], missing_weight=0.6)
             for line in ["a b c", "c b a q a", "a a b c c b"]:

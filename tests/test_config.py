@@ -30,7 +30,8 @@ def test_moses_ini_search_sections_and_variables(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("Distortion\n", "Distortion\nPhraseDictionaryCompact path=x\n"), "line 4: feature PhraseDictionaryCompact is not supported"),
+    (lambda t: t.replace("Distortion\n", "Distortion\nPhraseDictionaryCompact path=x\n"),
+     "line 4: feature PhraseDictionaryCompact is not supported"),
     (lambda t: t.replace("KENLM order=2", "KENLM order=2 path=${NO_SUCH_VARIABLE}"), "line 2: environment variable"),
     (lambda t: t.replace("WordPenalty0= -1", "WordPenalty0 -1"), "expected 'FeatureName= w1 w2 ...'"),
     (lambda t: t.replace("WordPenalty0= -1", "WordPenalty7= -1"), "unknown feature.*WordPenalty7"),

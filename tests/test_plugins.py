@@ -9,77 +9,8 @@ from pysmt.config import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.features import registry
-from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.features.base import Feature
 from pysmt.testing import registered, toy_decoder, toy_options
-
-
-
-
-class BigramBonus(StatefulFeature):
-    """+1 for each target bigram in a fixed list; state: the last target word."""
-
-    default_label = "Bigram"
-    GOOD = {("x", "y"), ("y", "z"), ("z", "x")}
-
-    @classmethod
-    def from_config(cls, name, params, system):
-        return cls(name, 1)
-
-    def default_weights(self):
-        return [0.7]
-
-    def initial_state(self, sentence):
-        return "<s>"
-
-    def score(self, state, target):
-        bonus = 0.0
-        for word in target:
-            bonus += (state, word) in self.GOOD
-            state = word
-        return (bonus,), state
-
-    def extend(self, state, option):
-        return self.score(state, option.target)
-
-    def final(self, state):
-        return (0.5 if state == "z" else 0.0,)
-
-
-class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
-    """BigramBonus's scores through the array interface, with its own state ids and a tiny buffer."""
-
-    buffer_size = 3
-
-    def __init__(self, name, num_scores):
-        super().__init__(name, num_scores)
-        self.calls = self.asked = 0
-
-    def start(self, sentence, options):
-        self.options, self.words, self.ids = options, ["<s>"], {"<s>": 0}
-        return 0
-
-    def score_batch(self, states, options, ends):
-        assert len(states) <= self.buffer_size
-        self.calls += 1
-        self.asked += len(states)
-        scores, new_states = np.zeros((len(states), 1)), np.zeros(len(states), dtype=np.int64)
-        for k, (state, option, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
-            (bonus,), word = self.score(self.words[state], self.options[option].target)
-            scores[k] = bonus + (self.final(word)[0] if end else 0.0)
-            new_states[k] = self.ids.setdefault(word, len(self.words))
-            if new_states[k] == len(self.words):
-                self.words.append(word)
-        return scores, new_states
-
-
-@pytest.fixture
-def fake_registry():
-    """The test features and the example plugins, registered in-process (pysmt.testing.registered)."""
-    from pysmt_example_features import LengthRatioFeature, RepeatedWordFeature
-
-    with registered(bigram=BigramBonus, batched_bigram=BatchedBigramBonus, length_ratio=LengthRatioFeature,
-                    repeated_word=RepeatedWordFeature):
-        yield
 
 
 def test_builtins_are_entry_points():
@@ -112,7 +43,7 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry
     config = load_config(tiny_system)
     lists = []
     for size in (1, 10_000):
-        monkeypatch.setattr(BatchedBigramBonus, "buffer_size", size)
+        monkeypatch.setattr(fake_registry.batched_bigram, "buffer_size", size)
         decoder = Decoder(config, ["batched-bigram"], search)
         lists.append([[(c.words, round(c.total, 9)) for c in decoder.translate(line, nbest_size=30).hypotheses]
                       for line in ["a b c", "c b a q", "a a b c c a b"]])
@@ -120,7 +51,7 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry
 
 
 def test_identical_requests_are_asked_once(tiny_system, fake_registry, monkeypatch):
-    monkeypatch.setattr(BatchedBigramBonus, "buffer_size", 10_000)
+    monkeypatch.setattr(fake_registry.batched_bigram, "buffer_size", 10_000)
     decoder = Decoder(load_config(tiny_system), ["batched-bigram"], "normal")
     decoder.translate("a b c a b c")
     feature = decoder.features[-1]

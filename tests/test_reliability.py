@@ -21,27 +21,7 @@ from pysmt.config import load_config
 from pysmt.errors import PysmtError
 from pysmt.jobs import Job
 from pysmt.textio import atomic_path, atomic_writer, read_lines
-from tests.conftest import write_moses_system
-
-
-def pysmt(*args: str, stdin: bytes = b"", **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *args], input=stdin, capture_output=True, **kwargs)
-
-
-def error_line(proc: subprocess.CompletedProcess) -> str:
-    """The one line of a user error (click prints ``Error: ...``; bad options add usage lines first)."""
-    text = proc.stderr.decode()
-    assert "Traceback" not in text, text
-    errors = [line for line in text.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1, text
-    return errors[0]
-
-
-def fails(proc: subprocess.CompletedProcess, status: int, *words: str) -> None:
-    assert proc.returncode == status, proc.stderr.decode()
-    line = error_line(proc)
-    for word in words:
-        assert word in line, line
+from tests.conftest import error_line, fails, pysmt, tune_command, write_moses_system
 
 
 @pytest.fixture
@@ -91,11 +71,6 @@ def test_outputs_in_a_missing_or_unwritable_folder_fail_before_loading(tiny_syst
 
 
 # -- 2. resumable jobs refuse other inputs ---------------------------------------------------------
-
-def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
-    return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
-            "--max-iterations", "1", "--restarts", "1", *extra]
-
 
 def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_system, dev, tmp_path):
     src, ref = dev
@@ -199,7 +174,8 @@ def test_param_sets_a_feature_parameter_from_the_command_line(tiny_system, sourc
     fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "phrase-table.table-limt=1"), 1,
           "unknown parameter 'table-limt'", "did you mean 'table-limit'")
     fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "nosuch.x=1"), 1, "no feature named")
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "oops"), 1, "expected FEATURE.key=value")
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "oops"), 1,
+          "expected FEATURE.key=value")
 
 
 # -- 5. invalid numbers --------------------------------------------------------------------------
@@ -299,7 +275,8 @@ def test_a_failed_atomic_write_leaves_the_old_file(tmp_path):
 def test_no_distribution_depends_on_the_unrelated_pypi_pysmt():
     import tomllib
     root = Path(__file__).resolve().parents[1]
-    projects = [root / "pyproject.toml", *root.glob("plugins/*/pyproject.toml"), *root.glob("examples/*/pyproject.toml")]
+    projects = [root / "pyproject.toml", *root.glob("plugins/*/pyproject.toml"),
+                *root.glob("examples/*/pyproject.toml")]
     names = {tomllib.loads(p.read_text())["project"]["name"] for p in projects}
     assert "pysmt" not in names and "pysmt-mt" in names
     for project in projects:

@@ -20,7 +20,7 @@ import pytest
 from pysmt.folder_lock import LOCK_FILE, lock_folder
 from pysmt.jobs import Job, fingerprint
 from pysmt.textio import TEMP_MARK
-from tests.test_reliability import error_line, fails, pysmt, tune_command
+from tests.conftest import error_line, fails, long_input, pysmt, tune_command
 
 PYSMT = [sys.executable, "-m", "pysmt.cli"]
 
@@ -54,11 +54,6 @@ def wait_until(condition, seconds: float = 20.0) -> bool:
             return True
         time.sleep(0.05)
     return condition()
-
-
-def long_input(path: Path, lines: int = 3000) -> Path:
-    path.write_text("".join(" ".join("abc"[(i + k) % 3] for k in range(40)) + "\n" for i in range(lines)))
-    return path
 
 
 def start_decode(system: Path, source: Path, *extra: str, **popen) -> subprocess.Popen:

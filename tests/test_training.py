@@ -51,8 +51,8 @@ def test_orientations_monotone_swap_other():
 
 def test_extraction_matches_moses_extract_o():
     base = shared_data("fixtures", "moses", "misc.lexical-weights")
-    fr = [l.split() for l in (base / "fr").read_text(encoding="utf-8").splitlines()]
-    en = [l.split() for l in (base / "en").read_text(encoding="utf-8").splitlines()]
+    fr = [line.split() for line in (base / "fr").read_text(encoding="utf-8").splitlines()]
+    en = [line.split() for line in (base / "en").read_text(encoding="utf-8").splitlines()]
     align = (base / "align.fr-en").read_text().splitlines()
     weights = ["0.3", "0.7"]  # the regression test's instance weights, echoed in its output
     lines = []

@@ -46,10 +46,12 @@ def test_scoring_in_buckets_writes_the_tables_of_scoring_in_memory(tmp_path, mon
     n = write_tables(instances, corpus, count_pairs(instances, corpus), lexical, tmp_path / "pt", tmp_path / "rt", 1)
     occurrences = tmp_path / "extract.occurrences"
     with open(occurrences, "wb") as out:
-        assert write_occurrences(extracted_parts(corpus.sources, corpus.targets, corpus.alignments), out) == len(instances)
+        parts = extracted_parts(corpus.sources, corpus.targets, corpus.alignments)
+        assert write_occurrences(parts, out) == len(instances)
     assert occurrences.stat().st_size == len(instances) * OCCURRENCE.itemsize
     monkeypatch.setattr(buckets, "CHUNK", 500)  # several chunks cut into buckets
-    assert bucket_count(len(instances), budget) == (1 if budget > 1e6 else -(-len(instances) * 200 // int(0.35 * budget)))
+    expected = 1 if budget > 1e6 else -(-len(instances) * 200 // int(0.35 * budget))
+    assert bucket_count(len(instances), budget) == expected
     pt, rt = tmp_path / "bucketed.pt.gz", tmp_path / "bucketed.rt.gz"
     encoded = lexical.encode(corpus.src_vocab, corpus.tgt_vocab)
     assert score_occurrences(occurrences, corpus, encoded, pt, rt, budget, processes) == n

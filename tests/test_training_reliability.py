@@ -52,7 +52,8 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def write_bitext(folder: Path) -> dict[str, Path]:
-    """``c.en``/``c.fr`` (and ``c.de``) with ``al``; ``d.*`` one pair longer with ``al-d``; the system folder ``sys``."""
+    """``c.en``/``c.fr`` (and ``c.de``) with ``al``; ``d.*`` one pair longer with ``al-d``; the system
+    folder ``sys``."""
     folder.mkdir(parents=True, exist_ok=True)
     write_lines(folder / "c.en", EN)
     write_lines(folder / "c.fr", FR)

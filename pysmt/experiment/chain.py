@@ -44,7 +44,8 @@ EVALUATION = "evaluation.json"
 
 @dataclass
 class ExperimentOptions:
-    """Everything ``pysmt experiment`` is told (``dev_size``, ``seeds`` and ``budget`` already filled from the scale)."""
+    """Everything ``pysmt experiment`` is told (``dev_size``, ``seeds`` and ``budget`` already filled from
+    the scale)."""
 
     data: Path
     out: Path

@@ -42,7 +42,8 @@ def evaluate_runs(experiment: Experiment) -> dict[str, Any]:
             tune_dir = experiment.tune_dir(configuration, seed)
             run = kept_iteration(tune_dir)
             scores = score(read_text(run / "output.txt", "tuning output"), dev_refs, str(run / "output.txt"))
-            dev[configuration.key][str(seed)] = {"bleu": scores.bleu, "chrf": scores.chrf, "iteration": int(run.name[3:])}
+            dev[configuration.key][str(seed)] = {"bleu": scores.bleu, "chrf": scores.chrf,
+                                                 "iteration": int(run.name[3:])}
             weights[configuration.key][str(seed)] = read_weights_file(tune_dir / "weights.txt")
     tests: dict[str, dict[str, Any]] = {}
     signatures: dict[str, str] = {"bleu": scores.bleu_signature, "chrf": scores.chrf_signature}

@@ -70,10 +70,10 @@ SCALES = {
     "full": Scale("full", None, None, None, seeds=3, budget=60.0, max_updates=None, valid_every=2000, nbest_size=100,
                   max_iterations=25, restarts=20, scatter_pairs=20_000, map_words=1000, map_phrases=2000, samples=50),
     # The whole chain in well under 15 minutes on 2 cores: 5,116 pairs, 100-sentence dev and test sets, one seed.
-    "small": Scale("small", 40, 100, 100, seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100, max_iterations=5,
-                   restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
+    "small": Scale("small", 40, 100, 100, seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100,
+                   max_iterations=5, restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
     # CI's smoke test: every stage runs, on sizes that only check the plumbing; 20 updates per network
     # (two validations) whatever the machine's speed, so the test sees learning curves.
-    "tiny": Scale("tiny", 100, 20, 20, seeds=1, budget=2.0, max_updates=20, valid_every=10, nbest_size=10, max_iterations=2,
-                  restarts=2, scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
+    "tiny": Scale("tiny", 100, 20, 20, seeds=1, budget=2.0, max_updates=20, valid_every=10, nbest_size=10,
+                  max_iterations=2, restarts=2, scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
 }

@@ -327,7 +327,8 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
             "header": header, "_pairs_of": (None, {})}
 
 
-def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]
+                ) -> dict[str, Any]:
     """Write a binary table folder: ``write_arrays(folder)`` writes the arrays (``NAME.npy``) into a
     temporary folder beside ``out_dir`` and returns the header's other fields; the folder is renamed
     when complete. Return the header.

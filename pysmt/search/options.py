@@ -149,7 +149,8 @@ class OptionBuilder:
                 if not pairs and end == start + 1:
                     pairs = [self.unknown(words[start])]
                 if pairs:
-                    opts = [TranslationOption(start, end, pair, len(result.options) + k) for k, pair in enumerate(pairs)]
+                    opts = [TranslationOption(start, end, pair, len(result.options) + k)
+                            for k, pair in enumerate(pairs)]
                     result.by_span[(start, end)] = opts
                     result.options.extend(opts)
         self.model.evaluate_options(sentence, result)

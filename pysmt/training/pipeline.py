@@ -311,7 +311,8 @@ class Pipeline:
                     report.dropped[reason] += 1
         log(f"cleaning: {report.summary()}")
         if not report.kept:
-            raise PysmtError(f"cleaning kept no sentence pair of the --corpus ({report.summary()}): nothing to train on")
+            raise PysmtError(f"cleaning kept no sentence pair of the --corpus ({report.summary()}): "
+                             "nothing to train on")
 
     def prepare_lm_texts(self) -> None:
         from pysmt.training.preparation import process_lines
@@ -320,8 +321,9 @@ class Pipeline:
         with atomic_writer(self.lm_extra) as out:
             for path in self.o.lm_texts:
                 lines = (line for _, line in read_lines(path))
-                for line in process_lines(lines, self.o.tgt_lang, truecase_model=self.truecase_tgt if tokenize else None,
-                                          tokenize=tokenize, mode="prepare", processes=self.o.processes):
+                model = self.truecase_tgt if tokenize else None
+                for line in process_lines(lines, self.o.tgt_lang, truecase_model=model, tokenize=tokenize,
+                                          mode="prepare", processes=self.o.processes):
                     if line:
                         out.write(line + "\n")
 

@@ -99,7 +99,8 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
 
     def decorate(function: Callable) -> click.Command:
         options = [
-            click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False), help="Model directory."),
+            click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False),
+                         help="Model directory."),
             click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False),
                          help="The phrase table the analysis draws from (text or gzip)."),
             click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),

@@ -39,7 +39,8 @@ def model_directory(name: str, params: Parameters, system: SystemConfig) -> Path
     if "model" not in params:
         raise PysmtError(f"feature {name}: no RNN model: {system.directory / 'rnn'} does not exist; train one there "
                          f"with `pysmt rnn train --phrase-table TABLE --out {system.directory / 'rnn'}`, or name its "
-                         f"folder with model = \"DIR\" in the feature's [[feature]] section or --param {name}.model=DIR")
+                         f"folder with model = \"DIR\" in the feature's [[feature]] section or "
+                         f"--param {name}.model=DIR")
     return Path(params["model"])
 
 

@@ -130,7 +130,8 @@ class EncoderDecoder(nn.Module):
         # the softmax only where there is a word to predict: padding costs no output layer
         logits = self.output_logits(hidden[valid], previous[valid],
                                     context[3].unsqueeze(1).expand(-1, steps, -1)[valid])
-        token_log_probs = torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)  # fused: faster than logsumexp
+        # fused: faster than logsumexp
+        token_log_probs = torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)
         per_step = token_log_probs.new_zeros(batch, steps)
         per_step[valid] = token_log_probs
         return per_step.sum(dim=1)

@@ -36,7 +36,8 @@ DEFAULT = preset("default")
 
 def other_table(path: Path, n: int = 40) -> Path:
     """Like toy_table but in other words: a model trained on it has other shortlists."""
-    return toy_table(path, n, seed=1, source=["red", "green", "blue", "black"], target=["rouge", "vert", "bleu", "noir"])
+    return toy_table(path, n, seed=1, source=["red", "green", "blue", "black"],
+                     target=["rouge", "vert", "bleu", "noir"])
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -32,7 +32,8 @@ def toy_table(path: Path, n: int = 200, seed: int = 0, source: list[str] = ENGLI
     lines = set()
     while len(lines) < n:
         k = rng.integers(0, len(source), rng.integers(1, 4))
-        lines.add(f"{' '.join(source[i] for i in k)} ||| {' '.join(target[i] for i in k)} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
+        pair = f"{' '.join(source[i] for i in k)} ||| {' '.join(target[i] for i in k)}"
+        lines.add(f"{pair} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
     with gzip.open(path, "wt", encoding="utf-8") as out:
         out.write("\n".join(sorted(lines)) + "\n")
     return path

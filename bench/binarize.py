@@ -24,7 +24,8 @@ CHILD = """
 import sys
 from pathlib import Path
 from pysmt.memory_budget import parse_size
-from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE, binarize_table
+from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
+from pysmt.models.binary_writer import binarize_table
 table, out, memory, num_scores, temp_dir = sys.argv[1:]
 options = {"num_scores": int(num_scores)} if int(num_scores) else {}
 binarize_table(Path(table), Path(out), REORDERING_TABLE if options else PHRASE_TABLE, memory=parse_size(memory),

@@ -16,7 +16,8 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import require_param
 from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import locked_folder
-from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE, binarize_table, check_replaceable
+from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
+from pysmt.models.binary_writer import binarize_table, check_replaceable
 from pysmt.outputs import check_outputs
 
 #: Feature types whose table can be binarized, and the kind of binary table each becomes.

@@ -18,10 +18,9 @@ from pysmt.models.binary_table import (
     PHRASE_TABLE,
     REORDERING_TABLE,
     SortedStrings,
-    binarize_table,
 )
 from pysmt.models import binary_writer
-from pysmt.models.binary_writer import hash_slots, stored_strings, write_strings
+from pysmt.models.binary_writer import binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
 from tests.conftest import TINY_PHRASES, shared_data, write_moses_system

@@ -1,4 +1,5 @@
-"""Binarized phrase and reordering tables: a folder of memory-mapped numpy arrays (``pysmt binarize``).
+"""Binarized phrase and reordering tables: a folder of memory-mapped numpy arrays (``pysmt binarize``):
+the format, and loading it. Writing one, within a memory budget, is :mod:`pysmt.models.binary_writer`'s.
 
 In the spirit of Moses' compact tables and KenLM's binary format: a table is parsed once, by the
 text loaders (so scores are the very values a text table gives), and written as arrays that later
@@ -41,19 +42,14 @@ version is reported as one line naming the folder.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pysmt.errors import PysmtError
-from pysmt.models.binary_writer import write_phrase_table, write_reordering_table
-from pysmt.textio import atomic_writer, current_umask, scratch_folder, temporary_folder, write_failure
 
 FORMAT = "pysmt-binary-table"
 VERSION = 1
@@ -182,12 +178,6 @@ class DecodedStrings(dict):
 
     def __len__(self) -> int:
         return len(self.strings)
-
-
-def source_stamp(path: Path) -> dict[str, Any]:
-    """What a binary table was made from: the text file's path, size and modification time."""
-    stat = path.stat()
-    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def unusable(folder: Path, kind: str, reason: str) -> PysmtError:
@@ -325,86 +315,3 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     check_values(folder, REORDERING_TABLE, arrays, {})
     return {"rows": SortedStrings(arrays["key_blob"], arrays["key_offsets"]), "scores": arrays["scores"],
             "header": header, "_pairs_of": (None, {})}
-
-
-def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]
-                ) -> dict[str, Any]:
-    """Write a binary table folder: ``write_arrays(folder)`` writes the arrays (``NAME.npy``) into a
-    temporary folder beside ``out_dir`` and returns the header's other fields; the folder is renamed
-    when complete. Return the header.
-
-    An earlier binary table of that name is replaced (also while a decoder maps it: its pages stay
-    valid until unmapped); any other existing folder or file is refused.
-    """
-    out_dir = Path(out_dir)
-    check_replaceable(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_folder(out_dir)
-    old: Path | None = None
-    try:
-        header = {**header, **write_arrays(tmp), "arrays": {}}
-        for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
-            array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
-            header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
-            del array
-        with atomic_writer(tmp / HEADER) as out:
-            out.write(json.dumps(header, indent=2) + "\n")
-        os.chmod(tmp, 0o777 & ~current_umask())
-        for path in tmp.glob("*.npy"):
-            os.chmod(path, 0o666 & ~current_umask())
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
-            os.replace(out_dir, old / "table")
-        os.replace(tmp, out_dir)
-    except (OSError, RuntimeError) as err:
-        failure = write_failure(out_dir, err)
-        if failure is None:
-            raise
-        raise failure from None
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        if old is not None:
-            shutil.rmtree(old)
-    return header
-
-
-def check_replaceable(out_dir: Path) -> None:
-    """Refuse to write a binary table where something other than an earlier binary table is."""
-    if not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise PysmtError(f"{out_dir}: exists and is not a folder; a binary table is a folder, choose another path")
-    if any(out_dir.iterdir()) and not (out_dir / HEADER).is_file():
-        raise PysmtError(f"{out_dir}: exists and is not a binary table; it will not be replaced, choose another path")
-
-
-def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log_scores: bool = False,
-                   num_scores: int | None = None, source_only: bool = False, memory: int = 1 << 30,
-                   temp_dir: Path | None = None) -> dict[str, Any]:
-    """Binarize one text or gzip table into the folder ``out_dir`` within ``memory`` bytes; return the header.
-
-    The table is read by its text loader's parser (errors name file and line; scores are the
-    loader's values, bit for bit) and sorted on disk (:mod:`pysmt.models.binary_writer`): sorted
-    runs go to a hidden folder in ``temp_dir`` (default: beside ``out_dir``), removed at the end.
-    ``kind`` is ``"phrase-table"`` (with ``log_scores``) or ``"reordering-table"`` (with
-    ``num_scores`` and ``source_only``, as the feature's model says).
-    """
-    text_path, out_dir = Path(text_path), Path(out_dir)
-    if text_path.is_dir():
-        raise PysmtError(f"{text_path}: is a folder; binarize takes a text or gzip table")
-    if kind not in ARRAYS:
-        raise ValueError(f"unknown table kind {kind!r}")
-    if kind == REORDERING_TABLE and num_scores is None:
-        raise ValueError("a reordering table needs num_scores")
-    check_replaceable(out_dir)
-    header: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind, "source": source_stamp(text_path)}
-
-    def write_arrays(folder: Path) -> dict[str, Any]:
-        with scratch_folder(out_dir, temp_dir) as scratch:
-            if kind == PHRASE_TABLE:
-                return write_phrase_table(text_path, folder, log_scores, memory, scratch)
-            return write_reordering_table(text_path, folder, num_scores or 0, source_only, memory, scratch)
-
-    return write_table(out_dir, header, write_arrays)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import at_line
+from pysmt.models.binary_table import load_phrase_table
 from pysmt.models.scores import log_probabilities
 from pysmt.models.vocabulary import Vocabulary
 from pysmt.textio import read_lines
@@ -93,8 +94,6 @@ class PhraseTable:
     def __init__(self, path: str | Path, *, log_scores: bool = False) -> None:
         self.path = Path(path)
         if self.path.is_dir():
-            from pysmt.models.binary_table import load_phrase_table
-
             self.__dict__.update(load_phrase_table(self.path, log_scores))
             return
         self.target_vocab = Vocabulary()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import at_line
+from pysmt.models.binary_table import load_reordering_table
 from pysmt.models.phrase_table import parse_scores, split_fields
 from pysmt.models.scores import log_probabilities
 from pysmt.textio import read_lines
@@ -54,8 +55,6 @@ class ReorderingTable:
         self.num_scores = num_scores
         self.source_only = source_only
         if self.path.is_dir():
-            from pysmt.models.binary_table import load_reordering_table
-
             self.__dict__.update(load_reordering_table(self.path, num_scores, source_only))
             return
         self.rows: dict[str, int] = {}

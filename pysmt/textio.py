@@ -113,6 +113,19 @@ def write_failure(path: Path, err: BaseException) -> PysmtError | None:
 
 
 @contextmanager
+def failed_writes_reported(path: Path) -> Iterator[None]:
+    """Inside, a write to ``path`` (a file, or a folder being filled) that fails for lack of room is
+    raised as its one-line error (:func:`write_failure`); any other error as it is."""
+    try:
+        yield
+    except (OSError, RuntimeError) as err:
+        failure = write_failure(path, err)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+@contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed into place (with umask permissions) on success.
 
@@ -127,14 +140,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     fd, tmp = temporary_file(path)
     os.close(fd)
     try:
-        yield tmp
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except (OSError, RuntimeError) as err:
-        failure = write_failure(path, err)
-        if failure is None:
-            raise
-        raise failure from None
+        with failed_writes_reported(path):
+            yield tmp
+            os.chmod(tmp, 0o666 & ~current_umask())
+            os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()

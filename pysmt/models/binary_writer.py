@@ -34,7 +34,7 @@ from pysmt.models.phrase_table import phrase_entries
 from pysmt.models.reordering_table import reordering_entries
 from pysmt.models.scores import log_probabilities
 from pysmt.models.vocabulary import Vocabulary
-from pysmt.textio import atomic_writer, current_umask, scratch_folder, temporary_folder, write_failure
+from pysmt.textio import atomic_writer, current_umask, failed_writes_reported, scratch_folder, temporary_folder
 
 #: What a record costs in memory beyond its bytes (the bytes object and its list slot), measured.
 RECORD_OVERHEAD = 80
@@ -292,26 +292,22 @@ def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[P
     tmp = temporary_folder(out_dir)
     old: Path | None = None
     try:
-        header = {**header, **write_arrays(tmp), "arrays": {}}
-        for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
-            array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
-            header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
-            del array
-        with atomic_writer(tmp / HEADER) as out:
-            out.write(json.dumps(header, indent=2) + "\n")
-        os.chmod(tmp, 0o777 & ~current_umask())
-        for path in tmp.glob("*.npy"):
-            os.chmod(path, 0o666 & ~current_umask())
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
-            os.replace(out_dir, old / "table")
-        os.replace(tmp, out_dir)
-    except (OSError, RuntimeError) as err:
-        failure = write_failure(out_dir, err)
-        if failure is None:
-            raise
-        raise failure from None
+        with failed_writes_reported(out_dir):
+            header = {**header, **write_arrays(tmp), "arrays": {}}
+            for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
+                array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
+                header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+                del array
+            with atomic_writer(tmp / HEADER) as out:
+                out.write(json.dumps(header, indent=2) + "\n")
+            os.chmod(tmp, 0o777 & ~current_umask())
+            for path in tmp.glob("*.npy"):
+                os.chmod(path, 0o666 & ~current_umask())
+            if out_dir.exists():
+                old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
+                os.replace(out_dir, old / "table")
+            os.replace(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

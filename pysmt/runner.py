@@ -2,7 +2,8 @@
 
 With ``threads > 1`` sentences are decoded by worker processes (:mod:`pysmt.parallel`: forked ones
 share the loaded models copy-on-write); results are still written in input order. An input line
-that is not valid UTF-8 stops the run with an error naming the line, after everything before it has been written.
+that is not valid UTF-8 stops the run with an error naming the line, after everything before it
+has been written.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ import zlib
 from array import array
 from binascii import unhexlify
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -238,15 +240,10 @@ def write_reordering_table(text_path: Path, folder: Path, num_scores: int, sourc
     scores = ArrayWriter(folder, "scores", "<f8", "d", num_scores, log_probabilities)
 
     def keys() -> Iterator[bytes]:
-        last, pending = None, None
-        for key, (values,) in merged_fields(runs, f"sort {text_path.name}"):
-            if key != last and last is not None:
-                scores.extend_raw(unhexlify(pending))  # type: ignore[arg-type]
-                yield last
-            last, pending = key, values
-        if last is not None:
-            scores.extend_raw(unhexlify(pending))  # type: ignore[arg-type]
-            yield last
+        for key, entries in groupby(merged_fields(runs, f"sort {text_path.name}"), key=itemgetter(0)):
+            *_, (_, (values,)) = entries  # the key's last line in the file
+            scores.extend_raw(unhexlify(values))
+            yield key
 
     count = write_strings(folder, "key", keys())
     scores.finish()

@@ -148,13 +148,20 @@ class Pipeline:
         }
         self.maker = {path: step for step, paths in self.outputs.items() for path in paths}
 
+    @cached_property
+    def corpus_lines(self) -> dict[str, int]:
+        """The lines of each ``--corpus`` file (a missing one is an error), counted once: checked
+        before any work, and the totals of the prepare step's progress bars."""
+        return {f"{prefix}.{lang}": count_lines(Path(f"{prefix}.{lang}"))
+                for prefix in self.o.corpora for lang in (self.o.src_lang, self.o.tgt_lang)}
+
     def check_inputs(self) -> None:
         """Fail before any work if a bitext's sides differ in length or a file is missing."""
         if not self.o.corpora:
             raise PysmtError("no --corpus given")
         for prefix in self.o.corpora:
-            src, tgt = Path(f"{prefix}.{self.o.src_lang}"), Path(f"{prefix}.{self.o.tgt_lang}")
-            n_src, n_tgt = count_lines(src), count_lines(tgt)
+            src, tgt = f"{prefix}.{self.o.src_lang}", f"{prefix}.{self.o.tgt_lang}"
+            n_src, n_tgt = self.corpus_lines[src], self.corpus_lines[tgt]
             if n_src != n_tgt:
                 raise PysmtError(f"{src} has {n_src:,} lines but {tgt} has {n_tgt:,}: a bitext needs equal line counts")
         for path in self.o.lm_texts:
@@ -277,7 +284,7 @@ class Pipeline:
 
         tokenize = not self.o.prepared
         raw = (line for prefix in self.o.corpora for _, line in read_lines(f"{prefix}.{lang}"))
-        total = sum(count_lines(Path(f"{prefix}.{lang}")) for prefix in self.o.corpora)
+        total = sum(self.corpus_lines[f"{prefix}.{lang}"] for prefix in self.o.corpora)
         tokens = folder / f"tokens.{lang}"
         self.write_lines(tokens, process_lines(raw, lang, tokenize=tokenize, processes=self.o.processes),
                          total, f"tokenize {lang}")

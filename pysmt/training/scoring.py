@@ -175,12 +175,18 @@ def table_lines(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs
         if sentence != last_sentence:
             points, last_sentence = parse_points(corpus.alignments[sentence]), sentence
         insides.append(phrase_alignment(points, ss, ss + sl - 1, ts, ts + tl - 1))
-    lex_f_e, lex_e_f = (weights.tolist() for weights in lexical_weights(lexicon, corpus, columns, insides))
+    src_len, tgt_len = columns[2].astype(np.int64), columns[4].astype(np.int64)
+    width = int(max(src_len.max(initial=0), tgt_len.max(initial=0), 1))
+    src_ids = phrase_words(corpus.sources, columns[0], columns[1], width)
+    tgt_ids = phrase_words(corpus.targets, columns[0], columns[3], width)
+    lex_f_e, lex_e_f = (weights.tolist() for weights in
+                        lexicon.weights(src_ids, src_len, tgt_ids, tgt_len, alignment_points(insides)))
     src_words, tgt_words = corpus.src_vocab.words, corpus.tgt_vocab.words
+    src_rows, tgt_rows = src_ids.tolist(), tgt_ids.tolist()
     lines = []
-    for i, ((sentence, ss, sl, ts, tl), inside) in enumerate(zip(rows, insides)):
-        src, tgt = corpus.sources[sentence][ss:ss + sl], corpus.targets[sentence][ts:ts + tl]
-        key = f"{' '.join(src_words[w] for w in src)} ||| {' '.join(tgt_words[w] for w in tgt)} |||"
+    for i, ((_, _, sl, _, tl), inside) in enumerate(zip(rows, insides)):
+        source = " ".join(src_words[w] for w in src_rows[i][:sl])
+        key = f"{source} ||| {' '.join(tgt_words[w] for w in tgt_rows[i][:tl])} |||"
         lines.append((
             f"{key} {f32[0][i]:.6g} {g6(lex_f_e[i])} {f32[1][i]:.6g} {g6(lex_e_f[i])}"
             f" ||| {' '.join(f'{s}-{t}' for s, t in inside)} ||| {counts[0][i]:.6g} {counts[1][i]:.6g} "
@@ -188,23 +194,18 @@ def table_lines(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs
     return lines
 
 
-def lexical_weights(lexicon: Lexicon, corpus: AlignedCorpus, columns: list[np.ndarray],
-                    insides: list[tuple[tuple[int, int], ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """``(lex(f|e), lex(e|f))`` of the pairs at ``columns`` (sentence, source start and length, target
-    start and length) with alignments ``insides``: their words gathered from the corpus's flat arrays."""
-    sentence, src_start, src_len, tgt_start, tgt_len = (np.asarray(c, dtype=np.int64) for c in columns)
-    width = int(max(src_len.max(initial=0), tgt_len.max(initial=0), 1))
-    position = np.arange(width)
+def phrase_words(side: Sentences, sentence: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
+    """(n, width) word ids of the phrases starting at ``start`` in ``sentence``; past a phrase's end a row
+    holds whatever follows it (callers read a row's first length ids only)."""
+    at = side.offsets[sentence][:, None] + start.astype(np.int64)[:, None] + np.arange(width)[None, :]
+    return side.flat[np.minimum(at, len(side.flat) - 1)] if len(side.flat) else np.zeros(at.shape, np.int32)
 
-    def words(side: Sentences, start: np.ndarray) -> np.ndarray:
-        at = side.offsets[sentence][:, None] + start[:, None] + position[None, :]
-        return side.flat[np.minimum(at, len(side.flat) - 1)] if len(side.flat) else np.zeros(at.shape, np.int32)
 
+def alignment_points(insides: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
+    """(m, 3) rows ``pair, source position, target position`` of each pair's alignment points, in order."""
     sizes = np.fromiter(map(len, insides), dtype=np.int64, count=len(insides))
     flat = np.fromiter(chain.from_iterable(chain.from_iterable(insides)), dtype=np.int64, count=2 * int(sizes.sum()))
-    points = np.column_stack([np.repeat(np.arange(len(insides)), sizes), flat.reshape(-1, 2)])
-    return lexicon.weights(words(corpus.sources, src_start), src_len, words(corpus.targets, tgt_start), tgt_len,
-                           points)
+    return np.column_stack([np.repeat(np.arange(len(insides)), sizes), flat.reshape(-1, 2)])
 
 
 def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon,

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pysmt.cluster import Cluster, SystemRecipe  # noqa: E402
+from pysmt.config_files import configure_system  # noqa: E402
 from pysmt.decoder import Decoder  # noqa: E402
-from pysmt.features.registry import configure_system  # noqa: E402
 from pysmt.runner import translate_stream  # noqa: E402
 
 SYSTEM = ROOT.parent / "shared" / "data" / "moses-news"

@@ -93,7 +93,7 @@ def main() -> None:
     import torch
 
     from pysmt.decoder import Decoder
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
 
     torch.set_num_threads(1)
     plain = Decoder(configure_system(args.config))

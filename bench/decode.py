@@ -57,7 +57,7 @@ def null_feature() -> type:
 def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str,
             nbest_size: int, null: bool) -> dict:
     from pysmt.decoder import Decoder
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
     from pysmt.testing import registered
 
     start = time.process_time()

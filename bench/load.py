@@ -81,7 +81,7 @@ def worker(_: int) -> dict[str, float]:
 
 def measure(config_path: str, input_path: str | None, lines: int, workers: int) -> dict[str, Any]:
     """Load the tables of one config (in this fresh process) and report times and memory."""
-    from pysmt.config import load_config
+    from pysmt.config_files import load_config
     from pysmt.features.registry import feature_class
 
     config = load_config(config_path)
@@ -123,7 +123,7 @@ def run_measure(config: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def binarize(config: str, out_dir: str) -> dict[str, Any]:
-    code = ("import json, resource, sys, time; from pysmt.config import load_config; "
+    code = ("import json, resource, sys, time; from pysmt.config_files import load_config; "
             "from pysmt.binarize import binarize_system; t = time.perf_counter(); "
             "binarize_system(load_config(sys.argv[1]), sys.argv[2]); "
             "print(json.dumps({'wall_s': time.perf_counter() - t, "

@@ -50,7 +50,7 @@ def decode_seconds(config: str, rnn: str, lines: int, threads: int) -> dict:
     import torch
 
     from pysmt.decoder import Decoder
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
 
     decoder = Decoder(configure_system(config, ["rnn"], [f"rnn.model={rnn}", "rnn.device=cpu"]), missing_weight=0.1)
     torch.set_num_threads(threads)  # after the Decoder, which sets pysmt's policy (one thread)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError
 from pysmt.features.base import require_param
 from pysmt.features.registry import system_inputs
@@ -74,5 +75,5 @@ def binarize_system(config: SystemConfig, out_dir: str | Path, memory: int = 1 <
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
         out_config = out_dir / "pysmt.toml"
-        config.with_table_paths(paths).write_toml(out_config)
+        write_toml(config.with_table_paths(paths), out_config)
     return out_config

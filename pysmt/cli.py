@@ -18,8 +18,7 @@ import click
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
-from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
-from pysmt.memory_budget import MemorySize
+from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT, MemorySize
 from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.training.pipeline import PRESETS, STEPS
 from pysmt.training.symmetrize import HEURISTICS
@@ -150,7 +149,8 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     replaces --nbest/--alignment when the run ends.
     """
     from pysmt.decoder import Decoder
-    from pysmt.features.registry import configure_system, system_inputs
+    from pysmt.config_files import configure_system
+    from pysmt.features.registry import system_inputs
     from pysmt.outputs import check_outputs
     from pysmt.runner import translate_stream
 
@@ -223,7 +223,7 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
     The input is prepared as `decode` prepares it (the system's [processing]), so the filtered
     system translates that input exactly as the full one does.
     """
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
     from pysmt.filtering import filter_system
 
     config = configure_system(config_path, split_names(features), params)
@@ -245,7 +245,7 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
     and they give the same entries and scores: the new pysmt.toml decodes exactly as the system.
     """
     from pysmt.binarize import binarize_system
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
 
     config = configure_system(config_path, split_names(features), params)
     out = binarize_system(config, Path(out_dir), memory, Path(temp_dir) if temp_dir else None)
@@ -263,7 +263,8 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
 def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbest_path: str, out_path: str,
             weights_path: str | None, cluster: str | None) -> None:
     """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
-    from pysmt.features.registry import configure_system, system_inputs
+    from pysmt.config_files import configure_system
+    from pysmt.features.registry import system_inputs
     from pysmt.outputs import check_outputs
     from pysmt.rescoring import rescore as run_rescoring
 

@@ -60,7 +60,7 @@ class SystemRecipe:
     missing_weight: float | None = None
 
     def build(self) -> Decoder:
-        from pysmt.features.registry import configure_system
+        from pysmt.config_files import configure_system
 
         config = configure_system(self.config, self.features, self.params, self.weights)
         return Decoder(config, algorithm=self.algorithm, missing_weight=self.missing_weight)  # type: ignore[arg-type]
@@ -194,7 +194,7 @@ class RescoringActor(Worker):
     """The features ``pysmt rescore`` adds, on a cluster node."""
 
     def build(self, recipe: SystemRecipe, *args: Any) -> Any:
-        from pysmt.features.registry import configure_system
+        from pysmt.config_files import configure_system
         from pysmt.rescoring import Rescorer
 
         (added,) = args

@@ -14,25 +14,26 @@ import numpy as np
 from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
+from pysmt.phrases import Sentence
 from pysmt.search.compiled import CompiledSearch
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.model import LogLinearModel
 from pysmt.search.nbest import Derivation, nbest
 from pysmt.search.normal import normal_search
-from pysmt.search.options import OptionBuilder, Sentence
+from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import no_translation
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
-    from pysmt.training.preparation import TextProcessor
+    from pysmt.text_processing import TextProcessor
 
 
 def text_processors(processing: ProcessingConfig | None) -> tuple[TextProcessor | None, TextProcessor | None]:
     """The source and target preparation a system was trained with, or (None, None)."""
     if processing is None:
         return None, None
-    from pysmt.training.preparation import TextProcessor
+    from pysmt.text_processing import TextProcessor  # sacremoses loads only for systems that process text
 
     return (TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize),
             TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize))

@@ -8,6 +8,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pysmt.config import FeatureSpec, SystemConfig
+from pysmt.config_files import write_toml
 from pysmt.decoder import text_processors
 from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import locked_folder
@@ -69,5 +70,5 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
             kept, read = filter_table(spec.params["path"], keep, paths[k])
             print(f"pysmt filter: {spec.name}: kept {kept:,} of {read:,} lines -> {paths[k]}")
         out_config = out_dir / "pysmt.toml"
-        config.with_table_paths(paths).write_toml(out_config)
+        write_toml(config.with_table_paths(paths), out_config)
     return out_config

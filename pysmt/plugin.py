@@ -12,20 +12,22 @@
 * errors: :class:`PysmtError` for a user's mistake (``PysmtError("feature NAME: ...")``: pysmt adds
   the config file), :class:`FeatureError` is what the decoder raises for a feature's unusable
   result; :func:`require_param`;
-* ``FORBIDDEN`` (-inf): the score that forbids a translation.
+* ``FORBIDDEN`` (-inf): the score that forbids a translation;
+* :class:`ContextTable`: compiled bookkeeping for an n-gram feature (its states are numbered contexts of
+  the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``.
 
 Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writing-a-feature.md``.
 """
 
 from pathlib import Path
 
+from pysmt._contexts import ContextTable
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import (PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters, StatefulFeature,
-                                 require_param)
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
-from pysmt.search.plugin_results import FORBIDDEN
+from pysmt.features.base import (FORBIDDEN, PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters,
+                                 StatefulFeature, require_param)
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
-__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "Feature", "FeatureError", "Parameters", "Path",
-           "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig", "TranslationOption",
-           "require_param"]
+__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "ContextTable", "Feature", "FeatureError",
+           "Parameters", "Path", "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig",
+           "TranslationOption", "require_param"]

@@ -23,11 +23,11 @@ import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError, at_line
-from pysmt.features.base import StatefulFeature
+from pysmt.features.base import FORBIDDEN, StatefulFeature
 from pysmt.features.registry import build_features
 from pysmt.formats import format_score, parse_features
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
-from pysmt.search.plugin_results import FORBIDDEN, StatefulCalls
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
+from pysmt.search.plugin_results import StatefulCalls
 from pysmt.textio import atomic_writer, read_lines
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 

@@ -33,9 +33,9 @@ from typing import Literal
 from pysmt.decoder import Decoder
 from pysmt.features import registry
 from pysmt.features.base import Feature
+from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
 from pysmt.search.hypothesis import Hypothesis
-from pysmt.search.options import Sentence, SentenceOptions
 
 #: A bigram LM over x, y, z with round log10 numbers.
 TOY_ARPA = """\\data\\
@@ -125,7 +125,7 @@ def toy_decoder(system: Path, features: Sequence[str] = (), *, params: Sequence[
     """A decoder for ``system`` with ``features`` added (as ``--features``), ``params`` set (as ``--param``:
     ``"my-feature.model=/path/to/model"``, relative paths from the working folder) and ``weights`` (as
     ``--weights``)."""
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
 
     config = configure_system(system, list(features), params)
     if weights:

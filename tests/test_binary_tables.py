@@ -9,17 +9,12 @@ import numpy as np
 import pytest
 
 from pysmt.binarize import binarize_system
-from pysmt.config import load_config
+from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
-from pysmt.models.binary_table import (
-    HEADER,
-    PHRASE_TABLE,
-    REORDERING_TABLE,
-    SortedStrings,
-)
 from pysmt.models import binary_writer
+from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, SortedStrings
 from pysmt.models.binary_writer import binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
@@ -208,7 +203,7 @@ def test_text_errors_name_file_and_line(tmp_path):
 def test_outputs_may_not_overwrite_inputs(tmp_path):
     ini = write_moses_system(tmp_path / "system")
     toml = tmp_path / "system" / "pysmt.toml"
-    load_config(ini).write_toml(toml)
+    write_toml(load_config(ini), toml)
     config = load_config(toml)
     one_line_error("may not overwrite an input", binarize_system, config, tmp_path / "system")
     assert sorted(p.name for p in (tmp_path / "system").iterdir()) == ["lm.arpa", "moses.ini", "phrases.txt",

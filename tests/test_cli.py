@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from tests.conftest import write_moses_system
 
 

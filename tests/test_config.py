@@ -2,7 +2,8 @@
 
 import pytest
 
-from pysmt.config import SearchConfig, load_config, read_weights_file
+from pysmt.config import SearchConfig
+from pysmt.config_files import load_config, read_weights_file, write_toml
 from pysmt.errors import PysmtError
 from tests.conftest import write_moses_system
 
@@ -47,7 +48,7 @@ def test_moses_ini_errors(tiny_system, edit, message):
 def test_toml_round_trip_keeps_everything(tiny_system, tmp_path):
     config = load_config(tiny_system)
     out = tmp_path / "elsewhere" / "pysmt.toml"
-    config.write_toml(out)
+    write_toml(config, out)
     again = load_config(out)
     assert again.search == config.search
     assert [(s.type, s.name, s.params, s.weights) for s in again.features] == \

@@ -1,13 +1,14 @@
 """Each built-in feature against values computed by hand from the tiny system in conftest."""
 
+import itertools
 import math
 
 import pytest
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.features.lexical_reordering import ReorderingModelType
-from pysmt.search.options import Sentence
+from pysmt.phrases import Sentence
 from tests.conftest import LN10
 
 ln = math.log
@@ -84,10 +85,27 @@ def test_lexicalized_reordering_orientations_and_slots(decoder):
 def test_reordering_type_names(spec, scores, first_at_1):
     kind = ReorderingModelType(spec)
     assert kind.num_scores == scores
-    assert kind.first(0) == 0 and kind.first(1) == first_at_1
+    assert int(kind.first(0)) == 0 and int(kind.first(1)) == first_at_1
 
 
 def test_hierarchical_reordering_is_refused():
     from pysmt.errors import PysmtError
     with pytest.raises(PysmtError, match="not supported"):
         ReorderingModelType("hier-mslr-bidirectional-fe")
+
+
+@pytest.mark.parametrize("model", ["msd", "mslr", "monotonicity", "leftright"])
+def test_the_compiled_twin_takes_the_orientations_the_python_feature_takes(model):
+    """The twin's orientation rules (C++) against the Python feature's (the specification), on every pair of
+    spans in a 7-word sentence and every first phrase."""
+    from pysmt import _core
+
+    kind = ReorderingModelType(f"{model}-bidirectional-fe")
+    assert _core.orientation_count(kind.model) == kind.orientations
+    spans = [(start, end) for start in range(7) for end in range(start + 1, 8)]
+    for start, _ in spans:
+        assert _core.first_orientation(kind.model, start) == kind.first(start)
+    for (prev_start, prev_end), (start, end) in itertools.product(spans, spans):
+        if end <= prev_start or start >= prev_end:  # phrases do not overlap
+            expected = kind.orientation(prev_start, prev_end, start, end)
+            assert _core.orientation(kind.model, prev_start, prev_end, start, end) == expected

@@ -14,7 +14,7 @@ import pytest
 
 from pysmt.array_files import read_arrays
 from pysmt.binarize import binarize_system
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from pysmt.errors import PysmtError
 from pysmt.rescoring import rescore
 from pysmt.testing import TOY_PHRASES, TOY_REORDERING, write_toy_system

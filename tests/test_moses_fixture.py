@@ -2,7 +2,7 @@
 
 import pytest
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.formats import nbest_line
 from tests.conftest import shared_data

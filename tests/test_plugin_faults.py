@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.search.plugin_results import HUGE
 from pysmt.testing import registered, toy_decoder
 
 ENGINES = [("auto", "normal"), ("auto", "cube"), ("python", "normal"), ("python", "cube")]
@@ -307,8 +308,9 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
             outcomes.append(str(err))
             continue
         assert nbest and all(math.isfinite(c.total) for c in nbest)
-        totals = [c.total for c in nbest]  # sorted by the search's sums, which may differ in the last bit
-        assert all(a >= b - 1e-9 * abs(b) for a, b in zip(totals, totals[1:]))
+        totals = [c.total for c in nbest]  # sorted by the search's sums, which may differ in the last bit...
+        if all(abs(v) < HUGE for v in stateless + stateful if math.isfinite(v)):  # ...or more, where sums of
+            assert all(a >= b - 1e-9 * abs(b) for a, b in zip(totals, totals[1:]))  # 1e308s cancel out
         outcomes.append(nbest[0].words)
     assert outcomes[0] == outcomes[2] and outcomes[1] == outcomes[3]  # compiled = Python reference
 
@@ -317,7 +319,7 @@ REST = "Distortion0= 0 LexicalReordering0= 0 WordPenalty0= 0 UnknownWordPenalty0
 
 
 def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system, monkeypatch, tmp_path):
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
     from pysmt.rescoring import rescore
 
     nbest = tmp_path / "nbest.txt"  # (the system's other features: an n-best list must have them all)

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.features import registry
@@ -107,7 +107,7 @@ def test_testing_helpers_decode_a_plugin_without_installing_it(tmp_path):
 
 
 def test_rescoring_an_nbest_list_gives_the_scores_of_in_search_use(tiny_system, fake_registry, tmp_path):
-    from pysmt.features.registry import configure_system
+    from pysmt.config_files import configure_system
     from pysmt.formats import nbest_line
     from pysmt.rescoring import rescore
 

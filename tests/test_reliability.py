@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
 from pysmt.jobs import Job
 from pysmt.textio import atomic_path, atomic_writer, read_lines
@@ -117,7 +117,7 @@ def raw_text_system(directory: Path) -> Path:
 
     from pysmt.config import ProcessingConfig
     toml = directory / "pysmt.toml"
-    replace(config, processing=ProcessingConfig("en", "fr", tokenize=True)).write_toml(toml)
+    write_toml(replace(config, processing=ProcessingConfig("en", "fr", tokenize=True)), toml)
     return toml
 
 
@@ -217,7 +217,7 @@ def test_non_finite_weights_are_refused(tiny_system, source, tmp_path, weight):
 ])
 def test_config_schema_errors_name_file_section_and_key(tiny_system, source, tmp_path, edit, words):
     toml = tmp_path / "pysmt.toml"
-    load_config(tiny_system).write_toml(toml)
+    write_toml(load_config(tiny_system), toml)
     toml.write_text(edit(toml.read_text()))
     fails(pysmt("decode", "-c", str(toml), "-i", str(source)), 1, "pysmt.toml", *words)
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pysmt.config import load_config
+from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from pysmt.search.options import Sentence
+from pysmt.phrases import Sentence
 from pysmt.testing import exhaustive_best, huge_beam
 from tests.conftest import LN10, write_moses_system
 

@@ -14,8 +14,8 @@ DECODER_IN_A_FRESH_PROCESS = """
 import os, sys
 import torch
 torch.set_num_threads(2)  # as torch's default would be on two cores, set before pysmt runs
+from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.features.registry import configure_system
 Decoder(configure_system(sys.argv[1]))
 print(torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])
 """

@@ -286,7 +286,7 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
     decoded = subprocess.run([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tuned), "-i",
                               str(tmp_path / "dev.src")], capture_output=True, text=True, check=True).stdout
     assert decoded.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
-    from pysmt.config import load_config
+    from pysmt.config_files import load_config
     assert load_config(tuned).feature("UnknownWordPenalty0").weights == [1.0]  # not tunable: fixed
     first = (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()
     assert sum(abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]) \

@@ -31,12 +31,13 @@ import numpy as np
 import sacrebleu
 
 from pysmt.cluster import Cluster, SystemRecipe
-from pysmt.config import SystemConfig, read_weights_file
+from pysmt.config import SystemConfig
+from pysmt.config_files import configure_system, read_weights_file, write_toml
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
-from pysmt.features.registry import configure_system, system_inputs
-from pysmt.formats import format_labels, nbest_line
+from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import release_folder
+from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
 from pysmt.outputs import check_outputs
 from pysmt.textio import atomic_writer, read_lines
@@ -319,7 +320,7 @@ class Tuner:
         specs = [replace(spec, weights=named[spec.name]) for spec in self.decoder.specs]
         config = replace(self.decoder.config, features=specs)
         path = self.o.out / "pysmt.toml"
-        config.write_toml(path)
+        write_toml(config, path)
         with atomic_writer(self.o.out / "weights.txt") as out:
             out.write(weights_text(self.decoder, weights))
         log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pysmt.config import read_weights_file
+from pysmt.config_files import read_weights_file
 from pysmt.errors import PysmtError
 from pysmt.evaluate import paired_bootstrap, read_text, score
 from pysmt.experiment.settings import CONFIGURATIONS

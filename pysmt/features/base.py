@@ -26,9 +26,9 @@ How the search calls stateful features (the array interface): for each sentence,
 :meth:`StatefulFeature.score_batch` receives arrays of requests (a parent state id, an option
 index, whether the sentence ends after that option) and returns an array of scores and one of new
 state ids, equal ids meaning equal states. Identical requests are asked once per sentence. The
-built-in features (KenLM, distortion, lexicalized reordering) have compiled twins in the search
-core; every other stateful feature is called this way, a batch at a time, never once per
-hypothesis: :class:`StatefulFeature` implements ``score_batch`` on top of ``extend``, and
+built-in features (KenLM, distortion, lexicalized reordering) declare compiled twins in the core
+(:class:`CompiledTwin`); every other stateful feature is called this way, a batch at a time, never
+once per hypothesis: :class:`StatefulFeature` implements ``score_batch`` on top of ``extend``, and
 :class:`BatchedStatefulFeature` lets a feature implement it directly.
 
 What the search guarantees for features scored in batches (``docs/writing-a-feature.md``):
@@ -48,19 +48,23 @@ What the search guarantees for features scored in batches (``docs/writing-a-feat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from pysmt import _core
+from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-
-if TYPE_CHECKING:
-    from pysmt.config import SystemConfig
-    from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 Scores = tuple[float, ...]
+
+#: A score that forbids a translation (the documented hard constraint): an option or extension with
+#: it never enters a stack, whatever the feature's weight.
+FORBIDDEN = -math.inf
 
 #: The kinds a feature's ``parameters`` may declare.
 PARAMETER_KINDS = (int, float, bool, str, Path)
@@ -222,6 +226,29 @@ class BatchedStatefulFeature(StatefulFeature):
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+
+Twin = TypeVar("Twin", bound=_core.CompiledFeature)
+
+
+@runtime_checkable
+class CompiledTwin(Protocol[Twin]):
+    """A stateful feature whose scores the compiled core computes itself (the built-in KenLM, distortion
+    and lexicalized reordering features), with a C++ twin in ``pysmt/_core`` that computes exactly what
+    the feature's ``extend`` and ``final`` compute; the Python ``extend`` stays the specification, which
+    the reference search uses and the tests compare against.
+
+    The twin must be part of the compiled core, so this is for pysmt's own features: a plugin's
+    stateful feature is called through its array interface (:meth:`StatefulFeature.score_batch`).
+    """
+
+    def core_feature(self) -> Twin:
+        """The compiled twin, made once per model (the search sets its weights before each sentence)."""
+        ...
+
+    def core_options(self, options: SentenceOptions, core: Twin) -> None:
+        """Per sentence: hand the twin what it needs of the sentence's options (word ids, table rows)."""
+        ...
 
 
 class Parameters(dict[str, Any]):

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pysmt import _core
 from pysmt.config import SystemConfig
-from pysmt.features.base import StatefulFeature
-from pysmt.search import _stack_search
-from pysmt.search.options import Sentence, SentenceOptions, TranslationOption
+from pysmt.features.base import CompiledTwin, StatefulFeature
+from pysmt.phrases import Sentence, SentenceOptions, TranslationOption
 
 
-class DistortionFeature(StatefulFeature):
+class DistortionFeature(StatefulFeature, CompiledTwin[_core.DistortionTwin]):
     default_label = "Distortion"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
@@ -29,8 +29,8 @@ class DistortionFeature(StatefulFeature):
     def extend(self, state: int, option: TranslationOption) -> tuple[tuple[float], int]:
         return (-float(abs(state - option.start)),), option.end
 
-    def core_feature(self) -> _stack_search.DistortionFeature:
-        return _stack_search.DistortionFeature()
+    def core_feature(self) -> _core.DistortionTwin:
+        return _core.DistortionTwin()
 
-    def core_options(self, options: SentenceOptions, core: _stack_search.DistortionFeature) -> None:
+    def core_options(self, options: SentenceOptions, core: _core.DistortionTwin) -> None:
         """Distortion needs nothing per option beyond its span, which the core has."""

@@ -15,22 +15,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import StatefulFeature, require_param
+from pysmt.features.base import CompiledTwin, StatefulFeature, require_param
 from pysmt.models.language_model import load_kenlm
-from pysmt.search import _stack_search
-from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 #: A KenLM state as the Python search sees it: its length, words and backoffs as bytes.
 State = bytes
 
 
-class KenLMFeature(StatefulFeature):
+class KenLMFeature(StatefulFeature, CompiledTwin[_core.KenLMTwin]):
     default_label = "LM"
     parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
 
-    def __init__(self, name: str, model: _stack_search.LanguageModel) -> None:
+    def __init__(self, name: str, model: _core.LanguageModel) -> None:
         super().__init__(name, 1)
         self.model = model
         self.begin = model.begin_state()
@@ -72,10 +72,10 @@ class KenLMFeature(StatefulFeature):
     def final(self, state: State) -> tuple[float]:
         return (self.model.final(state),)
 
-    def core_feature(self) -> _stack_search.KenLMFeature:
-        return _stack_search.KenLMFeature(self.model)
+    def core_feature(self) -> _core.KenLMTwin:
+        return _core.KenLMTwin(self.model)
 
-    def core_options(self, options: SentenceOptions, core: _stack_search.KenLMFeature) -> None:
+    def core_options(self, options: SentenceOptions, core: _core.KenLMTwin) -> None:
         ids = []
         for option in options.options:
             found = self.ids.get(option.target)

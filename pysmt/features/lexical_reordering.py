@@ -19,31 +19,34 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pysmt import _core
+from pysmt._core import Orientation, ReorderingModel, orientation_count
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import StatefulFeature, require_param
+from pysmt.features.base import CompiledTwin, StatefulFeature, require_param
 from pysmt.models.reordering_table import ReorderingTable
-from pysmt.search import _stack_search
-from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
-
-ORIENTATIONS = {"msd": 3, "mslr": 4, "monotonicity": 2, "leftright": 2}
-#: Moses' ReorderingType values: M=0, S=1, D=2 (MSD); M, S, DL=2, DR=3 (MSLR); M=0, NM=1; R=0, L=1.
-M, S, D, DL, DR, NM, R, L = 0, 1, 2, 2, 3, 1, 0, 1
+from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 State = tuple[int, int, tuple[float, ...] | None] | None
 
 
 class ReorderingModelType:
-    """A parsed Moses reordering ``type`` string."""
+    """A parsed Moses reordering ``type`` string.
+
+    The models (``msd``, ``mslr``, ``monotonicity``, ``leftright``) and their orientations (Moses'
+    ``ReorderingType`` values, the table's column of each) are defined once, in the compiled core
+    (``pysmt/features/_lexical_reordering.hpp``), and exported: :class:`~pysmt._core.ReorderingModel`
+    and :class:`~pysmt._core.Orientation`.
+    """
 
     def __init__(self, spec: str) -> None:
         tokens = spec.lower().split("-")
-        models = [t for t in tokens if t in ORIENTATIONS]
+        models = [ReorderingModel.__members__[t] for t in tokens if t in ReorderingModel.__members__]
         if len(models) != 1 or "hier" in tokens:
             raise PysmtError(f"lexicalized reordering type {spec!r} is not supported (phrase-based msd, mslr, "
                              "monotonicity or leftright models; not hierarchical)")
         self.model = models[0]
-        self.orientations = ORIENTATIONS[self.model]
+        self.orientations = orientation_count(self.model)
         self.backward = "forward" not in tokens
         self.forward = "forward" in tokens or "bidirectional" in tokens
         self.source_only = "fe" not in tokens
@@ -51,30 +54,31 @@ class ReorderingModelType:
         self.table_scores = self.orientations * (int(self.backward) + int(self.forward))
         self.num_scores = (1 if self.collapse else self.orientations) * (int(self.backward) + int(self.forward))
 
-    def first(self, start: int) -> int:
+    def first(self, start: int) -> Orientation:
         """Orientation of the first phrase."""
-        if self.model == "leftright":
-            return R
+        if self.model == ReorderingModel.leftright:
+            return Orientation.R
         if start == 0:
-            return M
-        return {"msd": D, "mslr": DR, "monotonicity": NM}[self.model]
+            return Orientation.M
+        return {ReorderingModel.msd: Orientation.D, ReorderingModel.mslr: Orientation.DR,
+                ReorderingModel.monotonicity: Orientation.NM}[self.model]
 
-    def orientation(self, prev_start: int, prev_end: int, start: int, end: int) -> int:
+    def orientation(self, prev_start: int, prev_end: int, start: int, end: int) -> Orientation:
         """Orientation of ``[start, end)`` after ``[prev_start, prev_end)`` (exclusive ends)."""
-        if self.model == "leftright":
-            return R if prev_end - 1 <= start else L
+        if self.model == ReorderingModel.leftright:
+            return Orientation.R if prev_end - 1 <= start else Orientation.L
         if start == prev_end:
-            return M
-        if self.model == "monotonicity":
-            return NM
+            return Orientation.M
+        if self.model == ReorderingModel.monotonicity:
+            return Orientation.NM
         if prev_start == end:
-            return S
-        if self.model == "msd":
-            return D
-        return DR if start >= prev_end else DL
+            return Orientation.S
+        if self.model == ReorderingModel.msd:
+            return Orientation.D
+        return Orientation.DR if start >= prev_end else Orientation.DL
 
 
-class LexicalReorderingFeature(StatefulFeature):
+class LexicalReorderingFeature(StatefulFeature, CompiledTwin[_core.LexicalReorderingTwin]):
     default_label = "LexicalReordering"
     parameters: ClassVar[dict[str, type]] = {"model": str, "path": Path, "num-features": int, "default-scores": str}
 
@@ -127,24 +131,23 @@ class LexicalReorderingFeature(StatefulFeature):
         row = self.rows[option.pair]
         scores = [0.0] * self.num_scores
         if state is None:
-            orientation = kind.first(option.start)
+            orientation = int(kind.first(option.start))  # the table column it scores
             previous_row = None
         else:
             prev_start, prev_end, previous_row = state
-            orientation = kind.orientation(prev_start, prev_end, option.start, option.end)
+            orientation = int(kind.orientation(prev_start, prev_end, option.start, option.end))
         if row is not None and kind.backward:
             scores[self.backward_slots[orientation]] = row[orientation]
         if previous_row is not None:
             scores[self.forward_slots[orientation]] = previous_row[self.forward_table_offset + orientation]
         return tuple(scores), (option.start, option.end, row if kind.forward else None)
 
-    def core_feature(self) -> _stack_search.ReorderingFeature:
+    def core_feature(self) -> _core.LexicalReorderingTwin:
         kind = self.kind
-        return _stack_search.ReorderingFeature(self.num_scores, list(ORIENTATIONS).index(kind.model), kind.backward,
-                                               kind.forward, self.backward_slots, self.forward_slots,
-                                               self.forward_table_offset)
+        return _core.LexicalReorderingTwin(self.num_scores, kind.model, kind.backward, kind.forward,
+                                           self.backward_slots, self.forward_slots, self.forward_table_offset)
 
-    def core_options(self, options: SentenceOptions, core: _stack_search.ReorderingFeature) -> None:
+    def core_options(self, options: SentenceOptions, core: _core.LexicalReorderingTwin) -> None:
         """Each option's table row, rows interned so that the core compares them by value, as Python does."""
         index: dict[tuple[float, ...], int] = {}
         row_of_option = np.array([-1 if (row := self.rows[option.pair]) is None else index.setdefault(row, len(index))

@@ -15,7 +15,7 @@ import numpy as np
 from pysmt.config import SystemConfig
 from pysmt.features.base import Feature
 from pysmt.models.scores import LOWEST_SCORE
-from pysmt.search.options import PhrasePair
+from pysmt.phrases import PhrasePair
 
 
 class WordPenaltyFeature(Feature):

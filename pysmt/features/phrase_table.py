@@ -18,7 +18,7 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature, require_param
 from pysmt.models.phrase_table import PhraseTable
-from pysmt.search.options import PhrasePair
+from pysmt.phrases import PhrasePair
 
 
 class PhraseTableFeature(Feature):

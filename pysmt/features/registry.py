@@ -21,7 +21,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, load_config, read_weights_file, typed_value
+from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_value
 from pysmt.errors import PysmtError
 from pysmt.features.base import PARAMETER_KINDS, Feature, Parameters
 
@@ -210,21 +210,6 @@ def apply_params(specs: list[FeatureSpec], assignments: Sequence[str], base: Pat
             given = feature_params(spec.type, spec.name, {key: value}, base, "--param", defaults=False)
             specs[k] = replace(spec, params={**spec.params, **given})
     return specs
-
-
-def configure_system(config_path: str | Path, features: Sequence[str] = (), params: Sequence[str] = (),
-                     weights_path: str | Path | None = None) -> SystemConfig:
-    """A system config as a command is told: the file, plus ``--features``, ``--param`` and ``--weights``.
-
-    Features added with ``--features`` join the config first, so ``--param`` and ``--weights`` can
-    address them too. Nothing is loaded yet: every model file has only been checked to exist.
-    """
-    config = load_config(config_path)
-    specs = apply_params(add_feature_types(config, list(features)), params, Path.cwd())
-    config = replace(config, features=specs)
-    if weights_path:
-        config = config.with_weights(read_weights_file(weights_path), str(weights_path))
-    return config
 
 
 def system_inputs(config: SystemConfig) -> dict[str, list[Path]]:

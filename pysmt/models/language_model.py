@@ -1,7 +1,7 @@
 """KenLM n-gram models (ARPA or binary), queried through KenLM's C++ API in the compiled core.
 
-The model is loaded once by :class:`pysmt.search._stack_search.LanguageModel`, which both the
-compiled search and the Python reference search query, so both see the same numbers.
+The model is loaded once by :class:`pysmt._core.LanguageModel` (``pysmt/models/_kenlm.cpp``), which
+both the compiled search and the Python reference search query, so both see the same numbers.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from pysmt._core import LanguageModel
 from pysmt.errors import PysmtError
-from pysmt.search._stack_search import LanguageModel
 
 #: KenLM scores are log10; Moses' ``TransformLMScore`` turns them into natural logs.
 LOG10_TO_LN = math.log(10.0)

@@ -14,12 +14,12 @@ import math
 from itertools import count
 
 from pysmt.config import SearchConfig
+from pysmt.phrases import SentenceOptions, TranslationOption
 from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
 from pysmt.search.normal import make_stacks
-from pysmt.search.options import SentenceOptions, TranslationOption
 
 
 class Edge:

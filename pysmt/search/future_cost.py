@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pysmt.search.options import SentenceOptions
+from pysmt.phrases import SentenceOptions
 
 
 class FutureCost:

@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pysmt.search.options import TranslationOption
+    from pysmt.phrases import TranslationOption
 
 
 class Hypothesis:

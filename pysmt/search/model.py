@@ -12,9 +12,9 @@ from operator import mul
 
 import numpy as np
 
-from pysmt.features.base import Feature, StatefulFeature
+from pysmt.features.base import CompiledTwin, Feature, StatefulFeature
+from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.hypothesis import Hypothesis
-from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.plugin_results import StatefulCalls, checked_evaluation, weighted_rows, weighted_sum
 
 
@@ -22,7 +22,8 @@ class LogLinearModel:
     """Features with one weight per score; evaluates phrase pairs and extends hypotheses.
 
     Stateful features come in two groups, in this order in a hypothesis' states: the *immediate*
-    ones, with a compiled twin in the search core (KenLM, distortion, lexicalized reordering),
+    ones, with a compiled twin in the core (:class:`~pysmt.features.base.CompiledTwin`: KenLM,
+    distortion, lexicalized reordering),
     scored as each hypothesis is built; and the *deferred* ones (every other stateful feature),
     asked in batches through their array interface (:meth:`StatefulFeature.score_batch`) by
     :meth:`resolve`. A hypothesis with deferred scores still to come has ``pending`` requests.
@@ -38,7 +39,7 @@ class LogLinearModel:
         self.dims = self.offsets[-1]
         self.phrase_tables = [f for f in self.features if getattr(f, "provides_phrases", False)]
         stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
-        immediate = [f for f in stateful if hasattr(f, "core_feature")]
+        immediate = [f for f in stateful if isinstance(f, CompiledTwin)]
         self.stateful: list[StatefulFeature] = immediate + [f for f in stateful if f not in immediate]
         self.stateful_offsets = [self.offsets[self.features.index(f)] for f in self.stateful]
         self.deferred = list(range(len(immediate), len(self.stateful)))

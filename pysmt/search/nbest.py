@@ -20,7 +20,7 @@ from pysmt.search.hypothesis import Hypothesis
 
 if TYPE_CHECKING:
     from pysmt.search.model import LogLinearModel
-    from pysmt.search.options import TranslationOption
+    from pysmt.phrases import TranslationOption
 
 #: How many derivations may be examined per requested entry of a distinct list (Moses' n-best-factor).
 NBEST_FACTOR = 20

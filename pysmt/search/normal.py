@@ -9,11 +9,11 @@ from __future__ import annotations
 from itertools import count
 
 from pysmt.config import SearchConfig
+from pysmt.phrases import SentenceOptions
 from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
-from pysmt.search.options import SentenceOptions
 from pysmt.search.stack import Stack
 
 

@@ -29,14 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysmt.errors import FeatureError
-from pysmt.features.base import StatefulFeature
+from pysmt.features.base import FORBIDDEN, StatefulFeature
 
 if TYPE_CHECKING:
     from pysmt.features.base import Feature
-    from pysmt.search.options import PhrasePair, Sentence, SentenceOptions, TranslationOption
+    from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
-#: A score that forbids a translation (the documented hard constraint).
-FORBIDDEN = -math.inf
 #: Scores of this size or more may overflow when a few are added up and weighted: named when no
 #: translation is left with a finite model score. (A batch whose values sum within it is checked in
 #: one reduction.)

@@ -34,6 +34,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
+from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
 from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
@@ -408,7 +409,7 @@ class Pipeline:
         build_language_model(texts, self.lm, self.o.lm_order, megabytes(int(LM_SHARE * self.o.memory)), self.o.temp_dir)
 
     def step_config(self) -> None:
-        system_config(self).write_toml(self.config)
+        write_toml(system_config(self), self.config)
 
 
 def system_config(pipeline: Pipeline) -> SystemConfig:

@@ -1,9 +1,6 @@
-"""Text preparation as the Moses baseline does it, with sacremoses: normalize, tokenize, truecase.
-
-The same preparation is stored in the system and applied by ``pysmt decode`` to raw input, and its
-inverse (detruecase, detokenize) to the output, so users give and get raw text. ``|`` is the one
-character Moses' file formats reserve that a token may contain; it is escaped as ``&#124;`` (as
-Moses' tokenizer escapes it) in prepared text and restored on output.
+"""Preparing a training corpus as the Moses baseline does: a truecaser trained on the corpus, every
+line normalized, tokenized and truecased (:class:`~pysmt.text_processing.TextProcessor`, the same
+preparation ``pysmt decode`` applies to raw input) in worker processes, and cleaning.
 """
 
 from __future__ import annotations
@@ -15,65 +12,11 @@ from itertools import chain, islice
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
+from sacremoses import MosesTruecaser
 
 from pysmt.parallel import ordered_results, worker_pool
+from pysmt.text_processing import TextProcessor, unescape_pipes
 from pysmt.textio import atomic_path
-
-PIPE = "|"
-PIPE_ESCAPE = "&#124;"
-
-
-def escape_pipes(text: str) -> str:
-    return text.replace(PIPE, PIPE_ESCAPE)
-
-
-def unescape_pipes(text: str) -> str:
-    return text.replace(PIPE_ESCAPE, PIPE)
-
-
-class TextProcessor:
-    """One language's preparation: raw text to model tokens (``prepare``) and back (``restore``).
-
-    ``tokenize=False`` is for text that is already tokenized and cased as wanted: only ``|`` is
-    escaped. Without a truecase model, casing is left alone.
-    """
-
-    def __init__(self, lang: str, truecase_model: str | Path | None = None, tokenize: bool = True) -> None:
-        self.lang = lang
-        self.tokenize = tokenize
-        self.normalizer = MosesPunctNormalizer(lang=lang)
-        self.tokenizer = MosesTokenizer(lang=lang)
-        self.detokenizer = MosesDetokenizer(lang=lang)
-        self.truecaser = MosesTruecaser(load_from=str(truecase_model)) if truecase_model else None
-        self.detruecaser = MosesDetruecaser()
-
-    def tokens(self, line: str) -> str:
-        """Normalized, tokenized text (no truecasing), pipes escaped."""
-        if not self.tokenize:
-            return escape_pipes(" ".join(line.split()))
-        normalized = self.normalizer.normalize(line)
-        return escape_pipes(" ".join(self.tokenizer.tokenize(normalized, escape=False)))
-
-    def truecase(self, text: str) -> str:
-        """Truecase tokenized text (unchanged without a truecase model)."""
-        if self.truecaser is not None and text:
-            return self.truecaser.truecase(text, return_str=True)
-        return text
-
-    def prepare(self, line: str) -> str:
-        """Raw text to the tokens the models were trained on."""
-        return self.truecase(self.tokens(line))
-
-    def restore(self, line: str) -> str:
-        """Model tokens back to raw text: detruecase and detokenize (only unescape when not tokenizing)."""
-        if not self.tokenize:
-            return unescape_pipes(line)
-        tokens = [unescape_pipes(t) for t in line.split()]
-        if self.truecaser is not None and tokens:
-            tokens = self.detruecaser.detruecase(" ".join(tokens))
-        return self.detokenizer.detokenize(tokens)
-
 
 def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
     """Train a Moses truecase model on tokenized text, read line by line, and save it in Moses' format.

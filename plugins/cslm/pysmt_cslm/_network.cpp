@@ -153,7 +153,7 @@ class HiddenStore {
 
 PYBIND11_MODULE(_network, m) {
   m.doc() = "The CSLM's compiled forward pass (see pysmt_cslm/scoring.py)";
-  py::class_<Network, std::shared_ptr<Network>>(m, "Network")
+  py::class_<Network, std::shared_ptr<Network>>(m, "Network", "The CSLM's weights, as the decoder's forward pass uses them")
       .def(py::init<Array<float>, int, Array<float>, Array<float>, Array<float>, Array<float>>(), py::arg("first"),
            py::arg("width"), py::arg("w2t"), py::arg("b2"), py::arg("w3"), py::arg("b3"))
       .def("hidden", [](const Network &net, Array<int32_t> contexts) {
@@ -162,18 +162,18 @@ PYBIND11_MODULE(_network, m) {
         std::vector<float> h1;
         for (py::ssize_t k = 0; k < contexts.shape(0); ++k) net.forward_into(contexts.data(k, 0), h1, out.mutable_data(k, 0));
         return out;
-      }, "h2 (float32, n x hidden) of contexts (n x width word ids)")
+      }, py::arg("contexts"), "h2 (float32, n x hidden) of contexts (n x width word ids)")
       .def("logits", [](const Network &net, Array<float> hidden, Array<int64_t> words) {
         if (hidden.ndim() != 2 || hidden.shape(1) != net.hidden_size() || hidden.shape(0) != words.size())
           throw std::invalid_argument("logits: hidden (n x hidden) and words (n) disagree");
         Array<double> out(words.size());
         for (py::ssize_t k = 0; k < words.size(); ++k) out.mutable_data()[k] = net.logit(hidden.data(k, 0), words.data()[k]);
         return out;
-      }, "W3[w] . h2 + b3[w] (float64) for each row of hidden and its word");
-  py::class_<HiddenStore>(m, "HiddenStore")
+      }, py::arg("hidden"), py::arg("words"), "W3[w] . h2 + b3[w] (float64) for each row of hidden and its word");
+  py::class_<HiddenStore>(m, "HiddenStore", "The hidden layers of numbered contexts (a ContextTable's numbers)")
       .def(py::init<std::shared_ptr<Network>>(), py::arg("network"))
-      .def("compute", &HiddenStore::compute, "Compute and keep the hidden layers of contexts (n x width) as ids")
-      .def("rows", &HiddenStore::rows, "The kept hidden layers of context ids (a copy)")
+      .def("compute", &HiddenStore::compute, py::arg("ids"), py::arg("contexts"), "Compute and keep the hidden layers of contexts (n x width) as ids")
+      .def("rows", &HiddenStore::rows, py::arg("ids"), "The kept hidden layers of context ids (a copy)")
       .def("sums", &HiddenStore::sums, py::arg("rows"), py::arg("words"), py::arg("owners"), py::arg("requests"),
            py::arg("minus"), "Per request, its n-grams' logits minus `minus`, summed in order");
 }

@@ -4,8 +4,9 @@ A :class:`~pysmt.features.base.BatchedStatefulFeature`. Its state is the last si
 input ids (``<s>`` before the sentence start, ``[UNK]`` for words outside the shortlist), which is
 all the network sees of the past, so hypotheses recombine exactly when their futures score alike.
 
-A state *is* a context: its id is the context's number in the core's compiled
-:class:`~pysmt.search.compiled.ContextTable`, which also numbers the contexts inside options. The
+A state *is* a context: its id is the context's number in pysmt's compiled
+:class:`~pysmt.plugin.ContextTable` (for n-gram features written as plugins), which also numbers
+the contexts inside options. The
 :class:`ContextCache` keeps, per number, the context's hidden layer (and log Z) once computed,
 across sentences. :meth:`CslmFeature.score_batch` asks the table for a batch's n-grams (as context
 numbers and words, the new states, and the contexts used for the first time), has the compiled
@@ -32,8 +33,8 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Parameters
 from pysmt.neural import coverage_warning
-from pysmt.search.compiled import ContextTable
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
+from pysmt.plugin import ContextTable
 from pysmt_cslm._network import HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device

@@ -19,8 +19,8 @@ from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
 from pysmt_cslm.store import load_model
 
+from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.features.registry import configure_system
 from pysmt.testing import exhaustive_best, registered, write_toy_system
 
 LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through

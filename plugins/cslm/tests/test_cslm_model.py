@@ -16,7 +16,7 @@ from pysmt_cslm.store import load_model
 from pysmt_cslm.vocabulary import UNK_ID, Backoff, Shortlist
 
 from pysmt.config import SystemConfig
-from pysmt.search.options import PhrasePair, Sentence, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 
 def feature(model: Path, **params) -> CslmFeature:

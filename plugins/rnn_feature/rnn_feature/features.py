@@ -23,7 +23,7 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature, Parameters
 from pysmt.neural import coverage_warning
-from pysmt.search.options import PhrasePair, TranslationOption
+from pysmt.phrases import PhrasePair, TranslationOption
 from rnn_feature.store import TARGET_VOCAB, resolve_device
 from rnn_feature.vocabulary import Shortlist
 

@@ -21,12 +21,12 @@ from rnn_feature.training import PAIRS, TRAINING_FILES, TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
 from test_rnn_training import ENGLISH, TINY, WORDS, toy_table
 
-from pysmt.config import SystemConfig, load_config
+from pysmt.config import SystemConfig
+from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
 from pysmt.plugin import Parameters
-from pysmt.testing import one_line_error
-from pysmt.testing import run_pysmt as pysmt
+from pysmt.testing import one_line_error, run_pysmt as pysmt
 
 REPO = Path(__file__).resolve().parents[3]
 CPU = torch.device("cpu")
@@ -265,7 +265,7 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     and so must the config that `pysmt filter` writes from it."""
     system = tmp_path / "system"
     ini = moses_system(system)
-    load_config(ini).write_toml(system / "pysmt.toml")
+    write_toml(load_config(ini), system / "pysmt.toml")
     train(system / "phrases.txt", system / "rnn", TINY, CPU, TrainingLimits(max_updates=3, valid_every=3))
     (tmp_path / "dev.src").write_text("a b c\nb c\na\nc a b\n")
     (tmp_path / "dev.ref").write_text("x y z\nz x\nx\nz x y\n")

@@ -18,7 +18,7 @@ from rnn_feature.vocabulary import Shortlist
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.search.options import PhrasePair
+from pysmt.phrases import PhrasePair
 
 TINY = preset("default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30,
               target_shortlist=30, batch_size=16)

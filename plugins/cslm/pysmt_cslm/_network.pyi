@@ -1,0 +1,40 @@
+"""
+The CSLM's compiled forward pass (see pysmt_cslm/scoring.py)
+"""
+from __future__ import annotations
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['HiddenStore', 'Network']
+class Network:
+    """
+    The CSLM's weights, as the decoder's forward pass uses them
+    """
+    def __init__(self, first: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], width: typing.SupportsInt | typing.SupportsIndex, w2t: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], b2: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], w3: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], b3: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> None:
+        ...
+    def hidden(self, contexts: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        h2 (float32, n x hidden) of contexts (n x width word ids)
+        """
+    def logits(self, hidden: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], words: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        W3[w] . h2 + b3[w] (float64) for each row of hidden and its word
+        """
+class HiddenStore:
+    """
+    The hidden layers of numbered contexts (a ContextTable's numbers)
+    """
+    def __init__(self, network: Network) -> None:
+        ...
+    def compute(self, ids: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], contexts: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> None:
+        """
+        Compute and keep the hidden layers of contexts (n x width) as ids
+        """
+    def rows(self, ids: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The kept hidden layers of context ids (a copy)
+        """
+    def sums(self, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], words: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], owners: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], requests: typing.SupportsInt | typing.SupportsIndex, minus: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Per request, its n-grams' logits minus `minus`, summed in order
+        """

@@ -1,0 +1,61 @@
+// The compiled twin of the lexicalized reordering feature (see _lexical_reordering.hpp).
+#include "pysmt/features/_lexical_reordering.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace pysmt {
+
+int orientation_count(ReorderingModel model) {
+  switch (model) {
+    case ReorderingModel::msd: return 3;
+    case ReorderingModel::mslr: return 4;
+    case ReorderingModel::monotonicity: return 2;
+    case ReorderingModel::leftright: return 2;
+  }
+  throw std::invalid_argument("unknown reordering model");
+}
+
+Orientation first_orientation(ReorderingModel model, int start) {
+  if (model == ReorderingModel::leftright) return Orientation::R;
+  if (start == 0) return Orientation::M;
+  return model == ReorderingModel::msd ? Orientation::D
+         : model == ReorderingModel::mslr ? Orientation::DR
+                                          : Orientation::NM;
+}
+
+Orientation orientation(ReorderingModel model, int prev_start, int prev_end, int start, int end) {
+  if (model == ReorderingModel::leftright) return prev_end - 1 <= start ? Orientation::R : Orientation::L;
+  if (start == prev_end) return Orientation::M;
+  if (model == ReorderingModel::monotonicity) return Orientation::NM;
+  if (prev_start == end) return Orientation::S;
+  if (model == ReorderingModel::msd) return Orientation::D;
+  return start >= prev_end ? Orientation::DR : Orientation::DL;
+}
+
+double LexicalReorderingTwin::extend(int parent, int option, int start, int end, bool, double *delta) {
+  const State &prev = states_[parent];
+  std::fill(delta, delta + num_scores, 0.0);
+  int taken;
+  int previous_row = -1;
+  if (prev.initial) {
+    taken = static_cast<int>(first_orientation(model_, start));
+  } else {
+    taken = static_cast<int>(orientation(model_, prev.start, prev.end, start, end));
+    previous_row = prev.row;
+  }
+  int row = row_of_option_[option];
+  if (row >= 0 && backward_) delta[backward_slots_[taken]] = rows_[row * width_ + taken];
+  if (previous_row >= 0) delta[forward_slots_[taken]] = rows_[previous_row * width_ + forward_table_offset_ + taken];
+  states_.push_back(State{start, end, forward_ ? row : -1, false});
+  return weigh(delta);
+}
+
+uint64_t LexicalReorderingTwin::hash(int hyp) const {
+  const State &s = states_[hyp];
+  if (s.initial) return 0x9e3779b97f4a7c15ULL;
+  return (static_cast<uint64_t>(s.start) * 1000003u + static_cast<uint64_t>(s.end)) * 1000003u +
+         static_cast<uint64_t>(s.row + 1);
+}
+
+}  // namespace pysmt

@@ -1,0 +1,69 @@
+// A stateful feature written in Python (a plugin), asked through its array interface in batches:
+// score_batch(states, options, ends) -> (scores, new state ids). Its states are the feature's ids.
+// The search asks only for the hypotheses it has built, each distinct request once a sentence, a
+// buffer at a time (pysmt/search/model.py's LogLinearModel.resolve is the specification). How a
+// batch reaches Python is the bindings' business (pysmt/_core.cpp): here it is a callback.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "pysmt/features/_stateful.hpp"
+
+namespace pysmt {
+
+class DeferredFeature : public CompiledFeature {
+ public:
+  struct Request {
+    int64_t state;
+    int option;
+    bool end;
+    bool operator==(const Request &o) const { return state == o.state && option == o.option && end == o.end; }
+  };
+  struct RequestHash {
+    size_t operator()(const Request &r) const {
+      return static_cast<size_t>((static_cast<uint64_t>(r.state) * 1000003u + static_cast<uint64_t>(r.option)) * 2u +
+                                 (r.end ? 1u : 0u));
+    }
+  };
+  // Scores `requests` (at most buffer_size of them): fills scores (requests x num_scores) and new states.
+  using Ask = std::function<void(const std::vector<Request> &requests, std::vector<double> &scores,
+                                 std::vector<int64_t> &states)>;
+
+  DeferredFeature(Ask ask, int num_scores, int buffer_size)
+      : CompiledFeature(num_scores), ask_(std::move(ask)), buffer_size_(buffer_size < 1 ? 1 : buffer_size) {}
+
+  void set_initial(int64_t id) { initial_id_ = id; }
+  void clear() override {
+    states_.clear();
+    answers_.clear();
+  }
+  void initial() override { states_.push_back(initial_id_); }
+  double extend(int, int, int, int, bool, double *delta) override;
+  uint64_t hash(int hyp) const override { return static_cast<uint64_t>(states_[hyp]) * 0x9e3779b97f4a7c15ULL; }
+  bool equal(int a, int b) const override { return states_[a] == states_[b]; }
+  bool deferred() const override { return true; }
+
+  // Ask for every request not answered yet this sentence, a buffer at a time.
+  void answer(const std::vector<Request> &requests);
+  int64_t state(int hyp) const { return states_[hyp]; }
+  // Fill a resolved hypothesis' state and scores; return its weighted score.
+  double settle(int hyp, const Request &request, double *delta);
+
+ private:
+  struct Answer {
+    std::vector<double> scores;
+    int64_t state;
+  };
+
+  Ask ask_;
+  int buffer_size_;
+  int64_t initial_id_ = 0;
+  std::vector<int64_t> states_;
+  std::unordered_map<Request, Answer, RequestHash> answers_;
+};
+
+}  // namespace pysmt

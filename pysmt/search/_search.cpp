@@ -1,0 +1,315 @@
+// Normal search and cube pruning over one sentence's options (see _search.hpp).
+#include "pysmt/search/_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <queue>
+#include <stdexcept>
+
+#include "pysmt/search/_deferred.hpp"
+#include "util/murmur_hash.hh"
+
+namespace pysmt {
+
+Search::Search(const SearchSettings &settings, const SentenceOptions &options,
+               std::vector<std::shared_ptr<CompiledFeature>> features, bool keep_arcs)
+    : settings_(settings), options_(options), n_(options.length), words_((options.length + 63) / 64),
+      keep_arcs_(keep_arcs), features_(std::move(features)) {
+  for (const auto &f : features_) {
+    offsets_.push_back(dims_);
+    dims_ += f->num_scores;
+    if (f->deferred()) deferred_.push_back(static_cast<int>(offsets_.size()) - 1);
+  }
+  spans_.assign(n_, {});
+  for (int s = 0; s < options.num_spans; ++s)
+    spans_[options.span_start[s]].push_back(Span{options.span_end[s], options.span_offsets[s], options.span_offsets[s + 1]});
+}
+
+std::vector<int> Search::run() {
+  for (auto &f : features_) f->clear();
+  hyps_.clear();
+  coverage_.clear();
+  deltas_.clear();
+  arcs_.clear();
+  seq_ = 1;
+  double log_beam = settings_.beam_threshold > 0 ? std::log(settings_.beam_threshold) : kNegInf;
+  std::vector<Stack> stacks;
+  stacks.reserve(n_ + 1);
+  for (int i = 0; i <= n_; ++i) stacks.emplace_back(this, settings_.stack_size, log_beam, i == n_, keep_arcs_);
+  // the empty hypothesis
+  coverage_.assign(words_, 0);
+  for (auto &f : features_) f->initial();
+  deltas_.assign(dims_, 0.0);
+  double cost = future_of(&coverage_[0]);
+  hyps_.push_back(Hyp{-1, -1, 0, 0, 0.0, cost, 0, 0});
+  hyps_[0].signature = signature(0);
+  stacks[0].add(0);
+  return settings_.algorithm == Algorithm::cube ? cube(stacks) : normal(stacks);
+}
+
+bool Search::same_signature(int a, int b) const {
+  const Hyp &x = hyps_[a], &y = hyps_[b];
+  if (x.end != y.end || x.signature != y.signature) return false;
+  if (std::memcmp(&coverage_[a * words_], &coverage_[b * words_], words_ * sizeof(uint64_t)) != 0) return false;
+  for (const auto &f : features_)
+    if (!f->equal(a, b)) return false;
+  return true;
+}
+
+void Search::add_arc(int winner, int loser) {
+  std::vector<int> &arcs = arcs_[winner];
+  auto it = arcs_.find(loser);
+  if (it != arcs_.end()) {
+    arcs.insert(arcs.end(), it->second.begin(), it->second.end());
+    arcs_.erase(it);
+  }
+  arcs.push_back(loser);
+}
+
+bool Search::overlaps(const uint64_t *cov, int start, int end) const {
+  for (int p = start; p < end; ++p)
+    if (covered_at(cov, p)) return true;
+  return false;
+}
+
+int Search::first_gap(const uint64_t *cov) const {
+  for (int p = 0; p < n_; ++p)
+    if (!covered_at(cov, p)) return p;
+  return n_;
+}
+
+// distortion_limit.py
+bool Search::jump_allowed(int previous_end, bool has_previous, int start) const {
+  int limit = settings_.distortion_limit;
+  if (limit < 0) return true;
+  return (has_previous ? std::abs(previous_end - start) : start) <= limit;
+}
+
+bool Search::gap_reachable(int gap, int start, int end) const {
+  int limit = settings_.distortion_limit;
+  return limit < 0 || start == gap || end - gap <= limit;
+}
+
+// FutureCost.__call__: the table's estimate summed over the uncovered runs, left to right.
+double Search::future_of(const uint64_t *cov) {
+  std::string key(reinterpret_cast<const char *>(cov), words_ * sizeof(uint64_t));
+  auto it = future_cache_.find(key);
+  if (it != future_cache_.end()) return it->second;
+  double cost = 0.0;
+  int start = -1;
+  for (int p = 0; p <= n_; ++p) {
+    bool covered = p == n_ || covered_at(cov, p);
+    if (covered && start >= 0) {
+      cost += options_.future_table[start * (n_ + 1) + p];
+      start = -1;
+    } else if (!covered && start < 0) {
+      start = p;
+    }
+  }
+  future_cache_.emplace(std::move(key), cost);
+  return cost;
+}
+
+uint64_t Search::signature(int id) const {
+  const Hyp &h = hyps_[id];
+  uint64_t value = util::MurmurHashNative(&coverage_[id * words_], words_ * sizeof(uint64_t), h.end);
+  for (const auto &f : features_) value = value * 0x100000001b3ULL ^ f->hash(id);
+  return value;
+}
+
+// LogLinearModel.extend
+int Search::extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete) {
+  const Hyp &p = hyps_[parent];
+  int id = static_cast<int>(hyps_.size());
+  int start = options_.start[option], end = options_.end[option];
+  double score = p.score + options_.isolation[option];
+  deltas_.resize(deltas_.size() + dims_);
+  double *delta = &deltas_[static_cast<size_t>(id) * dims_];
+  for (const auto &f : features_) {
+    score += f->extend(parent, option, start, end, complete, delta);
+    delta += f->num_scores;
+  }
+  coverage_.insert(coverage_.end(), new_coverage, new_coverage + words_);
+  hyps_.push_back(Hyp{parent, option, p.covered + end - start, end, score, score + cost, seq_++, 0});
+  if (deferred_.empty()) hyps_.back().signature = signature(id);
+  return id;
+}
+
+// LogLinearModel.resolve: the deferred features' scores of new hypotheses, asked in batches.
+void Search::resolve(const std::vector<int> &ids) {
+  if (deferred_.empty() || ids.empty()) return;
+  std::vector<std::vector<DeferredFeature::Request>> requests(deferred_.size());
+  for (size_t d = 0; d < deferred_.size(); ++d) {
+    auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
+    requests[d].reserve(ids.size());
+    for (int id : ids) requests[d].push_back({f->state(hyps_[id].prev), hyps_[id].option, hyps_[id].covered == n_});
+    f->answer(requests[d]);
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int id = ids[i];
+    double gained = 0.0;
+    for (size_t d = 0; d < deferred_.size(); ++d) {
+      auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
+      gained += f->settle(id, requests[d][i], &deltas_[static_cast<size_t>(id) * dims_ + offsets_[deferred_[d]]]);
+    }
+    hyps_[id].score += gained;
+    hyps_[id].future += gained;
+    hyps_[id].signature = signature(id);
+  }
+}
+
+std::vector<uint64_t> Search::with_span(int hyp, int start, int end) const {
+  std::vector<uint64_t> cov(&coverage_[hyp * words_], &coverage_[hyp * words_] + words_);
+  for (int p = start; p < end; ++p) cov[p >> 6] |= uint64_t(1) << (p & 63);
+  return cov;
+}
+
+// normal.py: every hypothesis of stack i expanded by every option it may take next.
+std::vector<int> Search::normal(std::vector<Stack> &stacks) {
+  std::vector<int> built;  // every expansion of stack i, in the order built
+  for (int i = 0; i < n_; ++i) {
+    built.clear();
+    for (int id : stacks[i].finish()) {
+      std::vector<uint64_t> coverage(&coverage_[id * words_], &coverage_[id * words_] + words_);
+      const Hyp h = hyps_[id];
+      int gap = first_gap(coverage.data());
+      for (int start = gap; start < n_; ++start) {
+        if (covered_at(coverage.data(), start) || !jump_allowed(h.end, h.option >= 0, start)) continue;
+        for (const Span &span : spans_[start]) {
+          if (overlaps(coverage.data(), start, span.end) || !gap_reachable(gap, start, span.end)) break;
+          std::vector<uint64_t> next = with_span(id, start, span.end);
+          double cost = future_of(next.data());
+          bool complete = i + span.end - start == n_;
+          for (int64_t k = span.begin; k < span.stop; ++k)
+            built.push_back(extend(id, options_.span_options[k], next.data(), cost, complete));
+        }
+      }
+    }
+    resolve(built);
+    for (int id : built) stacks[hyps_[id].covered].add(id);
+  }
+  return stacks[n_].finish();
+}
+
+// cube.py: per stack, edges (a coverage's hypotheses x a span's options) explored best first.
+std::vector<int> Search::cube(std::vector<Stack> &stacks) {
+  std::vector<std::vector<Edge>> todo(n_ + 1);
+  for (int i = 0; i <= n_; ++i) {
+    if (i > 0) {
+      fill_stack(stacks[i], todo[i]);
+      todo[i].clear();
+    }
+    std::vector<int> hyps = stacks[i].finish();
+    if (i == n_) return hyps;
+    // group by coverage, groups in order of their best hypothesis
+    std::vector<std::vector<int>> groups;
+    std::unordered_map<std::string, size_t> group_of;
+    for (int id : hyps) {
+      std::string key(reinterpret_cast<const char *>(&coverage_[id * words_]), words_ * sizeof(uint64_t));
+      auto found = group_of.emplace(std::move(key), groups.size());
+      if (found.second) groups.emplace_back();
+      groups[found.first->second].push_back(id);
+    }
+    for (const auto &group : groups) {
+      const uint64_t *coverage = &coverage_[group[0] * words_];
+      int gap = first_gap(coverage);
+      for (int start = gap; start < n_; ++start) {
+        if (covered_at(coverage, start)) continue;
+        std::vector<int> jumpers;
+        for (int id : group)
+          if (jump_allowed(hyps_[id].end, hyps_[id].option >= 0, start)) jumpers.push_back(id);
+        if (jumpers.empty()) continue;
+        for (const Span &span : spans_[start]) {
+          if (overlaps(coverage, start, span.end) || !gap_reachable(gap, start, span.end)) break;
+          std::vector<uint64_t> next = with_span(group[0], start, span.end);
+          int covered = i + span.end - start;
+          todo[covered].push_back(
+              Edge{jumpers, span.begin, span.stop - span.begin, future_of(next.data()), covered == n_, {}});
+        }
+      }
+    }
+  }
+  return {};
+}
+
+namespace {
+
+struct Candidate {
+  double future;  // nan (a score that overflowed) ranked as -inf: cube.heap_key
+  int64_t seq;
+  int hyp, edge, x, y;
+  bool operator<(const Candidate &o) const {  // for std::priority_queue: the top is the best
+    if (future != o.future) return future < o.future;
+    return seq > o.seq;
+  }
+};
+
+}  // namespace
+
+// fill_stack in cube.py: the heap holds complete candidates; new ones are scored a round at a time.
+void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
+  std::priority_queue<Candidate> heap;
+  std::vector<uint64_t> next(words_);
+  struct Fresh {
+    int hyp, edge, x, y;
+  };
+  std::vector<Fresh> fresh;
+  std::vector<int> fresh_ids;
+  auto build = [&](int e, int x, int y) {
+    Edge &edge = edges[e];
+    edge.seen.insert((static_cast<uint64_t>(x) << 32) | static_cast<uint64_t>(y));
+    int parent = edge.hyps[x];
+    int option = options_.span_options[edge.begin + y];
+    const uint64_t *cov = &coverage_[parent * words_];
+    std::copy(cov, cov + words_, next.begin());
+    for (int p = options_.start[option]; p < options_.end[option]; ++p) next[p >> 6] |= uint64_t(1) << (p & 63);
+    fresh.push_back(Fresh{extend(parent, option, next.data(), edge.cost, edge.complete), e, x, y});
+  };
+  int round = deferred_.empty() ? 1 : std::max(settings_.pops_per_round, 1);
+  for (size_t e = 0; e < edges.size(); ++e) build(static_cast<int>(e), 0, 0);
+  int pops = 0;
+  while (pops < settings_.pop_limit) {
+    if (!fresh.empty()) {
+      fresh_ids.clear();
+      for (const Fresh &f : fresh) fresh_ids.push_back(f.hyp);
+      resolve(fresh_ids);
+      for (const Fresh &f : fresh) {
+        double future = hyps_[f.hyp].future;
+        heap.push(Candidate{std::isnan(future) ? kNegInf : future, hyps_[f.hyp].seq, f.hyp, f.edge, f.x, f.y});
+      }
+      fresh.clear();
+    }
+    if (heap.empty() || !(heap.top().future >= stack.worst())) break;
+    for (int popped = 0;
+         !heap.empty() && pops < settings_.pop_limit && popped < round && heap.top().future >= stack.worst();
+         ++popped) {
+      Candidate c = heap.top();
+      heap.pop();
+      stack.add(c.hyp);
+      ++pops;
+      const Edge &edge = edges[c.edge];
+      uint64_t right = (static_cast<uint64_t>(c.x) << 32) | static_cast<uint64_t>(c.y + 1);
+      if (c.y + 1 < edge.count && !edge.seen.count(right)) build(c.edge, c.x, c.y + 1);
+      uint64_t down = (static_cast<uint64_t>(c.x + 1) << 32) | static_cast<uint64_t>(c.y);
+      if (c.x + 1 < static_cast<int>(edges[c.edge].hyps.size()) && !edges[c.edge].seen.count(down))
+        build(c.edge, c.x + 1, c.y);
+    }
+  }
+}
+
+NbestList search(const SentenceOptions &options, const SearchSettings &settings,
+                 std::vector<std::shared_ptr<CompiledFeature>> features, const NbestRequest &request) {
+  if (request.size < 1 || request.budget < static_cast<size_t>(request.size))
+    throw std::invalid_argument("need 1 <= nbest size <= nbest budget");
+  size_t stateful = 0;
+  for (const auto &f : features) stateful += f->num_scores;
+  if (request.stateful_columns.size() != stateful)
+    throw std::invalid_argument("stateful_columns must name a column per stateful score");
+  for (int column : request.stateful_columns)
+    if (column < 0 || column >= request.model_dims) throw std::invalid_argument("stateful column outside the score vector");
+  Search search(settings, options, std::move(features), request.size > 1);  // arcs: n-best lists only
+  return search.nbest(search.run(), request);
+}
+
+}  // namespace pysmt

@@ -1,0 +1,181 @@
+// The compiled search: hypotheses, stacks and recombination (_stack.cpp), normal search and cube
+// pruning over one sentence's options (_search.cpp), and n-best extraction (_nbest.cpp).
+//
+// It is a transcription of the Python reference search (normal.py, cube.py, stack.py, nbest.py and
+// model.py), step for step and in the same floating-point order, so that both give the same
+// translations and scores; tests/search/test_compiled_search.py checks it. Nothing here knows
+// Python: the bindings (pysmt/_core.cpp) turn numpy arrays into the plain views below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pysmt/features/_stateful.hpp"
+
+namespace pysmt {
+
+enum class Algorithm { normal = 0, cube = 1 };
+
+struct SearchSettings {
+  Algorithm algorithm = Algorithm::normal;
+  int stack_size = 200;
+  double beam_threshold = 1e-5;  // relative to the stack's best, in probability; 0: none
+  int pop_limit = 1000;
+  int distortion_limit = 6;  // -1: none
+  int pops_per_round = 32;   // cube pruning with deferred features: pops whose candidates are scored together
+};
+
+// One sentence's translation options, as the search reads them (views of the caller's arrays).
+// Spans are sorted by (start, end); span s has options span_options[span_offsets[s]:span_offsets[s + 1]],
+// best first. future_table[start * (n + 1) + end] is the future-cost estimate of [start, end).
+struct SentenceOptions {
+  int length = 0;  // source words
+  int num_options = 0;
+  const int32_t *start = nullptr, *end = nullptr;
+  const double *isolation = nullptr;  // each option's weighted score in isolation
+  int num_spans = 0;
+  const int32_t *span_start = nullptr, *span_end = nullptr, *span_options = nullptr;
+  const int64_t *span_offsets = nullptr;
+  const double *future_table = nullptr;
+};
+
+// What n-best extraction needs to know besides the search graph.
+struct NbestRequest {
+  int size = 1;
+  size_t budget = 1;  // derivations examined at most (pysmt/search/nbest.py: size * NBEST_FACTOR)
+  bool distinct = false;
+  const double *option_scores = nullptr;  // num_options x model_dims: each option's unweighted scores
+  int model_dims = 0;
+  std::vector<int> stateful_columns;  // the model's column of each stateful score (in the features' order)
+  const int64_t *target_offsets = nullptr;  // distinct only: option k's target word ids are
+  const int32_t *target_ids = nullptr;      //   target_ids[target_offsets[k]:target_offsets[k + 1]]
+};
+
+// The n-best derivations as Python takes them: derivation i applies options[offsets[i]:offsets[i + 1]]
+// (first to last), has model score score[i] and unweighted scores scores[i * dims:(i + 1) * dims].
+struct NbestList {
+  std::vector<double> score;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> options;
+  std::vector<double> scores;
+  size_t dims = 0;
+};
+
+struct Hyp {
+  int prev, option;
+  int covered, end;
+  double score, future;
+  int64_t seq;
+  uint64_t signature;  // hash of coverage, end and feature states
+};
+
+class Search;
+
+struct SignatureHash {
+  const Search *search;
+  size_t operator()(int hyp) const;
+};
+struct SignatureEqual {
+  const Search *search;
+  bool operator()(int a, int b) const;
+};
+
+// stack.py's Stack: threshold and histogram pruning, recombination (the loser becomes an arc).
+class Stack {
+ public:
+  Stack(Search *search, int size, double log_beam, bool complete, bool keep_arcs)
+      : search_(search), size_(size), beam_(log_beam), complete_(complete), keep_arcs_(keep_arcs),
+        hyps_(16, SignatureHash{search}, SignatureEqual{search}) {}
+
+  double worst() const { return worst_; }
+  void add(int id);
+  void prune();
+  // Pruned to size, best first.
+  std::vector<int> finish();
+
+ private:
+  void sort_best_first(std::vector<int> &ids) const;
+
+  Search *search_;
+  int size_;
+  double beam_;
+  bool complete_, keep_arcs_;
+  std::unordered_set<int, SignatureHash, SignatureEqual> hyps_;
+  double best_ = kNegInf, worst_ = kNegInf;
+};
+
+class Search {
+ public:
+  Search(const SearchSettings &settings, const SentenceOptions &options,
+         std::vector<std::shared_ptr<CompiledFeature>> features, bool keep_arcs);
+
+  // The complete hypotheses, best first.
+  std::vector<int> run();
+  // The n-best list behind `finals` (nbest.py's nbest), with score vectors summed as
+  // LogLinearModel.breakdown sums them.
+  NbestList nbest(const std::vector<int> &finals, const NbestRequest &request) const;
+
+  // -- used by stacks
+  const Hyp &hyp(int id) const { return hyps_[id]; }
+  bool same_signature(int a, int b) const;
+  void add_arc(int winner, int loser);
+
+ private:
+  struct Span {
+    int end;
+    int64_t begin, stop;  // its options: options_.span_options[begin:stop]
+  };
+  struct Edge {  // cube pruning: hypotheses of one coverage x the options of one span
+    std::vector<int> hyps;
+    int64_t begin, count;
+    double cost;
+    bool complete;
+    std::unordered_set<uint64_t> seen;
+  };
+  struct Derivation {
+    std::vector<int> nodes;  // hypotheses, last applied option first
+    double score;
+  };
+
+  bool covered_at(const uint64_t *cov, int position) const { return (cov[position >> 6] >> (position & 63)) & 1; }
+  bool overlaps(const uint64_t *cov, int start, int end) const;
+  int first_gap(const uint64_t *cov) const;
+  bool jump_allowed(int previous_end, bool has_previous, int start) const;
+  bool gap_reachable(int gap, int start, int end) const;
+  double future_of(const uint64_t *cov);
+  uint64_t signature(int id) const;
+  int extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete);
+  void resolve(const std::vector<int> &ids);
+  std::vector<uint64_t> with_span(int hyp, int start, int end) const;
+  std::vector<int> normal(std::vector<Stack> &stacks);
+  std::vector<int> cube(std::vector<Stack> &stacks);
+  void fill_stack(Stack &stack, std::vector<Edge> &edges);
+  std::vector<Derivation> derivations(const std::vector<int> &finals, const NbestRequest &request) const;
+  NbestList describe(const std::vector<Derivation> &derivations, const NbestRequest &request) const;
+
+  SearchSettings settings_;
+  SentenceOptions options_;
+  int n_, words_;
+  bool keep_arcs_;
+  std::vector<std::shared_ptr<CompiledFeature>> features_;
+  std::vector<int> offsets_, deferred_;  // each feature's first delta; the deferred features
+  int dims_ = 0;
+  std::vector<std::vector<Span>> spans_;
+  std::vector<Hyp> hyps_;
+  std::vector<uint64_t> coverage_;
+  std::vector<double> deltas_;
+  std::unordered_map<int, std::vector<int>> arcs_;
+  std::unordered_map<std::string, double> future_cache_;
+  int64_t seq_ = 1;
+};
+
+// Run the search over one sentence and return its n-best list (the bindings' one entry point).
+NbestList search(const SentenceOptions &options, const SearchSettings &settings,
+                 std::vector<std::shared_ptr<CompiledFeature>> features, const NbestRequest &request);
+
+}  // namespace pysmt

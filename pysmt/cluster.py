@@ -190,21 +190,6 @@ class DecoderActor(Worker):
         return self.node, [translate_line(decoder, index, line, nbest_size, distinct, process) for index, line in shard]
 
 
-class RescoringActor(Worker):
-    """The features ``pysmt rescore`` adds, on a cluster node."""
-
-    def build(self, recipe: SystemRecipe, *args: Any) -> Any:
-        from pysmt.features.registry import configure_system
-        from pysmt.rescoring import Rescorer
-
-        (added,) = args
-        return Rescorer(configure_system(recipe.config, recipe.features, recipe.params, recipe.weights), added)
-
-    def rescore(self, shard: list[tuple[int, list[Any]]], nbest_name: str) -> tuple[str, list[list[str]]]:
-        rescorer = self.loaded()
-        return self.node, [rescorer.sentence(nbest_name, index, entries) for index, entries in shard]
-
-
 class Cluster:
     """Actors on a Ray cluster, one per CPU unless told: a local pool's job, spread over machines.
 

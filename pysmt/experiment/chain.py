@@ -11,7 +11,6 @@ sentences use, and the binarized system stays as it is.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -32,7 +31,7 @@ from pysmt.experiment.settings import (
     Configuration,
     Scale,
 )
-from pysmt.experiment.stages import Measure, Needs, Stages, log
+from pysmt.experiment.stages import Measure, Needs, Stages, Step, log
 from pysmt.features.registry import available
 from pysmt.textio import atomic_path, atomic_writer
 from pysmt.training.pipeline import PRESETS
@@ -93,15 +92,6 @@ def tune_stage(configuration: Configuration, seed: int) -> str:
 
 def decode_stage(test: str, configuration: Configuration, seed: int) -> str:
     return f"decode-{test}-{configuration.key}-seed{seed}"
-
-
-@dataclass(frozen=True)
-class Step:
-    """A stage of the chain: its name, the stages it needs done first, and what runs it (records included)."""
-
-    name: str
-    after: list[str]
-    action: Callable[[], object]
 
 
 class Experiment:

@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pysmt.experiment.chain import Experiment, ExperimentOptions, Step  # noqa: E402
+from pysmt.experiment.chain import Experiment, ExperimentOptions  # noqa: E402
 from pysmt.experiment.settings import SCALES  # noqa: E402
-from pysmt.experiment.stages import duration  # noqa: E402
+from pysmt.experiment.stages import Step, duration  # noqa: E402
 
 TIMES = Path(__file__).with_name("experiment-full-times.json")
 CLIENT = {"evaluate"}  # in-process stages: they run on the client, not on a machine's CPUs

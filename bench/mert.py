@@ -9,7 +9,8 @@ features are drawn around a moving weight vector, a share of them (``--distinct`
 repeats of earlier candidates (real pools repeat a lot; 1.0, no repeats, is the worst case). The
 BLEU statistics follow a hidden quality score. It prints process time (one core) of
 ``tuning.optimize`` with its defaults (20 random restarts) and the pool size; with ``--processes N``
-the starts climb on N forked workers and it prints wall time as well.
+the starts climb on N local processes (as ``pysmt tune --threads N`` climbs them) and it prints wall
+time as well.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -27,6 +29,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pysmt.parallel import map_with_shared  # noqa: E402
 from tuning import optimize  # noqa: E402
 
 
@@ -62,13 +65,14 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--distinct", type=float, default=1.0, help="share of each new n-best not seen before")
     parser.add_argument("--restarts", type=int, default=20)
-    parser.add_argument("--processes", type=int, default=1, help="forked workers climbing the starts")
+    parser.add_argument("--processes", type=int, default=1, help="local processes climbing the starts")
     args = parser.parse_args()
     features, stats = synthetic_pools(args.sentences, args.nbest, args.features, args.iterations, args.distinct, 0)
     candidates = sum(len(f) for f in features)
     init = np.full(args.features, 0.1)
     start, wall = time.process_time(), time.perf_counter()
-    weights, value = optimize(features, stats, init, restarts=args.restarts, processes=args.processes)
+    weights, value = optimize(features, stats, init, restarts=args.restarts,
+                              mapper=partial(map_with_shared, processes=args.processes))
     elapsed, wall = time.process_time() - start, time.perf_counter() - wall
     print(f"{args.sentences} sentences, {candidates:,} candidates ({candidates / args.sentences:.0f} a sentence), "
           f"{args.features} features, {args.restarts} restarts")

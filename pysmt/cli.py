@@ -275,7 +275,8 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     config = configure_system(config_path, added, params, weights_path)
     check_outputs({"--out": out_path}, system_inputs(config))
     if cluster:
-        from pysmt.cluster import Cluster, RescoringActor, SystemRecipe
+        from pysmt.cluster import Cluster, SystemRecipe
+        from pysmt.rescoring import RescoringActor
 
         recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
         with Cluster(cluster, recipe, worker=RescoringActor, args=(added,)) as workers:

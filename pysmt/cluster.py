@@ -45,6 +45,8 @@ RAY_PORT = 6379
 
 Item = tuple[int, str]
 T = TypeVar("T")
+S = TypeVar("S")
+J = TypeVar("J")
 R = TypeVar("R")
 
 
@@ -162,13 +164,10 @@ class Worker:
         """Nothing but the models' being loaded (an error if they are not): what a cluster waits for at the start."""
         self.loaded()
 
-    def apply(self, function: Callable[[Any], Any], value: Any, job: Any) -> tuple[str, Any]:
-        """``function(job)`` with :func:`pysmt.parallel.shared` giving ``value``: work that needs no model
-        (MERT's restarts), on the actors' CPUs while they are idle."""
-        from pysmt.parallel import sharing
-
-        with sharing(value):
-            return self.node, function(job)
+    def apply(self, function: Callable[[Any, Any], Any], value: Any, job: Any) -> tuple[str, Any]:
+        """``function(value, job)``: work that needs no model (MERT's restarts), on the actors' CPUs while
+        they are idle."""
+        return self.node, function(value, job)
 
 
 class DecoderActor(Worker):
@@ -188,21 +187,6 @@ class DecoderActor(Worker):
         if weights is not None:
             decoder.set_weights(weights)
         return self.node, [translate_line(decoder, index, line, nbest_size, distinct, process) for index, line in shard]
-
-
-class RescoringActor(Worker):
-    """The features ``pysmt rescore`` adds, on a cluster node."""
-
-    def build(self, recipe: SystemRecipe, *args: Any) -> Any:
-        from pysmt.config_files import configure_system
-        from pysmt.rescoring import Rescorer
-
-        (added,) = args
-        return Rescorer(configure_system(recipe.config, recipe.features, recipe.params, recipe.weights), added)
-
-    def rescore(self, shard: list[tuple[int, list[Any]]], nbest_name: str) -> tuple[str, list[list[str]]]:
-        rescorer = self.loaded()
-        return self.node, [rescorer.sentence(nbest_name, index, entries) for index, entries in shard]
 
 
 class Cluster:
@@ -291,9 +275,10 @@ class Cluster:
                 emit(translation)
         return len(items)
 
-    def map(self, function: Callable[[Any], R], jobs: Sequence[Any], shared: Any) -> list[R]:
-        """``[function(job) for job in jobs]`` on the actors, ``shared`` sent to the cluster once; a job lost
-        with its actor runs again on another. The map of :func:`pysmt.parallel.ordered_map`, spread."""
+    def map(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
+        """``[function(shared, job) for job in jobs]`` on the actors, ``shared`` sent to the cluster once; a job
+        lost with its actor runs again on another: :func:`pysmt.parallel.map_with_shared`, spread (a
+        :class:`tuning.optimizer.Mapper`)."""
         value = self.ray.put(shared)
         return list(self.ordered(jobs, lambda actor, job: actor.apply.remote(function, value, job)))
 

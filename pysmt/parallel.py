@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 from tqdm import tqdm
@@ -37,6 +38,7 @@ from pysmt.torch_threads import set_torch_threads
 
 J = TypeVar("J")
 R = TypeVar("R")
+S = TypeVar("S")
 
 #: Names the start method of pysmt's pools, overriding Python's default.
 START_METHOD_VARIABLE = "PYSMT_START_METHOD"
@@ -179,3 +181,14 @@ def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, p
         if progress is not None:
             progress.update(size(job))
     return results
+
+
+def _given_shared(function: Callable[[Any, J], R], job: J) -> R:
+    return function(shared(), job)
+
+
+def map_with_shared(function: Callable[[S, J], R], jobs: Sequence[J], shared: S, processes: int) -> list[R]:
+    """``[function(shared, job) for job in jobs]``, as :func:`ordered_map` computes them: for code that takes
+    the shared value as an argument instead of reading :func:`shared` (MERT's optimizer, which imports
+    nothing of pysmt: ``partial(map_with_shared, processes=N)`` is a :class:`tuning.optimizer.Mapper`)."""
+    return ordered_map(partial(_given_shared, function), jobs, processes, shared=shared)

@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
+from pysmt.cluster import SHARDS_PER_ACTOR, Cluster, SystemRecipe, Worker, shards
 from pysmt.config import SystemConfig
+from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, StatefulFeature
 from pysmt.features.registry import build_features
@@ -30,9 +32,6 @@ from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.search.plugin_results import StatefulCalls
 from pysmt.textio import atomic_writer, read_lines
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
-
-if TYPE_CHECKING:
-    from pysmt.cluster import Cluster
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
 
@@ -110,6 +109,18 @@ class Rescorer:
         return [line for _, line in rescored]
 
 
+class RescoringActor(Worker):
+    """A :class:`Rescorer` on a cluster node (``pysmt rescore --cluster``), built there from the recipe's paths."""
+
+    def build(self, recipe: SystemRecipe, *args: Any) -> Rescorer:
+        (added,) = args
+        return Rescorer(configure_system(recipe.config, recipe.features, recipe.params, recipe.weights), added)
+
+    def rescore(self, shard: list[tuple[int, list[NbestLine]]], nbest_name: str) -> tuple[str, list[list[str]]]:
+        rescorer = self.loaded()
+        return self.node, [rescorer.sentence(nbest_name, index, entries) for index, entries in shard]
+
+
 def sentences(nbest_path: Path, config: SystemConfig, added: list[str]) -> Iterator[tuple[int, list[NbestLine]]]:
     """Each sentence's entries, checked: the list's features are the system's, without the added ones yet."""
     system = [spec.name for spec in config.features if spec.type not in added]
@@ -129,7 +140,7 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
             cluster: Cluster | None = None) -> int:
     """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries.
 
-    With ``cluster`` (its actors: :class:`~pysmt.cluster.RescoringActor`), sentences are rescored
+    With ``cluster`` (its actors: :class:`RescoringActor`), sentences are rescored
     there in shards of about equal numbers of entries, and written in the same order.
     """
     written = 0
@@ -139,8 +150,6 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
             results: Iterable[list[str]] = (rescorer.sentence(str(nbest_path), index, entries)
                                             for index, entries in sentences(nbest_path, config, added))
         else:
-            from pysmt.cluster import SHARDS_PER_ACTOR, shards
-
             groups = list(sentences(nbest_path, config, added))
             parts = shards(groups, SHARDS_PER_ACTOR * len(cluster.actors), size=lambda group: len(group[1]))
             results = (lines for part in cluster.ordered(parts, lambda actor, part: actor.rescore.remote(

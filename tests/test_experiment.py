@@ -270,7 +270,7 @@ def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, mon
     assert forced.seconds == 30.0  # started afresh: the earlier runs' time went with their work
 
 
-def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[chain.Step]:
+def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[stages.Step]:
     options = chain.ExperimentOptions(tmp_path, tmp_path / "run", [], SCALES["tiny"], seeds, None, 1.0, threads=3)
     return chain.Experiment(options).plan()
 
@@ -315,14 +315,14 @@ def test_stages_run_side_by_side_and_a_failure_stops_those_after_it(tmp_path: Pa
     both = threading.Barrier(2, timeout=10)  # a and b wait for each other: they must run at the same time
     ran: list[str] = []
 
-    def step(name: str, after: list[str], fail: bool = False) -> chain.Step:
+    def step(name: str, after: list[str], fail: bool = False) -> stages.Step:
         def action() -> None:
             if name in "ab":
                 both.wait()
             ran.append(name)
             if fail:
                 raise PysmtError(f"{name} failed")
-        return chain.Step(name, after, action)
+        return stages.Step(name, after, action)
 
     run_graph([step("a", []), step("b", []), step("c", ["a", "b"])], FakeCluster())  # type: ignore[arg-type]
     assert sorted(ran[:2]) == ["a", "b"] and ran[2] == "c"

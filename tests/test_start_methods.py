@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
 
 from pysmt.errors import PysmtError
-from pysmt.parallel import START_METHOD_VARIABLE, ordered_map, shared, start_method, worker_pool
+from pysmt.parallel import START_METHOD_VARIABLE, map_with_shared, ordered_map, shared, start_method, worker_pool
 from pysmt.training.extraction import extract_corpus
 from tuning.optimizer import optimize
 
@@ -65,10 +66,10 @@ def test_extraction_and_mert_restarts_give_the_same_results(monkeypatch, method)
     features = [rng.normal(size=(4, 3)) for _ in range(5)]
     stats = [np.abs(rng.integers(0, 5, size=(4, 9))).astype(float) + 1 for _ in range(5)]
     alone = (extract_corpus(sources, sources, alignments, processes=1),
-             optimize(features, stats, [1.0, 0.5, 0.2], restarts=3, processes=1))
+             optimize(features, stats, [1.0, 0.5, 0.2], restarts=3))
     monkeypatch.setenv(START_METHOD_VARIABLE, method)
     pooled = (extract_corpus(sources, sources, alignments, processes=2),
-              optimize(features, stats, [1.0, 0.5, 0.2], restarts=3, processes=2))
+              optimize(features, stats, [1.0, 0.5, 0.2], restarts=3, mapper=partial(map_with_shared, processes=2)))
     for name in alone[0].__dataclass_fields__:
         assert np.array_equal(getattr(alone[0], name), getattr(pooled[0], name)), name
     assert np.array_equal(alone[1][0], pooled[1][0]) and alone[1][1] == pooled[1][1]

@@ -1,6 +1,7 @@
 """MERT library: BLEU statistics against sacrebleu, envelopes, line search, optimizer."""
 
 import random
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -185,10 +186,27 @@ def test_optimize_is_deterministic_and_seeded():
     assert np.array_equal(first[0], again[0]) and first[1] == again[1]
 
 
+def test_a_mapper_climbs_the_starts_with_the_shared_pool_and_changes_nothing():
+    features, stats, _ = toy_nbest(4)
+    calls = []
+
+    def backwards(function, jobs, shared):  # the starts climbed last first: each has its own generator
+        calls.append(len(jobs))
+        return [function(shared, job) for job in reversed(jobs)][::-1]
+
+    alone = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3)
+    mapped = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3, mapper=backwards)
+    assert calls == [7]  # one map of the given weights and the 6 restarts
+    assert np.array_equal(alone[0], mapped[0]) and alone[1] == mapped[1]
+
+
 def test_optimize_gives_the_same_weights_on_several_processes():
+    from pysmt.parallel import map_with_shared
+
     features, stats, _ = toy_nbest(4)
     alone = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3)
-    forked = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3, processes=2)
+    forked = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3,
+                      mapper=partial(map_with_shared, processes=2))
     assert np.array_equal(alone[0], forked[0]) and alone[1] == forked[1]
 
 

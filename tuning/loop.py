@@ -24,6 +24,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -40,6 +41,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
 from pysmt.outputs import check_outputs
+from pysmt.parallel import map_with_shared
 from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
@@ -281,9 +283,10 @@ class Tuner:
                  for k in range(hi - lo)]
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
+        # the restarts climb where the decoding runs: on the actors, or on --threads local processes
+        mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
         optimized, _ = optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed,
-                                fixed=self.fixed, processes=self.o.threads,
-                                mapper=self.workers().map if self.o.cluster else None)  # restarts on the actors too
+                                fixed=self.fixed, mapper=mapper)
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 

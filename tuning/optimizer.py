@@ -9,8 +9,8 @@ so tuning never makes dev BLEU worse on the n-best lists.
 
 Every start draws its point and its random directions from a generator of its own, spawned from
 ``seed`` (``numpy.random.SeedSequence.spawn``), so the starts are independent of each other and
-may climb on ``processes`` forked workers at once: the same inputs give the same weights whatever
-the number of processes.
+may climb at once wherever a :class:`Mapper` runs them (``pysmt tune``: on its local processes or
+its cluster): the same inputs give the same weights however the starts are spread.
 
 Moses' ``mert`` (SimpleOptimizer) instead line-searches every axis from the same point and moves
 once a sweep, along the best of them. On Moses' ``mert.basic`` statistics both orders reach Moses'
@@ -33,15 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeVar
 
 import numpy as np
 
-from pysmt.parallel import ordered_map, shared
 from tuning.line_search import CandidatePool, line_search
 
 #: Where random restarts are drawn: mert-moses.pl's default range for every feature.
 DEFAULT_LOWER, DEFAULT_UPPER = 0.0, 1.0
+
+S = TypeVar("S")
+J = TypeVar("J")
+R = TypeVar("R")
 
 
 def constant_features(pool: CandidatePool) -> np.ndarray:
@@ -99,28 +102,37 @@ class _Start:
     rng: np.random.Generator
 
 
-#: Runs ``function(job)`` for every job, in order, with :func:`~pysmt.parallel.shared` giving the third argument.
-Mapper = Callable[[Callable[[_Start], tuple[np.ndarray, float]], Sequence[_Start], Any], list[tuple[np.ndarray, float]]]
+class Mapper(Protocol):
+    """How the starts are climbed: ``function(shared, job)`` for every job, the results in the jobs' order.
+
+    ``shared`` (the candidate pool, with the climbing settings) is the same for every job and far
+    larger than one, so a mapper that runs the jobs elsewhere sends it there once, not with each job.
+    """
+
+    def __call__(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S, /) -> list[R]: ...
 
 
-def _climb(start: _Start) -> tuple[np.ndarray, float]:
-    climber: _Climber = shared()
+def in_turn(function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
+    """The optimizer's own mapper: every job in this process, one after the other."""
+    return [function(shared, job) for job in jobs]
+
+
+def _climb(climber: _Climber, start: _Start) -> tuple[np.ndarray, float]:
     return climber.climb(start.weights, start.rng)
 
 
 def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
              lower: Sequence[float] | float | None = None, upper: Sequence[float] | float | None = None,
              restarts: int = 20, seed: int = 0, fixed: Sequence[bool] | None = None,
-             random_directions: int = 3, epsilon: float = 0.01, processes: int = 1,
-             mapper: Mapper | None = None) -> tuple[np.ndarray, float]:
+             random_directions: int = 3, epsilon: float = 0.01, mapper: Mapper = in_turn) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and
     ``stats[i]`` the ``(n_i, 9)`` BLEU statistics of the same candidates (Moses' order, see
     :mod:`tuning.bleu`). ``lower``/``upper`` bound the random restart points (scalars or one value
     per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must
-    not move. ``processes`` climbs that many starts at once; ``mapper`` climbs them elsewhere
-    instead (a cluster's :meth:`~pysmt.cluster.Cluster.map`); neither changes the result.
+    not move. ``mapper`` climbs the starts (a :class:`Mapper`: by default here, one after the other;
+    ``pysmt tune`` climbs them on its processes or its cluster); it does not change the result.
     """
     pool = CandidatePool.from_lists(features, stats)
     d = pool.dimension
@@ -138,11 +150,7 @@ def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: 
         point = init_w.copy()
         point[tunable] = rng.uniform(low[tunable], high[tunable])
         starts.append(_Start(point, rng))
-    climber = _Climber(pool, tunable, epsilon, random_directions)
-    if mapper is None:
-        results = ordered_map(_climb, starts, processes, shared=climber)
-    else:
-        results = mapper(_climb, starts, climber)
+    results = mapper(_climb, starts, _Climber(pool, tunable, epsilon, random_directions))
     best_w, best_bleu = results[0]
     for w, value in results[1:]:
         if value > best_bleu:

@@ -2,8 +2,8 @@
 
 ``chain`` runs the stages (data, system, RNN, CSLM, MERT per configuration and seed, decoding,
 analyses, scores), ``stages`` makes each one resumable and measured, ``scoring`` and ``report``
-turn the outputs into ``results.json`` and ``report.md``, ``settings`` holds the configurations
-and the scales.
+turn the outputs into ``results.json`` and ``report.md``, ``run_folder`` says where the outputs
+are, ``settings`` holds the configurations and the scales.
 """
 
 from __future__ import annotations

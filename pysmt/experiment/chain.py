@@ -11,7 +11,6 @@ sentences use, and the binarized system stays as it is.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from pysmt.errors import PysmtError
 from pysmt.experiment.data import Bitext, write_every, write_head
+from pysmt.experiment.run_folder import RunFolder
 from pysmt.experiment.settings import (
     CONFIGURATIONS,
     CSLM_SHORTLIST,
@@ -32,7 +32,7 @@ from pysmt.experiment.settings import (
     Configuration,
     Scale,
 )
-from pysmt.experiment.stages import Measure, Needs, Stages, log
+from pysmt.experiment.stages import Measure, Needs, Stages, Step, log
 from pysmt.features.registry import available
 from pysmt.textio import atomic_path, atomic_writer
 from pysmt.training.pipeline import PRESETS
@@ -95,32 +95,20 @@ def decode_stage(test: str, configuration: Configuration, seed: int) -> str:
     return f"decode-{test}-{configuration.key}-seed{seed}"
 
 
-@dataclass(frozen=True)
-class Step:
-    """A stage of the chain: its name, the stages it needs done first, and what runs it (records included)."""
-
-    name: str
-    after: list[str]
-    action: Callable[[], object]
-
-
-class Experiment:
-    """One experiment in ``options.out``: its stages, in order."""
+class Experiment(RunFolder):
+    """One experiment in ``options.out`` (its run folder): its stages, in order."""
 
     def __init__(self, options: ExperimentOptions) -> None:
         check_plugins()
         self.o = options
-        self.run_dir = options.out.resolve()
-        self.data_dir = self.run_dir / "data"
         if options.system is not None:
             check_system(options.system)
         tests = options.tests or [Bitext(options.data / f"{TEST}.{SRC}", options.data / f"{TEST}.{TGT}")]
         taken = {"train", "dev"}  # the names of the other files in RUN_DIR/data
-        self.tests = {test_name(t.source, taken): t for t in tests}
+        super().__init__(options.out.resolve(), {test_name(t.source, taken): t for t in tests}, options.seeds)
         self.system = options.system.resolve() if options.system else self.run_dir / "system"
         self.config = self.run_dir / "system-bin" / "pysmt.toml"
         self.rnn, self.cslm = self.run_dir / "rnn", self.run_dir / "cslm"
-        self.dev = Bitext(self.data_dir / f"dev.{SRC}", self.data_dir / f"dev.{TGT}")
         runs = options.seeds * len(CONFIGURATIONS)
         total = self.data_stages + (options.system is None) + 5 + runs + runs * len(self.tests)
         self.stages = Stages(self.run_dir, total, options.force)
@@ -129,21 +117,6 @@ class Experiment:
     def slices_training(self) -> bool:
         """Whether the system is trained here on a slice (a small scale without --system)."""
         return self.o.system is None and self.o.scale.train_every is not None
-
-    # -- paths the report reads ------------------------------------------------------------------
-
-    def test_files(self, name: str) -> Bitext:
-        return Bitext(self.data_dir / f"{name}.{SRC}", self.data_dir / f"{name}.{TGT}")
-
-    def tune_dir(self, configuration: Configuration, seed: int) -> Path:
-        return self.run_dir / "tune" / configuration.key / f"seed{seed}"
-
-    def output(self, test: str, configuration: Configuration, seed: int) -> Path:
-        return self.run_dir / "decode" / test / f"{configuration.key}.seed{seed}.{TGT}"
-
-    @property
-    def seeds(self) -> range:
-        return range(self.o.seeds)
 
     # -- the chain --------------------------------------------------------------------------------
 

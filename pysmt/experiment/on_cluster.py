@@ -24,14 +24,11 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pysmt.cluster import connect
 from pysmt.errors import PysmtError
-from pysmt.experiment.stages import Needs, log, run_command
-
-if TYPE_CHECKING:
-    from pysmt.experiment.chain import Step
+from pysmt.experiment.stages import Needs, Step, log, run_command
 
 #: How often a stage's task is run again after its node died, before the experiment stops.
 TASK_RETRIES = 3

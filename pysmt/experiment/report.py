@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pysmt.evaluate import mean_sd
-from pysmt.experiment import plots
+from pysmt.experiment.plots import MISSING, available, bleu_chart, learning_curves
 from pysmt.experiment.settings import CONFIGURATIONS
 from pysmt.experiment.stages import StageResult, duration
 from pysmt.textio import atomic_writer
@@ -241,13 +241,13 @@ def lines(size: int | None) -> str:
 
 def draw(summary: dict[str, Any], curves: dict[str, list[tuple[int, float]]], run_dir: Path) -> str:
     """The PNGs, and the Markdown that shows them (or says why there are none)."""
-    if not plots.available():
-        return plots.MISSING + "."
-    plots.learning_curves(curves, run_dir / "learning-curves.png")
+    if not available():
+        return MISSING + "."
+    learning_curves(curves, run_dir / "learning-curves.png")
     labels = [row["label"] for row in summary.values()]
     series = {"dev": [(row["dev"]["bleu_mean"], row["dev"]["bleu_sd"]) for row in summary.values()]}
     for test in summary["baseline"]["tests"]:
         series[test] = [(row["tests"][test]["bleu_mean"], row["tests"][test]["bleu_sd"]) for row in summary.values()]
-    plots.bleu_chart(labels, series, run_dir / "bleu.png")
+    bleu_chart(labels, series, run_dir / "bleu.png")
     return "![BLEU per configuration](bleu.png)\n\n![Learning curves](learning-curves.png)"
 

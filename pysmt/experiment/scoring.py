@@ -10,15 +10,13 @@ bootstrap resampling.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pysmt.config_files import read_weights_file
 from pysmt.errors import PysmtError
 from pysmt.evaluate import paired_bootstrap, read_text, score
+from pysmt.experiment.run_folder import RunFolder
 from pysmt.experiment.settings import CONFIGURATIONS
-
-if TYPE_CHECKING:
-    from pysmt.experiment.chain import Experiment
 
 
 def kept_iteration(tune_dir: Path) -> Path:
@@ -31,8 +29,9 @@ def kept_iteration(tune_dir: Path) -> Path:
     raise PysmtError(f"{tune_dir}: no iteration decoded with the tuned weights.txt")
 
 
-def evaluate_runs(experiment: Experiment) -> dict[str, Any]:
-    """Everything the report shows per run, JSON-ready: ``dev``, ``tests``, ``weights``, ``signatures``."""
+def evaluate_runs(experiment: RunFolder) -> dict[str, Any]:
+    """Everything the report shows per run of an experiment, read from its run folder, JSON-ready: ``dev``,
+    ``tests``, ``weights``, ``signatures``."""
     dev_refs = [read_text(experiment.dev.target, "dev reference")]
     dev: dict[str, dict[str, Any]] = {}
     weights: dict[str, dict[str, Any]] = {}

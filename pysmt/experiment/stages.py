@@ -71,6 +71,18 @@ class Needs:
     gpus: float = 0.0
 
 
+@dataclass(frozen=True)
+class Step:
+    """A stage of the chain: its name, the stages it needs done first, and what runs it (records included).
+
+    Here, not in the chain, because the scheduler of the stages on a cluster
+    (:func:`pysmt.experiment.on_cluster.run_graph`) runs them too."""
+
+    name: str
+    after: list[str]
+    action: Callable[[], object]
+
+
 class Place(Protocol):
     """Where a stage's commands run (a cluster), given what the stage needs; see :mod:`pysmt.experiment.on_cluster`."""
 

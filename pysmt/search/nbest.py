@@ -52,7 +52,7 @@ def chain(hyp: Hypothesis) -> list[Hypothesis]:
 def nbest(model: LogLinearModel, finals: list[Hypothesis], size: int, distinct: bool = False) -> list[Derivation]:
     """The ``size`` best derivations (distinct target strings if ``distinct``), best first.
 
-    The compiled core has a twin of this function (``Search::nbest`` in ``_stack_search.cpp``).
+    The compiled core has a twin of this function (``Search::derivations`` in ``pysmt/search/_nbest.cpp``).
     """
     tie = count()
     heap = [(-hyp.score, next(tie), chain(hyp), -1) for hyp in finals]

@@ -1,0 +1,34 @@
+"""Where an experiment keeps its data, tunings and test outputs in its run folder (``RUN_DIR``).
+
+The chain's stages write these paths and the scores read them (:mod:`pysmt.experiment.scoring`):
+the layout is a module of its own so that scoring needs nothing of the chain that runs the stages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pysmt.experiment.data import Bitext
+from pysmt.experiment.settings import SRC, TGT, Configuration
+
+
+class RunFolder:
+    """The paths of one run folder: its dev and test sets under ``data/``, and per configuration and
+    optimizer seed, its tuning under ``tune/`` and its test outputs under ``decode/``."""
+
+    def __init__(self, run_dir: Path, tests: dict[str, Bitext], seeds: int) -> None:
+        self.run_dir = run_dir
+        self.data_dir = run_dir / "data"
+        #: The test sets by name, as given (the data stages copy them to :meth:`test_files`).
+        self.tests = tests
+        self.seeds = range(seeds)
+        self.dev = Bitext(self.data_dir / f"dev.{SRC}", self.data_dir / f"dev.{TGT}")
+
+    def test_files(self, name: str) -> Bitext:
+        return Bitext(self.data_dir / f"{name}.{SRC}", self.data_dir / f"{name}.{TGT}")
+
+    def tune_dir(self, configuration: Configuration, seed: int) -> Path:
+        return self.run_dir / "tune" / configuration.key / f"seed{seed}"
+
+    def output(self, test: str, configuration: Configuration, seed: int) -> Path:
+        return self.run_dir / "decode" / test / f"{configuration.key}.seed{seed}.{TGT}"

@@ -68,12 +68,12 @@ def binarize_system(config: SystemConfig, out_dir: str | Path, memory: int = 1 <
                                      "choose another --out")
         check_replaceable(folder)
     with locked_folder(out_dir):  # creates it; a second run into it is refused
-        paths = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
+        written = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
         for k, spec in tables.items():
-            header = binarize_table(spec.params["path"], paths[k], BINARIZABLE[spec.type], memory=memory,
+            header = binarize_table(spec.params["path"], written[k], BINARIZABLE[spec.type], memory=memory,
                                     temp_dir=temp_dir, **settings[k])  # type: ignore[arg-type]
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
-            print(f"pysmt binarize: {spec.name}: {counts} -> {paths[k]}")
+            print(f"pysmt binarize: {spec.name}: {counts} -> {written[k]}")
         out_config = out_dir / "pysmt.toml"
-        write_toml(config.with_table_paths(paths), out_config)
+        write_toml(config.with_table_paths(written), out_config)
     return out_config

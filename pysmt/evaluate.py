@@ -61,6 +61,15 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], where:
                   str(bleu_score))
 
 
+
+def p_value(result: object) -> float:
+    """The p-value of a system's paired test result (sacrebleu types the results loosely)."""
+    value = getattr(result, "p_value", None)
+    if value is None:
+        raise ValueError(f"sacrebleu's paired test gave no p-value: {result!r}")
+    return float(value)
+
+
 def paired_bootstrap(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
                      samples: int = BOOTSTRAP_SAMPLES) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
     """p-values of each system against the first (the baseline), for BLEU and chrF, by paired bootstrap.
@@ -83,7 +92,7 @@ def paired_bootstrap(systems: Mapping[str, Sequence[str]], references: Sequence[
     signatures, results = test() if len(different) > 1 else (test._signatures, {})
     keys = dict(zip(("bleu", "chrf"), signatures))  # sacrebleu renames the metrics (BLEU, chrF2)
     for k, (name, _) in enumerate(different[1:], start=1):
-        p_values[name] = {metric: float(results[key][k].p_value) for metric, key in keys.items()}
+        p_values[name] = {metric: p_value(results[key][k]) for metric, key in keys.items()}
     p_of = {name: p_values[name] for name, _ in named[1:]}
     return p_of, {metric: str(signatures[key]) for metric, key in keys.items()}
 

@@ -156,7 +156,7 @@ def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator
     compress = path.suffix == ".gz" if gzip_output is None else gzip_output
     with atomic_path(path) as tmp:
         if compress:
-            handle: TextIO = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)  # type: ignore[assignment]
+            handle: TextIO = gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6)
         else:
             handle = open(tmp, "w", encoding="utf-8")
         with handle:

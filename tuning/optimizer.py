@@ -52,7 +52,7 @@ def constant_features(pool: CandidatePool) -> np.ndarray:
     starts = pool.offsets[:-1]
     high = np.maximum.reduceat(pool.features, starts, axis=1)
     low = np.minimum.reduceat(pool.features, starts, axis=1)
-    return ~(high > low).any(axis=1)
+    return np.asarray(~(high > low).any(axis=1))
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -132,10 +133,9 @@ class Experiment(RunFolder):
         for seed in self.seeds:
             for configuration in CONFIGURATIONS:
                 tune = tune_stage(configuration, seed)
-                steps.append(Step(tune, ["binarize", *models(configuration)],
-                                  lambda c=configuration, s=seed: self.tune(c, s)))
+                steps.append(Step(tune, ["binarize", *models(configuration)], partial(self.tune, configuration, seed)))
                 steps += [Step(decode_stage(test, configuration, seed), [tune],
-                               lambda t=test, c=configuration, s=seed: self.decode(t, c, s)) for test in self.tests]
+                               partial(self.decode, test, configuration, seed)) for test in self.tests]
         steps.append(Step("analyses", ["rnn"], self.analyse))
         steps.append(Step("evaluate", [step.name for step in steps if step.name.startswith(("tune-", "decode-"))],
                           self.evaluate))

@@ -20,7 +20,7 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def _pyplot():  # type: ignore[no-untyped-def] - matplotlib.pyplot, imported only when drawing
+def _pyplot() -> Any:  # matplotlib.pyplot, imported only when drawing
     import matplotlib
 
     matplotlib.use("Agg")

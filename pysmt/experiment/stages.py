@@ -210,7 +210,7 @@ class Stages:
     started: int = 0
 
     def run(self, name: str, options: Mapping[str, Any], inputs: Mapping[str, Any],
-            action: Callable[[Measure], None], in_process: bool = False, derived: bool = False,
+            action: Callable[[Measure], object], in_process: bool = False, derived: bool = False,
             needs: Needs = Needs()) -> StageResult:
         """Run ``action`` unless the stage is done with the same options and inputs.
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -61,6 +61,8 @@ from pysmt.errors import FeatureError, PysmtError
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 Scores = tuple[float, ...]
+#: A stateful feature's states: hashable, equal exactly when every future score is equal.
+State = TypeVar("State", bound=Hashable)
 
 #: A score that forbids a translation (the documented hard constraint): an option or extension with
 #: it never enters a stack, whatever the feature's weight.
@@ -126,9 +128,12 @@ class Feature:
         """
         return None if self.tunable else [1.0] * self.num_scores
 
-    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
-                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def evaluate(self, phrases: Sequence[Any]) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Scores and future-cost estimates of many phrase pairs in isolation, in one batch.
+
+        ``phrases`` are :class:`~pysmt.phrases.PhrasePair` s for a ``context_free`` feature, the
+        sentence's :class:`~pysmt.phrases.TranslationOption` s otherwise (a subclass annotates the one
+        it gets).
 
         Returns two ``(len(phrases), num_scores)`` arrays (or None for all zeros): the scores that
         become part of the model score, and estimates that only guide the search (future cost and
@@ -143,22 +148,23 @@ class Feature:
         """Release per-sentence memory."""
 
 
-class StatefulFeature(Feature):
-    """A feature whose scores depend on the translation built so far."""
+class StatefulFeature(Feature, Generic[State]):
+    """A feature whose scores depend on the translation built so far; ``State`` is the type of its states
+    (``StatefulFeature[bytes]``: any hashable type, opaque to the search)."""
 
     context_free: ClassVar[bool] = True
     #: The most requests the search sends in one :meth:`score_batch` call (it may send fewer).
     buffer_size: int = 10_000
 
-    def initial_state(self, sentence: Sentence) -> Hashable:
+    def initial_state(self, sentence: Sentence) -> State:
         """The state of the empty hypothesis."""
         raise NotImplementedError
 
-    def extend(self, state: Hashable, option: TranslationOption) -> tuple[Scores, Hashable]:
+    def extend(self, state: State, option: TranslationOption) -> tuple[Scores, State]:
         """Scores of appending ``option`` to a hypothesis whose state is ``state``, and the new state."""
         raise NotImplementedError
 
-    def final(self, state: Hashable) -> Scores | None:
+    def final(self, state: State) -> Scores | None:
         """Scores added when the hypothesis covers the whole sentence (an LM's ``</s>``); None = zeros."""
         return None
 
@@ -167,8 +173,8 @@ class StatefulFeature(Feature):
     def start(self, sentence: Sentence, options: Sequence[TranslationOption]) -> int:
         """Begin a sentence's search over ``options`` (requests name them by index); the empty hypothesis' state id."""
         self._options = options
-        self._states: list[Hashable] = []
-        self._ids: dict[Hashable, int] = {}
+        self._states: list[State] = []
+        self._ids: dict[State, int] = {}
         return self._state_id(self.initial_state(sentence), "initial_state", "the sentence start")
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -201,7 +207,7 @@ class StatefulFeature(Feature):
         raise FeatureError(f"feature {self.name}: {method} returned scores {values!r}, expected {self.num_scores} "
                            f"number(s), for option {option.describe()}")
 
-    def _state_id(self, state: Hashable, method: str, request: str) -> int:
+    def _state_id(self, state: State, method: str, request: str) -> int:
         """The id of a state (numbering a new one), or an error when the state is not hashable."""
         try:
             known = self._ids.setdefault(state, len(self._ids))
@@ -213,7 +219,7 @@ class StatefulFeature(Feature):
         return known
 
 
-class BatchedStatefulFeature(StatefulFeature):
+class BatchedStatefulFeature(StatefulFeature[int]):
     """A stateful feature that implements :meth:`score_batch` itself, on arrays (a neural LM).
 
     It keeps its own state ids: :meth:`start` returns the empty hypothesis' one, and
@@ -226,6 +232,18 @@ class BatchedStatefulFeature(StatefulFeature):
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+
+@runtime_checkable
+class PhraseSource(Protocol):
+    """A feature that supplies translation candidates (a phrase table): each source phrase of a sentence
+    is looked up in every such feature, and the best ``table_limit`` of its pairs are kept (0: all)."""
+
+    table_limit: int
+
+    def translations(self, source: str) -> list[PhrasePair]:
+        """The phrase pairs of a source phrase (its words joined by spaces), fresh objects the caller may score."""
+        ...
 
 
 Twin = TypeVar("Twin", bound=_core.CompiledFeature)

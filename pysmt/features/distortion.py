@@ -15,7 +15,7 @@ from pysmt.features.base import CompiledTwin, StatefulFeature
 from pysmt.phrases import Sentence, SentenceOptions, TranslationOption
 
 
-class DistortionFeature(StatefulFeature, CompiledTwin[_core.DistortionTwin]):
+class DistortionFeature(StatefulFeature[int], CompiledTwin[_core.DistortionTwin]):
     default_label = "Distortion"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
 

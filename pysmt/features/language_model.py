@@ -26,7 +26,7 @@ from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOpti
 State = bytes
 
 
-class KenLMFeature(StatefulFeature, CompiledTwin[_core.KenLMTwin]):
+class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin]):
     default_label = "LM"
     parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
 

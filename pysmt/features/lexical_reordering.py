@@ -78,7 +78,7 @@ class ReorderingModelType:
         return Orientation.DR if start >= prev_end else Orientation.DL
 
 
-class LexicalReorderingFeature(StatefulFeature, CompiledTwin[_core.LexicalReorderingTwin]):
+class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.LexicalReorderingTwin]):
     default_label = "LexicalReordering"
     parameters: ClassVar[dict[str, type]] = {"model": str, "path": Path, "num-features": int, "default-scores": str}
 

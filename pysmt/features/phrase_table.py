@@ -16,17 +16,16 @@ import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import Feature, require_param
+from pysmt.features.base import Feature, PhraseSource, require_param
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.phrases import PhrasePair
 
 
-class PhraseTableFeature(Feature):
+class PhraseTableFeature(Feature, PhraseSource):
     """Proposes translations from a Moses phrase table; its scores are the table's (logged) columns."""
 
     default_label = "TranslationModel"
     parameters: ClassVar[dict[str, type]] = {"path": Path, "num-features": int, "table-limit": int, "log-scores": bool}
-    provides_phrases = True
 
     def __init__(self, name: str, table: PhraseTable, table_limit: int = 20) -> None:
         super().__init__(name, table.num_scores)

@@ -74,8 +74,8 @@ class StringArray(Sequence[str]):
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
         # memoryviews index and slice in C: far cheaper per probe than numpy scalars, and still no copy.
-        self._blob = memoryview(blob)
-        self._offsets = memoryview(offsets)
+        self._blob = blob.data
+        self._offsets = offsets.data
         self._count = len(offsets) - 1
 
     def __len__(self) -> int:
@@ -110,7 +110,7 @@ class SortedStrings(StringArray):
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray, slots: np.ndarray | None = None) -> None:
         super().__init__(blob, offsets)
-        self._slots = None if slots is None else memoryview(slots)
+        self._slots = None if slots is None else slots.data
 
     def search(self, target: bytes, low: int, high: int) -> int:
         """The first index in ``[low, high)`` whose string is not below ``target`` (bytes order)."""
@@ -265,8 +265,8 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     counts = header.get("counts", {})
     sources, entries = counts.get("sources"), counts.get("entries")
     num_scores = header.get("num_scores")
-    check(folder, PHRASE_TABLE, isinstance(sources, int) and isinstance(entries, int) and isinstance(num_scores, int),
-          f"{HEADER} lacks counts or num_scores")
+    if not (isinstance(sources, int) and isinstance(entries, int) and isinstance(num_scores, int)):
+        raise unusable(folder, PHRASE_TABLE, f"{HEADER} lacks counts or num_scores")
     check_strings(folder, PHRASE_TABLE, arrays, "source", sources)
     check(folder, PHRASE_TABLE, len(arrays["source_slots"]) == max(2 * sources, 1), "source_slots has the wrong size")
     check_strings(folder, PHRASE_TABLE, arrays, "vocab", counts.get("vocabulary", -1))

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from pysmt.phrases import TranslationOption
+from pysmt.phrases import TranslationOption
+
+#: A deferred feature's request, as :meth:`~pysmt.search.model.LogLinearModel.resolve` asks it: the
+#: feature's index among the model's stateful features, the parent's state id (a deferred feature's
+#: states are ids), the option's index in the sentence, and whether the sentence ends after it.
+Request = tuple[int, int, int, bool]
+#: The unweighted scores a stateful feature gave one step (None while a deferred feature's are pending).
+Delta = tuple[float, ...] | None
 
 
 class Hypothesis:
@@ -24,7 +29,7 @@ class Hypothesis:
                  "states", "deltas", "pending", "arcs", "seq")
 
     def __init__(self, prev: Hypothesis | None, option: TranslationOption | None, coverage: int, covered: int,
-                 end: int, score: float, states: tuple[Hashable, ...], deltas: tuple, seq: int) -> None:
+                 end: int, score: float, states: tuple[Hashable, ...], deltas: tuple[Delta, ...], seq: int) -> None:
         self.prev = prev
         self.option = option
         self.coverage = coverage
@@ -34,7 +39,7 @@ class Hypothesis:
         self.future = score
         self.states = states
         self.deltas = deltas
-        self.pending: list[tuple[int, int]] | None = None
+        self.pending: list[Request] | None = None
         self.arcs: list[Hypothesis] | None = None
         self.seq = seq
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import mul
+from typing import cast
 
 import numpy as np
 
-from pysmt.features.base import CompiledTwin, Feature, StatefulFeature
+from pysmt.features.base import CompiledTwin, Feature, PhraseSource, StatefulFeature
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
-from pysmt.search.hypothesis import Hypothesis
+from pysmt.search.hypothesis import Hypothesis, Request
 from pysmt.search.plugin_results import StatefulCalls, checked_evaluation, weighted_rows, weighted_sum
 
 
@@ -37,7 +38,7 @@ class LogLinearModel:
         self.features = list(features)
         self.offsets = np.cumsum([0] + [f.num_scores for f in self.features]).tolist()
         self.dims = self.offsets[-1]
-        self.phrase_tables = [f for f in self.features if getattr(f, "provides_phrases", False)]
+        self.phrase_tables = [f for f in self.features if isinstance(f, PhraseSource)]
         stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
         immediate = [f for f in stateful if isinstance(f, CompiledTwin)]
         self.stateful: list[StatefulFeature] = immediate + [f for f in stateful if f not in immediate]
@@ -45,7 +46,7 @@ class LogLinearModel:
         self.deferred = list(range(len(immediate), len(self.stateful)))
         #: The deferred features' array interface, checked (by index into ``stateful``).
         self.calls = {k: StatefulCalls(self.stateful[k]) for k in self.deferred}
-        self.answers: dict[tuple[int, int, int, bool], tuple[tuple[float, ...], int]] = {}
+        self.answers: dict[Request, tuple[tuple[float, ...], int]] = {}
         self.set_weights(weights)
 
     def set_weights(self, weights: Sequence[Sequence[float]]) -> None:
@@ -138,16 +139,16 @@ class LogLinearModel:
                          seq)
         new.future = score + future_cost
         if self.deferred:
-            new.pending = [(k, old_states[k], option.index, complete) for k in self.deferred]
+            new.pending = [(k, cast(int, old_states[k]), option.index, complete) for k in self.deferred]
         return new
 
     def resolve(self, hyps: Sequence[Hypothesis]) -> None:
         """Ask the deferred features for the pending scores of ``hyps``, each distinct request once a sentence."""
-        waiting = [h for h in hyps if h.pending is not None]
+        waiting = [(h, h.pending) for h in hyps if h.pending is not None]
         if not waiting:
             return
         for k, calls in self.calls.items():
-            asked = list(dict.fromkeys(request for h in waiting for request in h.pending  # type: ignore[union-attr]
+            asked = list(dict.fromkeys(request for _, pending in waiting for request in pending
                                        if request[0] == k and request not in self.answers))
             for begin in range(0, len(asked), calls.buffer_size):
                 batch = asked[begin:begin + calls.buffer_size]
@@ -156,14 +157,14 @@ class LogLinearModel:
                                                        np.array([r[3] for r in batch], dtype=bool))
                 for request, row, state in zip(batch, scores.tolist(), new_states.tolist()):
                     self.answers[request] = (tuple(row), state)
-        for hyp in waiting:
+        for hyp, pending in waiting:
             states, deltas = list(hyp.states), list(hyp.deltas)
             gained = 0.0
-            for request in hyp.pending:  # type: ignore[union-attr]
+            for request in pending:
                 k = request[0]
-                scores, states[k] = self.answers[request]
-                deltas[k] = scores
-                gained += weighted_sum(self.stateful_weights[k], scores)
+                answer, states[k] = self.answers[request]
+                deltas[k] = answer
+                gained += weighted_sum(self.stateful_weights[k], answer)
             hyp.states, hyp.deltas = tuple(states), tuple(deltas)
             hyp.score += gained
             hyp.future += gained
@@ -174,8 +175,9 @@ class LogLinearModel:
         total = np.zeros(self.dims)
         with np.errstate(over="ignore"):  # scores too large to add up are the decoder's error to report
             for hyp in path:
-                total += hyp.option.scores  # type: ignore[union-attr]
+                total += cast(TranslationOption, hyp.option).scores
                 for k, delta in enumerate(hyp.deltas):
+                    assert delta is not None, "breakdown of a hypothesis with scores pending"
                     lo = self.stateful_offsets[k]
                     total[lo:lo + len(delta)] += delta
         return total

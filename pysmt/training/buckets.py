@@ -25,7 +25,7 @@ from __future__ import annotations
 import ctypes
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from pysmt.textio import scratch_folder
 from pysmt.training.corpus import AlignedCorpus
-from pysmt.training.extraction import OCCURRENCE, PhraseInstances
+from pysmt.training.extraction import OCCURRENCE, OCCURRENCE_FIELDS, PhraseInstances
 from pysmt.training.lexical import Lexicon
 from pysmt.training.scoring import RUN_SIZE, count_pairs, merge_runs, write_runs
 
@@ -69,7 +69,7 @@ def give_back_freed_memory() -> None:
 
 
 #: An occurrence in a source bucket: its record and its target phrase's count(e).
-BUCKETED = np.dtype([(name, OCCURRENCE.fields[name][0]) for name in OCCURRENCE.names] + [("count_e", "<i8")])
+BUCKETED = np.dtype([*OCCURRENCE_FIELDS, ("count_e", "<i8")])
 
 
 def chunks(path: Path, dtype: np.dtype) -> Iterator[np.ndarray]:
@@ -79,7 +79,7 @@ def chunks(path: Path, dtype: np.dtype) -> Iterator[np.ndarray]:
             yield records
 
 
-def cut(records: np.ndarray, key: str, handles: list[BinaryIO]) -> None:
+def cut(records: np.ndarray, key: str, handles: Sequence[BinaryIO]) -> None:
     """Append each record to the file of its bucket, ``records[key] % len(handles)``, keeping their order."""
     bucket = records[key].astype(np.uint64) % np.uint64(len(handles))
     order = np.argsort(bucket, kind="stable")
@@ -103,7 +103,7 @@ def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> list[Path]:
             records = np.fromfile(path, dtype=OCCURRENCE)
             path.unlink()
             bucketed = np.empty(len(records), dtype=BUCKETED)
-            for name in OCCURRENCE.names:
+            for name, _ in OCCURRENCE_FIELDS:
                 bucketed[name] = records[name]
             del records
             _, inverse, counts = np.unique(bucketed["tgt_hash"], return_inverse=True, return_counts=True)

@@ -39,7 +39,7 @@ class Sentences(Sequence[tuple[int, ...]]):
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def __getitem__(self, k: int) -> tuple[int, ...]:  # type: ignore[override] - (no slices)
+    def __getitem__(self, k: int) -> tuple[int, ...]:  # type: ignore[override]  # (no slices)
         return tuple(self.flat[self.offsets[k]:self.offsets[k + 1]].tolist())
 
     def __iter__(self) -> Iterator[tuple[int, ...]]:

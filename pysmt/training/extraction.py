@@ -96,9 +96,10 @@ def phrase_alignment(points: Sequence[tuple[int, int]], src_start: int, src_end:
 
 
 #: One occurrence as ``pysmt train`` keeps it on disk between its extract and score steps (36 bytes).
-OCCURRENCE = np.dtype([("src_hash", "<i8"), ("tgt_hash", "<i8"), ("align_hash", "<i8"), ("prev", "i1"),
-                       ("next", "i1"), ("sentence", "<i4"), ("src_start", "<i2"), ("src_len", "i1"),
-                       ("tgt_start", "<i2"), ("tgt_len", "i1")])
+OCCURRENCE_FIELDS = [("src_hash", "<i8"), ("tgt_hash", "<i8"), ("align_hash", "<i8"), ("prev", "i1"),
+                     ("next", "i1"), ("sentence", "<i4"), ("src_start", "<i2"), ("src_len", "i1"),
+                     ("tgt_start", "<i2"), ("tgt_len", "i1")]
+OCCURRENCE = np.dtype(OCCURRENCE_FIELDS)
 
 
 @dataclass

@@ -6,12 +6,13 @@ The tools are built by ``scripts/build-kenlm-tools.sh`` (run by ``setup.sh``) in
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from pysmt.errors import PysmtError
 from pysmt.outputs import check_outputs
@@ -56,10 +57,10 @@ def has_words(texts: list[Path]) -> bool:
 def run_forwarding_stderr(command: list[str], stdin: IO[bytes] | None, stdout: IO[bytes]) -> tuple[int, str]:
     """Run a tool whose progress goes to our stderr as it comes; return its exit status and its last messages."""
     process = ChildProcess(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
-    assert process.stderr is not None
+    stderr = cast(io.BufferedReader, process.stderr)  # a pipe: read1 takes what is there, up to 4096 bytes
     tail = b""
     terminal = getattr(sys.stderr, "buffer", None)
-    while chunk := process.stderr.read1(4096):
+    while chunk := stderr.read1(4096):
         tail = (tail + chunk)[-8192:]
         if terminal is not None:
             terminal.write(chunk)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +35,9 @@ NULL = "NULL"
 class LexicalTables:
     """``f2e[(f, e)] = p(e|f)`` and ``e2f[(f, e)] = p(f|e)`` (``NULL`` for unaligned words)."""
 
-    f2e: dict[tuple[Hashable, Hashable], float]
-    e2f: dict[tuple[Hashable, Hashable], float]
-    null: Hashable = NULL
+    f2e: dict[tuple[str, str], float]
+    e2f: dict[tuple[str, str], float]
+    null: str = NULL
 
     def save(self, f2e_path: Path, e2f_path: Path) -> None:
         """Write ``lex.f2e`` and ``lex.e2f`` in Moses' format."""
@@ -56,7 +56,7 @@ class LexicalTables:
         return Lexicon.build(((f, e, p) for (f, e), p in self.f2e.items()),
                              ((f, e, p) for (f, e), p in self.e2f.items()), src_vocab, tgt_vocab)
 
-    def weights(self, src: Sequence[Hashable], tgt: Sequence[Hashable], points: Sequence[tuple[int, int]]
+    def weights(self, src: Sequence[str], tgt: Sequence[str], points: Sequence[tuple[int, int]]
                 ) -> tuple[float, float]:
         """Koehn's lexical weights ``(lex(f|e), lex(e|f))`` of a phrase pair under its alignment: the
         definition, one pair at a time, that :meth:`Lexicon.weights` computes for many at once.

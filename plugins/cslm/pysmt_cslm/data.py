@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class EncodedText:
         return np.where(keep, self.ids[np.maximum(source, 0)], BOS_ID).astype(np.int64)
 
     def save(self, path: Path) -> None:
-        arrays = {"ids": self.ids, "pos": self.pos, "outside": np.array(self.outside)}
+        arrays: dict[str, Any] = {"ids": self.ids, "pos": self.pos, "outside": np.array(self.outside)}
         if self.extra is not None:
             arrays["extra"] = self.extra
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:

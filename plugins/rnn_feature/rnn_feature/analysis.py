@@ -119,8 +119,8 @@ def scatter(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortl
     fig.savefig(png, dpi=150)
     plt.close(fig)
     pearson = float(np.corrcoef(tm, rnn)[0, 1]) if len(pairs) > 1 else float("nan")
-    ranks = [np.argsort(np.argsort(x)) for x in (tm, rnn)]
-    spearman = float(np.corrcoef(*ranks)[0, 1]) if len(pairs) > 1 else float("nan")
+    ranks = [np.argsort(np.argsort(x)).astype(np.float64) for x in (tm, rnn)]
+    spearman = float(np.corrcoef(ranks[0], ranks[1])[0, 1]) if len(pairs) > 1 else float("nan")
     return "\n".join([
         f"![RNN vs translation model]({png.name})", "",
         f"{len(pairs):,} phrase pairs drawn uniformly from the table. Correlation of the two log-probabilities: "

@@ -97,7 +97,8 @@ class EncodedPairs:
 
 def count_words(path: Path) -> tuple[Counter[str], Counter[str]]:
     """Word frequencies per side, counting each phrase pair once."""
-    source, target = Counter(), Counter()
+    source: Counter[str] = Counter()
+    target: Counter[str] = Counter()
     for line in read_table(path):
         source.update(line.source)
         target.update(line.target)

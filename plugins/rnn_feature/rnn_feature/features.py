@@ -132,7 +132,6 @@ class ShortlistPenaltyFeature(Feature):
     def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> ShortlistPenaltyFeature:
         return cls(name, Shortlist.load(cls.shortlist_path(name, params, system)))
 
-    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
-                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        counts = [sum(word not in self.shortlist for word in pair.target) for pair in phrases]  # type: ignore[union-attr]
+    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        counts = [sum(word not in self.shortlist for word in pair.target) for pair in phrases]
         return -np.array(counts, dtype=np.float64)[:, None], None

@@ -20,6 +20,7 @@ import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -82,6 +83,11 @@ class TableSample:
     long_sources: int = 0
 
 
+def pair_sample(source: str, line: TableLine, path: Path, column: int) -> tuple[str, str, float]:
+    """A sampled pair: (source, target, the table's log-probability in ``column``)."""
+    return source, " ".join(line.target), tm_log_probability(line, path, column)
+
+
 def tm_log_probability(line: TableLine, path: Path, column: int) -> float:
     """Log of the table's ``column``-th score (a probability, as Moses tables store them), floored like Moses."""
     scores = line.fields[2].split()
@@ -121,7 +127,7 @@ def sample_table(path: Path, sizes: SampleSizes, column: int = 2, seed: int = 0)
         sources += 1
         for line in lines:
             if sizes.pairs:
-                pairs.offer(lambda line=line: (source, " ".join(line.target), tm_log_probability(line, path, column)))
+                pairs.offer(partial(pair_sample, source, line, path, column))
         if len(lines[0].source) < sizes.min_words:
             continue
         long_sources += 1

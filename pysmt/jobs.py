@@ -15,6 +15,13 @@ folder. Rerunning the command:
 
 Options that do not change the result (threads, iteration caps, time limits) are left out of the
 record by the caller, so they can change between runs.
+
+Within a job, what is finished is known by one rule (:class:`DoneMarkers`): each step writes its
+outputs atomically, then its marker, a small JSON record of what the step measured, so a marker
+means a complete step. ``pysmt train`` marks its steps, ``pysmt tune`` each iteration's decode and
+optimize steps, ``pysmt experiment`` its stages; a rerun skips what is marked. A neural model's
+training (``rnn train``, ``cslm train``) is one long step that resumes from inside, from its last
+checkpoint (``last.pt``, :mod:`pysmt.neural`).
 """
 
 from __future__ import annotations
@@ -34,6 +41,42 @@ from pysmt.textio import atomic_writer
 
 JOB_FILE = "job.json"
 JSONValue = Any
+
+
+class DoneMarkers:
+    """The finished steps of a job and what each measured: step ``name``'s marker is
+    ``folder / pattern.format(name)`` (``steps/{}.done``, ``stages/{}/done.json``)."""
+
+    def __init__(self, folder: Path, pattern: str = "{}.done") -> None:
+        self.folder = folder
+        self.pattern = pattern
+
+    def path(self, name: str) -> Path:
+        return self.folder / self.pattern.format(name)
+
+    def done(self, name: str) -> bool:
+        return self.path(name).is_file()
+
+    def record(self, name: str) -> dict[str, JSONValue]:
+        """What a finished step measured; ``{}`` when it is not finished or its marker cannot be read (a
+        record damaged by hand: the step stays done, its measurements are unknown)."""
+        try:
+            record = json.loads(self.path(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def redo(self, name: str) -> None:
+        """Before a step runs (again): it is not finished until it marks itself so."""
+        self.path(name).unlink(missing_ok=True)
+
+    def finish(self, name: str, /, **measured: JSONValue) -> dict[str, JSONValue]:
+        """Mark a step finished (after its outputs are written), with what it measured and when."""
+        record = {**measured, "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+        with atomic_writer(self.path(name)) as out:
+            json.dump(record, out)
+            out.write("\n")
+        return record
 
 
 def content_files(folder: Path) -> list[Path]:

@@ -2,7 +2,8 @@
 
 A stage's record lives in ``RUN_DIR/stages/<name>/``: ``job.json`` (a :class:`pysmt.jobs.Job`:
 the options that shape the stage's result and a fingerprint of every input file or folder) and,
-once the stage has finished, ``done.json`` (wall time, peak memory, when). The wall time is that of
+once the stage has finished, ``done.json`` (its :class:`pysmt.jobs.DoneMarkers` marker: wall time,
+peak memory, when). The wall time is that of
 every run the stage took: while a stage runs, ``elapsed.json`` holds the seconds spent so far
 (rewritten every :data:`HEARTBEAT` seconds), so a run stopped by Ctrl-C, a crash or a machine taken
 away loses at most that much of the count, and a resumed run adds to it. A rerun skips a stage
@@ -21,6 +22,7 @@ On a cluster (``--cluster``) a stage's commands run on a node the cluster chose 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
@@ -33,7 +35,7 @@ from typing import IO, Any, Protocol, Self
 
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import release_folder
-from pysmt.jobs import Job
+from pysmt.jobs import DoneMarkers, Job
 from pysmt.processes import ChildProcess, Terminated
 from pysmt.textio import atomic_writer
 
@@ -225,14 +227,14 @@ class Stages:
         folder = self.run_dir / "stages" / name
         job = Job(folder, f"pysmt experiment {name}", portable(options, self.run_dir), inputs)
         resumed = job.start(self.force or (derived and job.holds_other_work()))
+        markers = DoneMarkers(self.run_dir / "stages", "{}/" + DONE_FILE)
         try:
-            marker = folder / DONE_FILE
-            if resumed and marker.is_file():
-                record = json.loads(marker.read_text(encoding="utf-8"))
-                result = StageResult(name, record["seconds"], record["peak_mb"], skipped=True)
+            if resumed and markers.done(name):
+                record = markers.record(name)  # (unreadable: done, its time and memory unknown)
+                result = StageResult(name, float(record.get("seconds", math.nan)), record.get("peak_mb"), skipped=True)
                 log(f"[{number}/{self.total}] {name}: done before ({duration(result.seconds)}), skipped")
             else:
-                marker.unlink(missing_ok=True)
+                markers.redo(name)
                 log(f"[{number}/{self.total}] {name}: {'resuming' if resumed else 'running'}")
                 measure = Measure(place=self.place, log=folder / LOG_FILE, needs=needs)
                 if not resumed:
@@ -240,8 +242,7 @@ class Stages:
                 with StageClock(folder) as clock:
                     action(measure)
                 result = StageResult(name, clock.seconds(), None if in_process else measure.peak_mb, skipped=False)
-                with atomic_writer(marker) as out:
-                    json.dump({**result.to_dict(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}, out)
+                markers.finish(name, **result.to_dict())
                 memory = "" if result.peak_mb is None else f", peak {result.peak_mb:,.0f} MB"
                 log(f"[{number}/{self.total}] {name}: done in {duration(result.seconds)}{memory}")
         finally:

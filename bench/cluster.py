@@ -16,17 +16,15 @@ every MERT iteration after the first).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pysmt.cluster import Cluster, SystemRecipe
+from pysmt.config_files import configure_system
+from pysmt.decoder import Decoder
+from pysmt.runner import translate_stream
 
-from pysmt.cluster import Cluster, SystemRecipe  # noqa: E402
-from pysmt.config_files import configure_system  # noqa: E402
-from pysmt.decoder import Decoder  # noqa: E402
-from pysmt.runner import translate_stream  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SYSTEM = ROOT.parent / "shared" / "data" / "moses-news"
 

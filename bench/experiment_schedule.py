@@ -18,15 +18,13 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pysmt.experiment.chain import Experiment, ExperimentOptions
+from pysmt.experiment.settings import SCALES
+from pysmt.experiment.stages import Step, duration
 
-from pysmt.experiment.chain import Experiment, ExperimentOptions  # noqa: E402
-from pysmt.experiment.settings import SCALES  # noqa: E402
-from pysmt.experiment.stages import Step, duration  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TIMES = Path(__file__).with_name("experiment-full-times.json")
 CLIENT = {"evaluate"}  # in-process stages: they run on the client, not on a machine's CPUs

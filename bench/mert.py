@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from functools import partial
-from pathlib import Path
 
 for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[variable] = "1"  # the target is for one core
 
 import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pysmt.parallel import map_with_shared  # noqa: E402
 from tuning import optimize  # noqa: E402

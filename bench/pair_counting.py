@@ -1,8 +1,10 @@
 """Counting phrase pairs out of core: which machinery, measured (issue: bounded-memory training).
 
-    python bench/pair_counting.py --extract RUN/model/extract.npz                 # news scale
-    python bench/pair_counting.py --extract RUN/model/extract.npz --copies 4      # 4x, 4x distinct pairs
-    python bench/pair_counting.py --extract ... --methods numpy-runs duckdb --memory 1G
+    python -m bench.pair_counting --extract RUN/model/extract.npz                 # news scale
+    python -m bench.pair_counting --extract RUN/model/extract.npz --copies 4      # 4x, 4x distinct pairs
+    python -m bench.pair_counting --extract ... --methods numpy-runs duckdb --memory 1G
+
+(from the repository's folder, as a module: it measures memory with ``bench.train``'s ``tree_pss_mb``.)
 
 Needs ``pip install duckdb polars`` for those two methods. The work is the heart of ``pysmt train``'s
 score step: group the phrase-pair occurrences of ``extract.npz`` by (source, target) and give each
@@ -40,10 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.train import tree_pss_mb  # noqa: E402
+from bench.train import tree_pss_mb
 
 COLUMNS = ("src_hash", "tgt_hash", "align_hash", "prev", "next")
 DTYPES = {"src_hash": np.int64, "tgt_hash": np.int64, "align_hash": np.int64, "prev": np.int8, "next": np.int8}
@@ -262,7 +261,7 @@ def load_result(out: Path) -> dict[str, np.ndarray]:
 
 def measure(name: str, folder: Path, budget: int) -> tuple[float, float, Path]:
     out = folder / f"{name}.result"
-    process = subprocess.Popen([sys.executable, __file__, "--child", name, "--folder", str(folder),
+    process = subprocess.Popen([sys.executable, "-m", "bench.pair_counting", "--child", name, "--folder", str(folder),
                                 "--budget", str(budget)], stdout=subprocess.PIPE, text=True)
     peak = 0.0
     while process.poll() is None:

@@ -16,20 +16,17 @@ lengths), the FLOP rate that makes, and the ceiling: the device's dense matrix-p
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from rnn_feature.data import Ragged, read_table
+from rnn_feature.hyperparameters import Hyperparameters, preset
+from rnn_feature.model import EncoderDecoder
+from rnn_feature.scoring import score_encoded
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "plugins" / "rnn_feature"))
-
-from rnn_feature.data import Ragged, read_table  # noqa: E402
-from rnn_feature.hyperparameters import Hyperparameters, preset  # noqa: E402
-from rnn_feature.model import EncoderDecoder  # noqa: E402
-from rnn_feature.scoring import score_encoded  # noqa: E402
 
 DEFAULT_TABLE = (ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
                  / "phrase-table.0-0.gz")

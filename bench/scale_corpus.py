@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pysmt.training.pipeline import PRESETS
 
-from pysmt.training.pipeline import PRESETS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 WORD = re.compile(r"(?<!\S)(?=[^\W\d_])")  # the start of a token that starts with a letter
 

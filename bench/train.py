@@ -22,10 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pysmt.training.pipeline import STEPS
 
-from pysmt.training.pipeline import STEPS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def descendants(pid: int) -> list[int]:

@@ -1,11 +1,11 @@
-"""Shared fixtures: the toy Moses system of pysmt.testing, whose scores can be computed by hand, and test
-feature plugins (``fake_registry``)."""
+"""Fixtures the tests of every package use: the toy Moses system of pysmt.testing (whose scores can be
+computed by hand), a dev set and an input for it, and test feature plugins (``fake_registry``).
+
+Helpers that tests import (functions, constants) are in :mod:`tests.helpers`: nothing imports this module.
+"""
 
 from __future__ import annotations
 
-import math
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,27 +13,13 @@ import numpy as np
 import pytest
 
 from pysmt.features.base import BatchedStatefulFeature, StatefulFeature
-from pysmt.testing import TOY_ARPA as TINY_ARPA  # noqa: F401 - the toy system, under the tests' names
-from pysmt.testing import TOY_PHRASES as TINY_PHRASES  # noqa: F401
-from pysmt.testing import TOY_REORDERING as TINY_REORDERING  # noqa: F401
 from pysmt.testing import registered
-from pysmt.testing import write_toy_system as write_moses_system
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-LN10 = math.log(10)
+from tests.helpers import write_moses_system
 
 
 @pytest.fixture
 def tiny_system(tmp_path: Path) -> Path:
     return write_moses_system(tmp_path / "system")
-
-
-def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, skipping the test when the data is not there."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
 
 
 @pytest.fixture
@@ -43,6 +29,14 @@ def dev(tmp_path: Path) -> tuple[Path, Path]:
     src.write_text("a b c\nc b a\nb c\n")
     ref.write_text("x y z\nz y x\ny z\n")
     return src, ref
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A two-line input for the toy system."""
+    path = tmp_path / "in.txt"
+    path.write_text("a b c\nc b a\n")
+    return path
 
 
 class BigramBonus(StatefulFeature):
@@ -105,43 +99,10 @@ class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
 @pytest.fixture
 def fake_registry():
     """The test features and the example plugins, registered in-process (pysmt.testing.registered); the
-    fixture's value names the registered classes (pytest's copy of this module, not ``tests.conftest``'s:
-    patch these)."""
+    fixture's value names the registered classes (patch these)."""
     from pysmt_example_features import LengthRatioFeature, RepeatedWordFeature
 
     classes = {"bigram": BigramBonus, "batched_bigram": BatchedBigramBonus, "length_ratio": LengthRatioFeature,
                "repeated_word": RepeatedWordFeature}
     with registered(**classes):
         yield SimpleNamespace(**classes)
-
-
-# -- helpers for tests that run the pysmt command ------------------------------------------------
-
-def pysmt(*args: str, stdin: bytes = b"", **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *args], input=stdin, capture_output=True, **kwargs)
-
-
-def error_line(proc: subprocess.CompletedProcess) -> str:
-    """The one line of a user error (click prints ``Error: ...``; bad options add usage lines first)."""
-    text = proc.stderr.decode()
-    assert "Traceback" not in text, text
-    errors = [line for line in text.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1, text
-    return errors[0]
-
-
-def fails(proc: subprocess.CompletedProcess, status: int, *words: str) -> None:
-    assert proc.returncode == status, proc.stderr.decode()
-    line = error_line(proc)
-    for word in words:
-        assert word in line, line
-
-
-def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
-    return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
-            "--max-iterations", "1", "--restarts", "1", *extra]
-
-
-def long_input(path: Path, lines: int = 3000) -> Path:
-    path.write_text("".join(" ".join("abc"[(i + k) % 3] for k in range(40)) + "\n" for i in range(lines)))
-    return path

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from pysmt.config_files import load_config
-from tests.conftest import write_moses_system
+from tests.helpers import write_moses_system
 
 
 def run(args, stdin=b"", check=True):

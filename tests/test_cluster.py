@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from pysmt.cluster import shards
-from tests.conftest import fails, long_input, tune_command
-from tests.conftest import pysmt as pysmt_bytes
+from tests.helpers import fails, long_input, tune_command
+from tests.helpers import pysmt as pysmt_bytes
 
 ray = pytest.importorskip("ray")
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -272,7 +272,7 @@ def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
 
 
 def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster):
-    from tests.conftest import SHARED, shared_data
+    from tests.helpers import SHARED, shared_data
 
     shared_data("news", "newstest2013.en")
     # --budget: the networks stop at the scale's 20 updates, never at a time limit that a busy machine reaches

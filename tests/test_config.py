@@ -1,84 +1,40 @@
-"""moses.ini and pysmt.toml produce the same SystemConfig; errors name the file and line."""
+"""System configs as data (pysmt/config.py): weights must be finite numbers, and values are checked
+against the schema, each error naming the file, section and key."""
+
+from __future__ import annotations
 
 import pytest
 
-from pysmt.config import SearchConfig
-from pysmt.config_files import load_config, read_weights_file, write_toml
-from pysmt.errors import PysmtError
-from tests.conftest import write_moses_system
+from pysmt.config_files import load_config, write_toml
+from tests.helpers import fails, pysmt
 
 
-def test_moses_ini_features_weights_and_defaults(tiny_system):
-    config = load_config(tiny_system)
-    assert [(s.type, s.name) for s in config.features] == [
-        ("kenlm", "KENLM0"), ("distortion", "Distortion0"), ("lexical-reordering", "LexicalReordering0"),
-        ("word-penalty", "WordPenalty0"), ("unknown-word-penalty", "UnknownWordPenalty0"),
-        ("phrase-table", "PhraseDictionaryMemory0")]
-    assert config.feature("WordPenalty0").weights == [-1.0]
-    assert config.feature("UnknownWordPenalty0").weights is None  # Moses: not tuned, default weight 1
-    assert config.feature("KENLM0").params["path"] == str(tiny_system.parent / "lm.arpa")
-    assert config.search == SearchConfig()  # Moses' defaults: normal search, stack 200, 1e-5, limit 6
+@pytest.mark.parametrize("weight", ["nan", "inf", "-inf"])
+def test_non_finite_weights_are_refused(tiny_system, source, tmp_path, weight):
+    weights = tmp_path / "w.txt"
+    weights.write_text(f"WordPenalty0= {weight}\n")
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--weights", str(weights)), 1,
+          "w.txt, line 1: WordPenalty0: weight 1 must be a finite number")
+    tiny_system.write_text(tiny_system.read_text().replace("WordPenalty0= -1", f"WordPenalty0= {weight}"))
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source)), 1, "moses.ini, line", "finite number")
 
 
-def test_moses_ini_search_sections_and_variables(tmp_path, monkeypatch):
-    monkeypatch.setenv("MODELS", str(tmp_path / "system"))
-    ini = write_moses_system(tmp_path / "system", extra="[stack]\n50\n[beam-threshold]\n0.01\n"
-                             "[search-algorithm]\n1\n[cube-pruning-pop-limit]\n300\n[distortion-limit]\n-1\n")
-    ini.write_text(ini.read_text().replace("path=lm.arpa", "path=${MODELS}/lm.arpa"))
-    config = load_config(ini)
-    assert config.search == SearchConfig("cube", 50, 0.01, 300, -1, 20, 32)
-    assert config.feature("KENLM0").params["path"] == str(tmp_path / "system" / "lm.arpa")
-
-
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("Distortion\n", "Distortion\nPhraseDictionaryCompact path=x\n"),
-     "line 4: feature PhraseDictionaryCompact is not supported"),
-    (lambda t: t.replace("KENLM order=2", "KENLM order=2 path=${NO_SUCH_VARIABLE}"), "line 2: environment variable"),
-    (lambda t: t.replace("WordPenalty0= -1", "WordPenalty0 -1"), "expected 'FeatureName= w1 w2 ...'"),
-    (lambda t: t.replace("WordPenalty0= -1", "WordPenalty7= -1"), "unknown feature.*WordPenalty7"),
-    (lambda t: t + "[stack]\nlots\n", r"\[stack\] must be a number"),
+@pytest.mark.parametrize("edit, words", [
+    (lambda t: t.replace("stack-size = 200", 'stack-size = "big"'), ["[search] stack-size must be an integer"]),
+    (lambda t: t.replace("table-limit = 20", "table-limt = 20"),
+     ["feature PhraseDictionaryMemory0: unknown parameter 'table-limt'", "did you mean 'table-limit'"]),
+    (lambda t: t.replace("table-limit = 20", "table-limit = 2.5"), ["table-limit must be an integer, not 2.5"]),
+    (lambda t: t.replace("table-limit = 20", "table-limit = -3"), ["table-limit must be 0 (keep all) or more"]),
+    (lambda t: t.replace("-1.0,", "-1.0, nan,"), ["weight 2 must be a finite number"]),
+    (lambda t: t.replace("beam-threshold = 1e-05", "beam-threshold = inf"), ["beam-threshold must be a finite"]),
 ])
-def test_moses_ini_errors(tiny_system, edit, message):
-    tiny_system.write_text(edit(tiny_system.read_text()))
-    with pytest.raises(PysmtError, match=message) as err:
-        load_config(tiny_system)
-    assert str(tiny_system) in str(err.value)
+def test_config_schema_errors_name_file_section_and_key(tiny_system, source, tmp_path, edit, words):
+    toml = tmp_path / "pysmt.toml"
+    write_toml(load_config(tiny_system), toml)
+    toml.write_text(edit(toml.read_text()))
+    fails(pysmt("decode", "-c", str(toml), "-i", str(source)), 1, "pysmt.toml", *words)
 
 
-def test_toml_round_trip_keeps_everything(tiny_system, tmp_path):
-    config = load_config(tiny_system)
-    out = tmp_path / "elsewhere" / "pysmt.toml"
-    write_toml(config, out)
-    again = load_config(out)
-    assert again.search == config.search
-    assert [(s.type, s.name, s.params, s.weights) for s in again.features] == \
-           [(s.type, s.name, s.params, s.weights) for s in config.features]
-    assert "../system/lm.arpa" in out.read_text()  # paths stay relative to the config
-
-
-def test_toml_default_names_and_errors(tmp_path):
-    path = tmp_path / "pysmt.toml"
-    for name in ("lm.arpa", "lm2.arpa"):
-        (tmp_path / name).write_text("")
-    path.write_text('[search]\nalgorithm = "cube"\n[[feature]]\ntype = "kenlm"\npath = "lm.arpa"\n'
-                    '[[feature]]\ntype = "kenlm"\npath = "lm2.arpa"\n[[feature]]\ntype = "word-penalty"\n')
-    config = load_config(path)
-    assert [s.name for s in config.features] == ["LM0", "LM1", "WordPenalty0"]
-    path.write_text('[search]\nstack_size = 3\n[[feature]]\ntype = "kenlm"\n')
-    with pytest.raises(PysmtError, match="unknown \\[search\\] key"):
-        load_config(path)
-    path.write_text("[[feature]\n")
-    with pytest.raises(PysmtError, match="not valid TOML"):
-        load_config(path)
-    with pytest.raises(PysmtError, match="no such file"):
-        load_config(tmp_path / "missing.toml")
-
-
-def test_weights_file_overrides(tiny_system, tmp_path):
-    weights = tmp_path / "weights.txt"
-    weights.write_text("[weight]\nWordPenalty0= 0.25\nKENLM0= 1 # comment\n")
-    config = load_config(tiny_system).with_weights(read_weights_file(weights), str(weights))
-    assert config.feature("WordPenalty0").weights == [0.25] and config.feature("KENLM0").weights == [1.0]
-    weights.write_text("Nope0= 1\n")
-    with pytest.raises(PysmtError, match="unknown feature.*Nope0"):
-        load_config(tiny_system).with_weights(read_weights_file(weights), str(weights))
+def test_moses_ini_misspelled_parameter_names_the_file(tiny_system, source):
+    tiny_system.write_text(tiny_system.read_text().replace("table-limit=20", "table-limt=20"))
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source)), 1, "moses.ini", "unknown parameter 'table-limt'")

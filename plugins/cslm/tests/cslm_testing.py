@@ -1,8 +1,9 @@
-"""What the CSLM tests share: tiny hyperparameters, a toy target language, running ``pysmt`` commands.
+"""What the CSLM tests share: tiny hyperparameters and a toy target language.
 
 The toy language is over the toy system's target words (``x y z``, from :mod:`pysmt.testing`), with
 two rare words (``q r``) that stay outside a 5-entry shortlist. (A module with a name of its own, so
-that imports never pick up another plugin's ``conftest``.)
+that imports never pick up another plugin's test modules; found through the ``pythonpath`` of the
+repository's pytest configuration.)
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from pysmt.testing import one_line_error  # noqa: F401 - the plugin's test modules import them from here
-from pysmt.testing import run_pysmt as pysmt  # noqa: F401
 from pysmt_cslm.hyperparameters import preset
 
 #: Tiny sizes; a 5-entry softmax: [EOS], [UNK], x, y, z (q and r stay outside).

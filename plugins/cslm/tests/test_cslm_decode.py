@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cslm_testing import pysmt
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
@@ -22,6 +21,7 @@ from pysmt_cslm.store import load_model
 from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
 from pysmt.testing import exhaustive_best, registered, write_toy_system
+from pysmt.testing import run_pysmt as pysmt
 
 LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through
 

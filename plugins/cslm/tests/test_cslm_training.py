@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from cslm_testing import CPU, TINY, one_line_error, pysmt, toy_text
+from cslm_testing import CPU, TINY, toy_text
 from pysmt_cslm import training
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.store import LAST, MODEL, load_checkpoint, load_model, resolve_device, save_checkpoint
@@ -16,6 +16,7 @@ from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
 from pysmt.plugin import Parameters
+from pysmt.testing import one_line_error, run_pysmt as pysmt
 
 
 def test_validation_perplexity_falls_on_the_toy_language(tmp_path):

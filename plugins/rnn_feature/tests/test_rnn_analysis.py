@@ -18,7 +18,7 @@ from rnn_feature.scoring import score_phrases
 from rnn_feature.table_sample import Reservoir, SampleSizes, named_sources, sample_table
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import EOS_ID, UNK_ID, Shortlist
-from test_rnn_training import TINY, toy_table
+from rnn_testing import TINY, toy_table
 
 SMALL = preset("default", hidden=4, embedding=3, maxout=2, output_rank=2, source_shortlist=6, target_shortlist=5)
 

@@ -7,7 +7,6 @@ filter` derive from a system with the rnn and wp features (they must find SYSTEM
 """
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,16 +18,15 @@ from rnn_feature.hyperparameters import preset
 from rnn_feature.store import LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, load_checkpoint, load_model, resolve_device
 from rnn_feature.training import PAIRS, TRAINING_FILES, TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
-from test_rnn_training import ENGLISH, TINY, WORDS, toy_table
+from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 
 from pysmt.config import SystemConfig
 from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
 from pysmt.plugin import Parameters
-from pysmt.testing import one_line_error, run_pysmt as pysmt
+from pysmt.testing import one_line_error, run_pysmt as pysmt, write_toy_system
 
-REPO = Path(__file__).resolve().parents[3]
 CPU = torch.device("cpu")
 #: The hyperparameters `pysmt rnn train` uses without --preset and --seed, so the API and the CLI make one job.
 DEFAULT = preset("default")
@@ -250,21 +248,12 @@ def test_maps_on_too_few_points_says_how_many(tiny_model, tmp_path):
 
 # -- configs derived by tune and filter keep finding the RNN model ----------------------------------
 
-def moses_system(directory: Path) -> Path:
-    """tests/conftest.py's tiny Moses system (a, b, c -> x, y, z) in ``directory``; returns its moses.ini."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from tests.conftest import write_moses_system
-
-    return write_moses_system(directory)
-
-
 def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     """`pysmt tune --features rnn,wp` on SYSTEM/pysmt.toml writes TUNE/pysmt.toml: decoding with it must
     give what SYSTEM with the same weights gives (the rnn and wp features find SYSTEM/rnn from TUNE/),
     and so must the config that `pysmt filter` writes from it."""
     system = tmp_path / "system"
-    ini = moses_system(system)
+    ini = write_toy_system(system)
     write_toml(load_config(ini), system / "pysmt.toml")
     train(system / "phrases.txt", system / "rnn", TINY, CPU, TrainingLimits(max_updates=3, valid_every=3))
     (tmp_path / "dev.src").write_text("a b c\nb c\na\nc a b\n")
@@ -293,7 +282,7 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
 
 def test_param_names_a_model_folder_elsewhere(tmp_path):
     """Without SYSTEM/rnn the features say how to name the folder; --param rnn.model / wp.model name it."""
-    ini = moses_system(tmp_path / "system")
+    ini = write_toy_system(tmp_path / "system")
     train(tmp_path / "system" / "phrases.txt", tmp_path / "models" / "m", TINY, CPU,
           TrainingLimits(max_updates=2, valid_every=2))
     (tmp_path / "in.txt").write_text("a b c\n")

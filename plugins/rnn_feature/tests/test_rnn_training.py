@@ -15,29 +15,11 @@ from rnn_feature.scoring import score_phrases
 from rnn_feature.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
+from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.phrases import PhrasePair
-
-TINY = preset("default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30,
-              target_shortlist=30, batch_size=16)
-WORDS = ["un", "deux", "trois", "quatre", "cinq", "six"]
-ENGLISH = ["one", "two", "three", "four", "five", "six"]
-
-
-def toy_table(path: Path, n: int = 200, seed: int = 0, source: list[str] = ENGLISH, target: list[str] = WORDS) -> Path:
-    """A word-for-word toy language: English number words translated to French ones, 1-3 words (258 pairs exist)."""
-    rng = np.random.default_rng(seed)
-    lines = set()
-    while len(lines) < n:
-        k = rng.integers(0, len(source), rng.integers(1, 4))
-        pair = f"{' '.join(source[i] for i in k)} ||| {' '.join(target[i] for i in k)}"
-        lines.add(f"{pair} ||| 0.5 0.5 0.5 0.5 ||| ||| 1 1 1")
-    with gzip.open(path, "wt", encoding="utf-8") as out:
-        out.write("\n".join(sorted(lines)) + "\n")
-    return path
-
 
 def test_training_loss_falls_on_a_toy_task(tmp_path):
     table = toy_table(tmp_path / "pt.gz")

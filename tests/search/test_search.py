@@ -12,7 +12,7 @@ from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.phrases import Sentence
 from pysmt.testing import exhaustive_best, huge_beam
-from tests.conftest import LN10, write_moses_system
+from tests.helpers import LN10, write_moses_system
 
 ln = math.log
 

@@ -11,7 +11,7 @@ from pysmt.training.extraction import ORIENTATION_NAMES, extract_sentence, parse
 from pysmt.training.lexical import LexicalTables, estimate_lexical_tables
 from pysmt.training.preparation import keep_pair
 from pysmt.training.symmetrize import symmetrize
-from tests.conftest import shared_data
+from tests.helpers import shared_data
 
 DATA = Path(__file__).parent / "data"
 

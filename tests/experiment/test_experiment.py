@@ -17,7 +17,7 @@ from pysmt.experiment.report import (caveat_lines, claims, format_mean_sd, forma
 from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
-from tests.conftest import SHARED, shared_data
+from tests.helpers import SHARED, shared_data
 
 REFS = ["le chat est sur le tapis .", "il fait beau aujourd'hui .", "je suis content ."] * 10
 WORSE = ["le chat sur le tapis .", "il fait beau .", "je suis contente ."] * 10

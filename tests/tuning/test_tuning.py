@@ -30,7 +30,7 @@ def test_statistics_sum_to_sacrebleu_corpus_bleu_on_random_strings(seed):
 
 
 def test_statistics_equal_sacrebleu_on_real_decoder_output():
-    from tests.conftest import shared_data
+    from tests.helpers import shared_data
 
     hyps = (Path(__file__).parent / "data" / "newstest2013.pysmt-untuned.300.fr").read_text(encoding="utf-8")
     hyps = hyps.splitlines()
@@ -252,7 +252,7 @@ MOSES_MERT_BASIC_BLEU = 0.304339
 
 
 def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
-    from tests.conftest import shared_data
+    from tests.helpers import shared_data
 
     fixture = shared_data("fixtures", "moses", "mert.basic")
     features = read_moses_mert_blocks(fixture / "FEATSTAT.txt")
@@ -266,7 +266,7 @@ def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
 # -- n-best lists and the outer loop --------------------------------------------------------------
 
 from pysmt.errors import PysmtError  # noqa: E402
-from tests.conftest import write_moses_system  # noqa: E402
+from tests.helpers import write_moses_system  # noqa: E402
 from tuning.nbest import NbestPool, read_nbest  # noqa: E402
 
 SOURCE_WORDS = "a b c d e f".split()

@@ -1,4 +1,5 @@
-"""Binarized (memory-mapped) phrase and reordering tables: same entries, same scores, same translations."""
+"""Binarized (memory-mapped) phrase and reordering tables (pysmt/models/binary_table.py, binary_writer.py):
+same entries, same scores, same translations; damaged ones are refused naming the array."""
 
 import json
 import random
@@ -18,7 +19,9 @@ from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, So
 from pysmt.models.binary_writer import binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
-from tests.conftest import TINY_PHRASES, shared_data, write_moses_system
+from pysmt.testing import TOY_PHRASES as TINY_PHRASES
+from pysmt.testing import write_toy_system
+from tests.helpers import fails, pysmt, shared_data, write_moses_system
 
 #: Sources whose UTF-8 byte order differs from naive expectations (accents, CJK, a prefix of another).
 UNICODE_PHRASES = TINY_PHRASES + """é ||| y ||| 0.5 0.5 ||| 0-0
@@ -231,31 +234,6 @@ def test_sorted_strings_hash_index_and_binary_search(tmp_path):
         assert strings.prefix_dict("a") == {"": words.index("a"), " b": words.index("a b"), "b": words.index("ab")}
 
 
-def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
-    import subprocess
-    import sys
-
-    from tests.conftest import write_moses_system
-    ini = write_moses_system(tmp_path / "system")
-    run = lambda *args: subprocess.run([sys.executable, "-m", "pysmt.cli", *args], capture_output=True)  # noqa: E731
-    assert run("binarize", "-c", str(ini), "-o", str(tmp_path / "bin"), "--memory", "300M", "--temp-dir",
-               str(tmp_path / "scratch")).returncode == 0
-    assert not any((tmp_path / "scratch").iterdir())
-    assert "below the smallest budget" in run("binarize", "-c", str(ini), "-o", str(tmp_path / "b2"), "--memory",
-                                              "1M").stderr.decode()
-    source = tmp_path / "in.txt"
-    source.write_text("a b c\nc b a q\n")
-    text = run("decode", "-c", str(ini), "-i", str(source), "--nbest", str(tmp_path / "n1"))
-    binary = run("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest",
-                 str(tmp_path / "n2"))
-    assert text.returncode == binary.returncode == 0 and text.stdout == binary.stdout
-    assert (tmp_path / "n1").read_text() == (tmp_path / "n2").read_text()
-    toml = tmp_path / "bin" / "pysmt.toml"
-    before = toml.read_bytes()
-    again = run("binarize", "-c", str(toml), "-o", str(tmp_path / "bin"))
-    assert again.returncode == 1 and b"is also the input --config" in again.stderr and toml.read_bytes() == before
-
-
 def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypatch):
     """A tiny --memory (runs of a few records, merged; arrays written 7 values at a time) gives byte for
     byte the arrays one run gives, and the entries the text table gives; a reordering key repeated
@@ -286,3 +264,39 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypa
     for line in lines:
         src, tgt = line.split(" ||| ")[:2]
         assert text_ro.lookup(src, tgt) == binary_ro.lookup(src, tgt)
+
+
+# -- damaged binary tables ------------------------------------------------------------------------
+
+@pytest.fixture
+def source(tmp_path):
+    """One line (conftest's source has two): these cases were written with one."""
+    path = tmp_path / "in.txt"
+    path.write_text("a b c\n")
+    return path
+
+
+@pytest.fixture
+def binary(tmp_path):
+    ini = write_toy_system(tmp_path / "system")
+    return binarize_system(load_config(ini), tmp_path / "binary")
+
+
+def damage(config_path, table: str, array: str, change) -> None:
+    """Rewrite one array of a binary table in place, keeping its shape and dtype (a bad disk, a bad copy)."""
+    folder = next(p for p in config_path.parent.iterdir() if p.is_dir() and table in p.name)
+    values = np.load(folder / f"{array}.npy").copy()
+    change(values)
+    np.save(folder / f"{array}.npy", values)
+
+
+@pytest.mark.parametrize("table, array, change, words", [
+    ("phrase-table", "scores", lambda a: a.__setitem__((1, 0), np.nan), "scores.npy holds nan or infinite"),
+    ("reordering", "scores", lambda a: a.__setitem__((0, 2), np.inf), "scores.npy holds nan or infinite"),
+    ("phrase-table", "target_ids", lambda a: a.__setitem__(0, 99), "target_ids.npy holds ids from 0 to 99"),
+    ("phrase-table", "alignment_id", lambda a: a.__setitem__(0, -1), "alignment_id.npy holds ids from -1"),
+    ("phrase-table", "target_len", lambda a: a.__setitem__(0, 50), "points outside target_ids.npy"),
+])
+def test_a_damaged_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
+    damage(binary, table, array, change)
+    fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)

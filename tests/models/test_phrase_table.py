@@ -1,3 +1,6 @@
+"""Moses phrase tables (pysmt/models/phrase_table.py): scores logged and floored, entries in file order,
+errors naming the file and line."""
+
 import gzip
 import math
 
@@ -6,7 +9,8 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.models.phrase_table import PhraseTable
-from tests.conftest import shared_data
+from pysmt.testing import TOY_PHRASES, TOY_REORDERING, write_toy_system
+from tests.helpers import fails, pysmt, shared_data
 
 
 def write(path, text):
@@ -73,3 +77,28 @@ def test_moses_fixture_table_loads_compactly():
     table = PhraseTable(shared_data("fixtures", "moses", "lexicalized-reordering", "phrase-table.0-0.gz"))
     assert len(table) == 41915 and table.num_scores == 5
     assert table.target_ids.dtype == np.int32 and table.scores.dtype == np.float32
+
+
+# -- checked when loaded --------------------------------------------------------------------------
+
+@pytest.fixture
+def source(tmp_path):
+    """One line (conftest's source has two): these cases were written with one."""
+    path = tmp_path / "in.txt"
+    path.write_text("a b c\n")
+    return path
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("table", ["phrases", "reordering"])
+def test_a_text_table_with_a_non_finite_score_names_file_and_line(tmp_path, source, value, table):
+    phrases, reordering = TOY_PHRASES, TOY_REORDERING
+    if table == "phrases":
+        phrases = phrases.replace("b ||| y ||| 0.5 0.4", f"b ||| y ||| 0.5 {value}")
+    else:
+        reordering = reordering.replace("0.4 0.4 0.2 0.5", f"0.4 {value} 0.2 0.5")
+    ini = write_toy_system(tmp_path / "system", phrases=phrases, reordering=reordering)
+    name = "phrases.txt" if table == "phrases" else "reordering.txt"
+    position = 2 if table == "phrases" else 2
+    fails(pysmt("decode", "-c", str(ini), "-i", str(source)), 1, f"{name}, line", f"score {position} is {value}",
+          "finite")

@@ -9,7 +9,7 @@ from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.features.lexical_reordering import ReorderingModelType
 from pysmt.phrases import Sentence
-from tests.conftest import LN10
+from tests.helpers import LN10
 
 ln = math.log
 

@@ -14,7 +14,6 @@ import math
 import subprocess
 import sys
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -340,47 +339,6 @@ def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system
 
 # -- errors before loading -----------------------------------------------------------------------
 
-class Slow(Feature):
-    """Records every load; needs weights from the config and a ``model`` (default ``slow-model/``)."""
-
-    default_label = "Slow"
-    parameters = {"model": Path, "size": int}
-    default_paths = {"model": "slow-model"}
-    required_parameters = ("model",)
-    loads = 0
-
-    @classmethod
-    def from_config(cls, name, params, system):
-        Slow.loads += 1
-        params["size"]  # a parameter the section does not give
-        return cls(name, 1)
-
-
-def test_missing_weights_are_reported_before_any_model_is_loaded(tiny_system):
-    (tiny_system.parent / "slow-model").mkdir()
-    Slow.loads = 0
-    with registered(slow=Slow), pytest.raises(PysmtError, match="moses.ini: no weights for feature Slow0; give them"):
-        toy_decoder(tiny_system, ["slow"])
-    assert Slow.loads == 0
-
-
-def test_a_missing_required_parameter_is_reported_before_any_model_is_loaded(tiny_system):
-    Slow.loads = 0
-    with registered(slow=Slow), pytest.raises(PysmtError) as caught:
-        toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
-    assert Slow.loads == 0
-    assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'model' (its default, "
-                                 f"{tiny_system.parent / 'slow-model'}, does not exist); give it in the feature's "
-                                 "section or with --param Slow0.model=VALUE")
-
-
-def test_reading_a_parameter_the_section_does_not_give_names_the_feature(tiny_system):
-    (tiny_system.parent / "slow-model").mkdir()
-    with registered(slow=Slow), pytest.raises(PysmtError) as caught:
-        toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
-    assert str(caught.value) == f"{tiny_system}: feature Slow0: missing parameter 'size'"
-
-
 @pytest.mark.parametrize("declarations, words", [
     ({"default_paths": {"model": "m"}}, "default_paths names 'model', which is not one of its Path parameters"),
     ({"parameters": {"model": str}, "default_paths": {"model": "m"}}, "not one of its Path parameters"),
@@ -391,28 +349,6 @@ def test_inconsistent_declarations_are_refused_when_the_feature_is_registered(ti
     broken = type("Broken", (Phrases,), declarations)
     with registered(broken=broken), pytest.raises(PysmtError, match=f"feature 'broken' .*{words}"):
         toy_decoder(tiny_system, ["broken"])
-
-
-def test_a_plugin_feature_in_moses_ini_with_parameters_and_weights(tmp_path):
-    from pysmt.testing import write_toy_system
-
-    (tmp_path / "sys" / "slow-model").mkdir(parents=True)
-    system = write_toy_system(tmp_path / "sys", features=["slow size=3"], weights={"Slow0": "0.25"})
-    with registered(slow=Slow):
-        decoder = toy_decoder(system)
-    spec = decoder.config.feature("Slow0")
-    assert spec.params == {"size": 3, "model": str(tmp_path / "sys" / "slow-model")} and decoder.weights[-1] == [0.25]
-
-
-def test_toy_decoder_takes_plugin_parameters(tmp_path):
-    from pysmt.testing import write_toy_system
-
-    system = write_toy_system(tmp_path / "sys")
-    (tmp_path / "elsewhere").mkdir()
-    with registered(slow=Slow):
-        decoder = toy_decoder(system, ["slow"], params=[f"slow.model={tmp_path / 'elsewhere'}", "Slow0.size=2"],
-                              weights={"Slow0": [1.0]})
-    assert decoder.config.feature("Slow0").params == {"model": str(tmp_path / "elsewhere"), "size": 2}
 
 
 # -- the command line ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 The Python searches (normal.py, cube.py) and nbest.py are the executable specification; the
 compiled core must give the same n-best lists with the same feature scores, to the last bit,
 whatever the pruning settings, on random tiny systems, on sentences longer than 64 words, and on
-the Moses news system (the reference lists in bench/reference were recorded with the Python
+the Moses news system (the reference lists in data/reference were recorded with the Python
 search).
 """
 
@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from tests.conftest import shared_data, write_moses_system
+from tests.helpers import shared_data, write_moses_system
 
-REFERENCE = Path(__file__).resolve().parents[1] / "bench" / "reference"
+REFERENCE = Path(__file__).resolve().parent / "data" / "reference"
 SRC, TGT = ["a", "b", "c", "d", "e"], ["x", "y", "z", "w"]
 
 

@@ -1,11 +1,16 @@
-"""Integration: the Moses regression-test system decodes to Moses' own translations and model scores."""
+"""The decoder (pysmt/decoder.py). Integration: the Moses regression-test system decodes to Moses' own
+translations and model scores. A missing model is reported before the others load; warmed caches
+change no translation."""
 
+import numpy as np
 import pytest
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.formats import nbest_line
-from tests.conftest import shared_data
+from pysmt.features.base import Feature
+from pysmt.testing import registered, toy_decoder
+from tests.helpers import fails, pysmt, shared_data
 
 # moses-regression-tests, tests/phrase.lexicalized-reordering/truth/results.txt (Moses, normal search).
 MOSES_TRANSLATIONS = [
@@ -56,3 +61,51 @@ def test_cube_pruning_finds_translations_as_good(fixture_dir, sentences):
     cube = Decoder(load_config(fixture_dir / "moses.ini"), algorithm="cube")
     for k, line in enumerate(sentences):
         assert cube.translate(line).hypotheses[0].total >= MOSES_SCORES[k] - 1.0
+
+
+# -- loading and caches ---------------------------------------------------------------------------
+
+def test_a_missing_phrase_table_is_reported_before_the_lm_is_loaded(tiny_system, source):
+    (tiny_system.parent / "phrases.txt").unlink()
+    (tiny_system.parent / "lm.arpa").write_text("not an ARPA file\n")  # loading it first would fail on it
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source)), 1, "phrases.txt: no such file")
+
+
+class CachedTargetLength(Feature):
+    """Minus the target length, computed once per target phrase and kept across sentences (as the RNN does)."""
+
+    default_label = "CachedLength"
+    computed = []  # every phrase it scored, across instances: what a cache miss costs
+
+    def __init__(self, name, num_scores):
+        super().__init__(name, num_scores)
+        self.cache = {}
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [0.1]
+
+    def evaluate(self, phrases):
+        for phrase in phrases:
+            if phrase.target not in self.cache:
+                self.computed.append(phrase.target)
+                self.cache[phrase.target] = -float(len(phrase.target))
+        return np.array([[self.cache[phrase.target]] for phrase in phrases]), None
+
+
+def test_warm_caches_leaves_only_the_features_caches_filled(tiny_system):
+    """Tuning warms the features' caches before forking its workers: decoding the warmed lines asks
+    the feature for nothing new, and gives what a cold decoder gives."""
+    lines = ["a b c", "c b a", ""]
+    with registered(cached_length=CachedTargetLength):
+        cold = [toy_decoder(tiny_system, ["cached-length"]).translate(line).best for line in lines]
+        decoder = toy_decoder(tiny_system, ["cached-length"])
+        CachedTargetLength.computed.clear()
+        decoder.warm_caches(lines)
+        assert CachedTargetLength.computed and not decoder.options.cache
+        warmed = len(CachedTargetLength.computed)
+        assert [decoder.translate(line).best for line in lines] == cold
+        assert len(CachedTargetLength.computed) == warmed

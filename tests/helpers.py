@@ -1,0 +1,130 @@
+"""What the tests share besides fixtures: the shared data, the toy system under the tests' name, a
+raw-text system, running ``pysmt`` commands and watching the processes they start.
+
+Test modules import these (``from tests.helpers import fails, pysmt``: ``tests`` is a package); the
+fixtures are in ``conftest.py``, which nothing imports. The toy system is :mod:`pysmt.testing`'s,
+which the plugins' tests use directly.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pysmt.config_files import load_config, write_toml
+from pysmt.testing import write_toy_system as write_moses_system  # the toy system, under the tests' name
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+LN10 = math.log(10)
+PYSMT = [sys.executable, "-m", "pysmt.cli"]
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, skipping the test when the data is not there."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+def raw_text_system(directory: Path) -> Path:
+    """A pysmt.toml system with [processing]: it takes raw text and tokenizes it (no truecasing)."""
+    phrases = ("a ||| x ||| 0.5 0.5 ||| 0-0\nb ||| y ||| 0.5 0.4 ||| 0-0\n, ||| , ||| 0.9 0.9 ||| 0-0\n"
+               "a , ||| x , ||| 0.9 0.9 ||| 0-0 1-1\n. ||| . ||| 0.9 0.9 ||| 0-0\nb . ||| z . ||| 0.9 0.9 ||| 0-0 1-1\n"
+               "a, ||| WRONG ||| 0.9 0.9 ||| 0-0\n")
+    ini = write_moses_system(directory, phrases=phrases, reordering=None)
+    config = load_config(ini)
+    from dataclasses import replace
+
+    from pysmt.config import ProcessingConfig
+    toml = directory / "pysmt.toml"
+    write_toml(replace(config, processing=ProcessingConfig("en", "fr", tokenize=True)), toml)
+    return toml
+
+
+# -- running the pysmt command ---------------------------------------------------------------------
+
+def pysmt(*args: str, stdin: bytes = b"", **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pysmt.cli", *args], input=stdin, capture_output=True, **kwargs)
+
+
+def error_line(proc: subprocess.CompletedProcess) -> str:
+    """The one line of a user error (click prints ``Error: ...``; bad options add usage lines first)."""
+    text = proc.stderr.decode()
+    assert "Traceback" not in text, text
+    errors = [line for line in text.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, text
+    return errors[0]
+
+
+def fails(proc: subprocess.CompletedProcess, status: int, *words: str) -> None:
+    assert proc.returncode == status, proc.stderr.decode()
+    line = error_line(proc)
+    for word in words:
+        assert word in line, line
+
+
+def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
+    return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
+            "--max-iterations", "1", "--restarts", "1", *extra]
+
+
+def long_input(path: Path, lines: int = 3000) -> Path:
+    path.write_text("".join(" ".join("abc"[(i + k) % 3] for k in range(40)) + "\n" for i in range(lines)))
+    return path
+
+
+# -- watching the processes a command starts --------------------------------------------------------
+
+def children_of(pid: int) -> list[int]:
+    """The PIDs whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent to collect it counts as dead)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(condition, seconds: float = 20.0) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def start_decode(system: Path, source: Path, *extra: str, **popen) -> subprocess.Popen:
+    """A decoder in a session of its own (so that signals to its group reach only it and its workers)."""
+    proc = subprocess.Popen([*PYSMT, "decode", "-c", str(system), "-i", str(source), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **popen)
+    assert proc.stdout.readline()  # it is translating
+    return proc
+
+
+def limited_file_size(size: int):
+    """For preexec_fn: files may grow to ``size`` bytes; a write beyond fails (EFBIG), as on a full disk."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit

@@ -1,0 +1,30 @@
+"""``pysmt filter`` (pysmt/filtering.py): the filtered system applies the full one's preprocessing and
+translates exactly as it does, and is never written into the system's own folder."""
+
+from __future__ import annotations
+
+from pysmt.config_files import load_config
+from tests.helpers import fails, pysmt, raw_text_system
+
+
+def test_filter_applies_the_systems_preprocessing(tmp_path):
+    toml = raw_text_system(tmp_path / "system")
+    source = tmp_path / "raw.txt"
+    source.write_text("a, b.\nb.\n")
+    assert pysmt("filter", "-c", str(toml), "-i", str(source), "-o", str(tmp_path / "filtered")).returncode == 0
+    filtered = tmp_path / "filtered" / "pysmt.toml"
+    from pysmt.models.phrase_table import PhraseTable
+    table = PhraseTable(load_config(filtered).feature("PhraseDictionaryMemory0").params["path"])
+    assert sorted(table.sources) == [",", ".", "a", "a ,", "b", "b ."]  # tokenized n-grams, not "a,"
+    full = pysmt("decode", "-c", str(toml), "-i", str(source))
+    assert full.returncode == 0 and full.stdout == pysmt("decode", "-c", str(filtered), "-i", str(source)).stdout
+    assert load_config(filtered).processing == load_config(toml).processing
+
+
+def test_filter_into_the_systems_own_folder_is_refused(tmp_path):
+    toml = raw_text_system(tmp_path / "system")
+    before = toml.read_bytes()
+    source = tmp_path / "raw.txt"
+    source.write_text("a, b.\n")
+    fails(pysmt("filter", "-c", str(toml), "-i", str(source), "-o", str(toml.parent)), 1, "is also the input --config")
+    assert toml.read_bytes() == before

@@ -1,0 +1,114 @@
+"""Where a command may write (pysmt/outputs.py): no output may be an input or another output, outputs
+are checked before any work, and a decode's streamed n-best list survives full disks, failures,
+symbolic links and FIFOs.
+
+User mistakes never destroy data and end in one line, not a traceback: each case asserts the exit
+status, that the message is a single line naming the problem, and that the inputs survive.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from pysmt.textio import TEMP_MARK
+from tests.helpers import PYSMT, fails, limited_file_size, long_input, pysmt, raw_text_system, tune_command
+
+
+# -- no output may be an input; nothing is truncated before the run has started -----------------
+
+@pytest.mark.parametrize("option", ["--nbest", "--alignment"])
+def test_output_equal_to_the_input_is_refused_and_the_input_survives(tiny_system, source, option):
+    before = source.read_bytes()
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), option, str(source)), 1,
+          option, "is also the input --input")
+    assert source.read_bytes() == before
+
+
+def test_output_equal_to_a_model_file_is_refused(tiny_system, source):
+    table = tiny_system.parent / "phrases.txt"
+    before = table.read_bytes()
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(table)), 1,
+          "--nbest", "PhraseDictionaryMemory0 path")
+    assert table.read_bytes() == before
+
+
+def test_two_outputs_on_one_file_are_refused(tiny_system, source, tmp_path):
+    out = tmp_path / "out.txt"
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(out), "--alignment", str(out)),
+          1, "--nbest and --alignment are the same file")
+
+
+def test_an_earlier_output_survives_a_run_that_fails_to_start(tiny_system, source, tmp_path):
+    nbest = tmp_path / "nbest.txt"
+    nbest.write_text("precious\n")
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest), "--features", "nope"),
+          1, "unknown feature 'nope'")
+    assert nbest.read_text() == "precious\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+@pytest.mark.parametrize("folder", ["/no/such/folder", "/proc"])
+def test_outputs_in_a_missing_or_unwritable_folder_fail_before_loading(tiny_system, source, folder):
+    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", f"{folder}/nbest.txt")
+    fails(proc, 1, "--nbest", f"in {folder}")
+
+
+def test_tune_out_in_the_system_folder_is_refused(tmp_path, dev):
+    toml = raw_text_system(tmp_path / "system")
+    before = toml.read_bytes()
+    fails(pysmt(*tune_command(toml, *dev, toml.parent)), 1, "is also the input --config")
+    assert toml.read_bytes() == before
+
+
+# -- streamed outputs: full disks, failures, links and devices -------------------------------------
+
+def test_a_full_disk_keeps_the_earlier_nbest_and_names_the_file(tiny_system, tmp_path):
+    nbest = tmp_path / "nbest.txt"
+    nbest.write_text("an earlier, complete n-best list\n")
+    source = long_input(tmp_path / "in.txt", lines=300)
+    proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)],
+                          capture_output=True, preexec_fn=limited_file_size(20_000))
+    fails(proc, 1, f"writing {nbest}", "File too large", "incomplete file was removed")
+    assert nbest.read_text() == "an earlier, complete n-best list\n"
+    assert not list(tmp_path.glob(f".*{TEMP_MARK}*"))
+
+
+def test_a_run_that_fails_keeps_an_earlier_complete_nbest(tiny_system, tmp_path):
+    nbest = tmp_path / "nbest.txt"
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"a b c\n" * 9 + b"\xff\n")  # line 10 is not UTF-8
+    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest))
+    fails(proc, 1, "line 10")
+    partial = nbest.read_text()  # no earlier file: the 9 lines translated are kept
+    assert {line.split(" ||| ")[0] for line in partial.splitlines()} == {str(i) for i in range(9)}
+    nbest.write_text("complete\n")
+    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)), 1, "line 10")
+    assert nbest.read_text() == "complete\n"
+
+
+def test_a_symlinked_nbest_writes_its_target_and_keeps_the_link(tiny_system, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\n")
+    target, link = tmp_path / "lists" / "target.txt", tmp_path / "link.txt"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link.symlink_to(target)
+    assert pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(link)).returncode == 0
+    assert link.is_symlink() and target.read_text().startswith("0 ||| ")
+
+
+def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\nc b a\n")
+    fifo = tmp_path / "nbest.fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, encoding="utf-8") as reader:
+        lines = reader.read().splitlines()
+    assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+    assert {line.split(" ||| ")[0] for line in lines} == {"0", "1"}
+    assert fifo.is_fifo()

@@ -1,0 +1,28 @@
+"""The helpers for plugin tests (pysmt/testing.py): a plugin decodes without being installed.
+
+(``toy_decoder``'s ``params`` are tested with the registry's, in features/test_registry.py.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pysmt.errors import PysmtError
+from pysmt.testing import registered, toy_decoder, toy_options
+
+
+def test_testing_helpers_decode_a_plugin_without_installing_it(tmp_path):
+    from pysmt_example_features import RepeatedWordFeature
+    from pysmt.testing import write_toy_system
+
+    system = write_toy_system(tmp_path)
+    # a name of its own: the example plugin may be installed too, under "repeated-word"
+    with registered(unlisted_repeated_word=RepeatedWordFeature):
+        decoder = toy_decoder(system, ["unlisted-repeated-word"], weights={"RepeatedWord0": [2.0]}, search="normal")
+        options = toy_options(decoder, "a b c")
+        assert {(o.start, o.end, o.target) for o in options.options} >= {(0, 1, ("x",)), (1, 3, ("z", "x"))}
+        best = decoder.translate("a a", nbest_size=5).hypotheses
+        labels = {name: lo for name, lo, _ in decoder.nbest_labels()}
+        assert [c.scores[labels["RepeatedWord0"]] for c in best if c.words == ["x", "x"]] == [-1.0]
+    with pytest.raises(PysmtError, match="unknown feature 'unlisted-repeated-word'"):
+        toy_decoder(system, ["unlisted-repeated-word"])  # registered only inside the with block

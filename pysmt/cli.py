@@ -2,7 +2,9 @@
 ``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
-(``rnn = "rnn_feature.cli:rnn"``, a click command or group).
+(``rnn = "rnn_feature.cli:rnn"``, a click command or group). Options that a dataclass carries are made
+from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are declared once
+(:mod:`pysmt.shared_options`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from typing import Any, Callable
 import click
 from tqdm import tqdm
 
+from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError
-from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT, MemorySize
+from pysmt.memory_budget import TEMP_DIR, memory_option
 from pysmt.processes import Terminated, stop_on_sigterm
-from pysmt.training.pipeline import PRESETS, STEPS
-from pysmt.training.symmetrize import HEURISTICS
+from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
+from pysmt.training.pipeline import PRESET_DATA, PRESETS, Pipeline, TrainingOptions
 
 COMMANDS_GROUP = "pysmt.commands"
 
@@ -97,28 +100,7 @@ def system_options(function: Any) -> Any:
     return function
 
 
-POSITIVE = click.IntRange(min=1)
-
-
-def memory_options(spilling: str) -> Callable[[Any], Any]:
-    """``--memory SIZE`` and ``--temp-dir``: the budget of the steps that ``spilling`` names, and where they spill."""
-    def decorate(function: Any) -> Any:
-        function = click.option(
-            "--temp-dir", type=click.Path(file_okay=False),
-            help="Folder for temporary files (sorted runs); default: beside the files being made. Made if missing; "
-                 "what is left there is removed at the end, also on failure.")(function)
-        return click.option(
-            "--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
-            help=f"Memory for {spilling} (e.g. 1G, 800M): sorted pieces are spilled to disk (see --temp-dir) to keep "
-                 "within it. It never changes the result.")(function)
-    return decorate
-
-
-def cluster_option(function: Any) -> Any:
-    """``--cluster ADDRESS``: where the work runs (Ray), never what it gives."""
-    return click.option("--cluster", metavar="ADDRESS",
-                        help="Run on a Ray cluster: its head's HOST[:PORT], `auto`, or `local` (a throw-away one on "
-                             "this machine). Needs pysmt-mt[cluster]; every node must see the files.")(function)
+cluster_option = command_option("cluster", CLUSTER)
 
 
 @main.command()
@@ -133,9 +115,9 @@ def cluster_option(function: Any) -> Any:
 @click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
 @click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
               help="Write source-target word alignments of the best translations (Pharaoh format).")
-@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
+@command_option("threads", DECODING_THREADS, default=1)
 @cluster_option
-@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
+@command_option("search", SEARCH)
 @click.option("--prepared", is_flag=True,
               help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
 def decode(config_path: str, features: str | None, params: tuple[str, ...], input_path: str | None,
@@ -236,9 +218,10 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a "
                    "pysmt.toml).")
-@memory_options("sorting each table")
+@command_option("memory", memory_option("sorting each table"))
+@command_option("temp_dir", TEMP_DIR)
 def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str, memory: int,
-                     temp_dir: str | None) -> None:
+                     temp_dir: Path | None) -> None:
     """Write the system's phrase and reordering tables as memory-mapped binary tables.
 
     The binary tables load in milliseconds, their pages are shared by forked --threads workers,
@@ -248,7 +231,7 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
     from pysmt.config_files import configure_system
 
     config = configure_system(config_path, split_names(features), params)
-    out = binarize_system(config, Path(out_dir), memory, Path(temp_dir) if temp_dir else None)
+    out = binarize_system(config, Path(out_dir), memory, temp_dir)
     click.echo(f"pysmt binarize: wrote {out}")
 
 
@@ -288,44 +271,19 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
 
 
 @main.command()
-@click.option("--src-lang", default="en", show_default=True, help="Source language code.")
-@click.option("--tgt-lang", default="fr", show_default=True, help="Target language code.")
-@click.option("--corpus", "corpora", multiple=True, help="Bitext prefix: PREFIX.SRC and PREFIX.TGT (repeatable).")
-@click.option("--lm-text", "lm_texts", multiple=True, type=click.Path(dir_okay=False),
-              help="Extra raw target-language text for the LM (repeatable).")
+@options_of(TrainingOptions, stop="out")
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named corpus recipe (under --data).")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="../shared/data", show_default=True,
-              help="Data folder the preset's corpora live in.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="System folder to write.")
-@click.option("--prepared", is_flag=True, help="The corpus is already tokenized and cased as wanted.")
-@click.option("--alignment", type=click.Path(exists=True, dir_okay=False),
-              help="Use this symmetrized Pharaoh alignment of the cleaned corpus instead of running eflomal.")
-@click.option("--symmetrization", default="grow-diag-final-and", show_default=True,
-              type=click.Choice(list(HEURISTICS)))
-@click.option("--max-phrase-length", default=7, show_default=True, type=click.IntRange(1, 20))
-@click.option("--first-step", default=STEPS[0], show_default=True, help="Step name or number: " + ", ".join(STEPS))
-@click.option("--last-step", default=STEPS[-1], show_default=True)
-@click.option("--force", is_flag=True,
-              help="Start afresh: redo every step, also in a folder that holds another job.")
-@click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Worker processes for the parallel steps.")
-@memory_options("phrase scoring and lmplz")
-def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
-          data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
-          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int,
-          temp_dir: str | None) -> None:
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=PRESET_DATA,
+              show_default=True, help="Data folder the preset's corpora live in.")
+@options_of(TrainingOptions, start="out")
+def train(preset: str | None, data_dir: Path, **given: Any) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
-    from pysmt.training.pipeline import Pipeline, TrainingOptions
-
-    prefixes = [Path(c) for c in corpora] + [Path(data_dir) / p for p in PRESETS.get(preset or "", [])]
-    options = TrainingOptions(src_lang, tgt_lang, prefixes, Path(out_dir), [Path(t) for t in lm_texts], prepared,
-                              Path(alignment) if alignment else None, symmetrization, max_phrase_length,
-                              first_step=first_step, last_step=last_step, force=force, processes=processes,
-                              memory=memory, temp_dir=Path(temp_dir) if temp_dir else None)
+    options = from_command(TrainingOptions, given)
+    options.corpora += [data_dir / prefix for prefix in PRESETS.get(preset or "", [])]
     Pipeline(options).run()
-    config = Path(out_dir) / "pysmt.toml"
+    config = options.out / "pysmt.toml"
     if config.is_file():
-        click.echo(f"pysmt train: system in {out_dir} (decode with: pysmt decode -c {config})")
+        click.echo(f"pysmt train: system in {options.out} (decode with: pysmt decode -c {config})")
 
 
 @main.command()

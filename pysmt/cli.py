@@ -2,9 +2,10 @@
 ``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
-(``rnn = "rnn_feature.cli:rnn"``, a click command or group). Options that a dataclass carries are made
-from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are declared once
-(:mod:`pysmt.shared_options`).
+(``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` is defined
+beside what it runs and imported only when used (:data:`LAZY_COMMANDS`). Options that a dataclass
+carries are made from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are
+declared once (:mod:`pysmt.shared_options`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,10 @@ from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 from pysmt.training.pipeline import PRESET_DATA, PRESETS, Pipeline, TrainingOptions
 
 COMMANDS_GROUP = "pysmt.commands"
+#: Commands defined beside what they run, as ``module:command``, imported only when used (or listed by
+#: ``--help``): their options come from dataclasses whose modules (the decoder, the optimizer) take longer
+#: to import than most commands take to run.
+LAZY_COMMANDS = {"tune": "tuning.cli:tune"}
 
 
 def silence_stdout() -> None:
@@ -65,10 +70,13 @@ class PysmtGroup(click.Group):
             raise click.ClickException(f"{where}{err.strerror or err}") from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS)
+                      | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
+        if command is None and name in LAZY_COMMANDS:
+            return EntryPoint(name, LAZY_COMMANDS[name], COMMANDS_GROUP).load()
         if command is None:
             for ep in entry_points(group=COMMANDS_GROUP, name=name):
                 return ep.load()
@@ -284,49 +292,6 @@ def train(preset: str | None, data_dir: Path, **given: Any) -> None:
     config = options.out / "pysmt.toml"
     if config.is_file():
         click.echo(f"pysmt train: system in {options.out} (decode with: pysmt decode -c {config})")
-
-
-@main.command()
-@system_options
-@click.option("--src", "source", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt).")
-@click.option("--ref", "references", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Dev set reference, raw text (repeatable for several references).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.")
-@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE,
-              help="N-best entries per sentence and iteration.")
-@click.option("--max-iterations", default=25, show_default=True, type=POSITIVE)
-@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
-@click.option("--restarts", default=20, show_default=True, type=click.IntRange(min=0),
-              help="Random restarts of the optimizer.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the optimizer's random restarts and directions.")
-@click.option("--historic-interpolation", "interpolation", default=0.5, show_default=True,
-              type=click.FloatRange(0.0, 1.0, min_open=True),
-              help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
-                   "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).")
-@cluster_option
-@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
-@click.option("--force", is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out.")
-def tune(config_path: str, features: str | None, params: tuple[str, ...], source: str, references: tuple[str, ...],
-         out_dir: str, nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int,
-         interpolation: float, cluster: str | None, search: str | None, force: bool) -> None:
-    """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
-
-    Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
-    change); another system, dev set or setting is refused unless --force. Features a config has
-    no weights for (e.g. added with --features) start at their default weights (a plugin's
-    default_weights()), else at 0; the unknown-word penalty stays fixed.
-    """
-    from tuning.loop import TuningOptions
-    from tuning.loop import tune as run_tuning
-
-    only_one_place(threads, cluster)
-    options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
-                            split_names(features), nbest_size, max_iterations, threads, restarts, seed, search,
-                            list(params), force, interpolation, cluster)
-    path = run_tuning(options)
-    click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
 
 
 @main.command()

@@ -2,8 +2,8 @@
 ``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
-(``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` is defined
-beside what it runs and imported only when used (:data:`LAZY_COMMANDS`). Options that a dataclass
+(``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` and ``experiment`` are defined
+beside what they run and imported only when used (:data:`LAZY_COMMANDS`). Options that a dataclass
 carries are made from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are
 declared once (:mod:`pysmt.shared_options`).
 """
@@ -31,7 +31,7 @@ COMMANDS_GROUP = "pysmt.commands"
 #: Commands defined beside what they run, as ``module:command``, imported only when used (or listed by
 #: ``--help``): their options come from dataclasses whose modules (the decoder, the optimizer) take longer
 #: to import than most commands take to run.
-LAZY_COMMANDS = {"tune": "tuning.cli:tune"}
+LAZY_COMMANDS = {"tune": "tuning.cli:tune", "experiment": "pysmt.experiment.cli:experiment"}
 
 
 def silence_stdout() -> None:
@@ -334,53 +334,6 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
     click.echo(f"BLEU: {first.bleu_signature}\nchrF: {first.chrf_signature}")
     if paired:
         click.echo(f"paired bootstrap against {hypotheses[0]}: {paired['bleu']}")
-
-
-@main.command()
-@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default="../shared/data",
-              show_default=True, help="The shared data folder: the news preset's corpora, newstest2012 and 2013.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Run folder (rerun the same command to resume): stages, models, report.md, results.json.")
-@click.option("--test", "tests", nargs=2, multiple=True, type=click.Path(exists=True, dir_okay=False),
-              metavar="SRC REF", help="A test set, raw text (repeatable; default: newstest2013 under --data).")
-@click.option("--scale", "scale_name", default="full", show_default=True, type=click.Choice(["full", "small", "tiny"]),
-              help="full: the news preset and the issue's settings; small: a slice that runs in minutes; "
-                   "tiny: the smoke test's.")
-@click.option("--seeds", type=POSITIVE,
-              help="MERT optimizer seeds per configuration (default: the scale's: 3 full, 1 small and tiny).")
-@click.option("--dev-size", type=POSITIVE, help="Tune on the first N lines of newstest2012 (default: the scale's).")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True),
-              help="Minutes of training per neural model (default: the scale's: 60 full, 1 small).")
-@click.option("--system", "system_dir", type=click.Path(exists=True, file_okay=False),
-              help="Reuse this system (a `pysmt train` folder) instead of training one.")
-@click.option("--threads", default=2, show_default=True, type=POSITIVE,
-              help="Decoding and training processes (on a cluster: of each stage, on its node).")
-@cluster_option
-@click.option("--force", is_flag=True, help="Start afresh: redo every stage in --out.")
-def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], scale_name: str, seeds: int | None,
-               dev_size: int | None, budget: float | None, system_dir: str | None, threads: int, cluster: str | None,
-               force: bool) -> None:
-    """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
-
-    Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
-    scores) records its options and inputs and is skipped when done: rerun the same command to
-    resume; changed options or inputs are refused, naming each difference, unless --force. More
-    --seeds or --test sets may be added to a finished run. With --cluster, every stage runs on the
-    cluster, those that do not need each other at the same time (each tuning, each test decode),
-    each asking for --threads CPUs, its memory and a GPU for neural work; every node must see the
-    run folder and the data (a shared filesystem). Each stage's messages go to stages/NAME/log.txt.
-    """
-    from pysmt.experiment import ExperimentOptions, run_experiment
-    from pysmt.experiment.data import Bitext
-    from pysmt.experiment.settings import SCALES
-
-    scale = SCALES[scale_name]
-    options = ExperimentOptions(
-        Path(data_dir).resolve(), Path(out_dir), [Bitext(Path(s).resolve(), Path(r).resolve()) for s, r in tests],
-        scale, seeds or scale.seeds, dev_size or scale.dev_size, budget or scale.budget,
-        Path(system_dir) if system_dir else None, threads, force, cluster)
-    report = run_experiment(options)
-    click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass
@@ -17,14 +18,22 @@ from pysmt.cli_options import OPTION, POSITIVE, from_command, option, options_of
 from pysmt.config import SearchConfig
 from pysmt.experiment.chain import ExperimentOptions
 from pysmt.experiment.settings import SCALES, per_scale
+from pysmt.neural import TrainingLimits
 from pysmt.training.pipeline import TrainingOptions
 from tuning.loop import TuningOptions
 
-CARRIED = [("train", TrainingOptions), ("tune", TuningOptions), ("experiment", ExperimentOptions)]
+CARRIED = [("train", TrainingOptions), ("tune", TuningOptions), ("experiment", ExperimentOptions),
+           ("rnn train", TrainingLimits), ("cslm train", TrainingLimits)]
 
 
 def command(name: str) -> click.Command:
-    found = main.get_command(click.Context(main), name)
+    """A pysmt command by its words (``"rnn train"``); a plugin's that is not installed skips the test."""
+    found: click.Command | None = main
+    for word in name.split():
+        assert isinstance(found, click.Group)
+        found = found.get_command(click.Context(found), word)
+        if found is None:
+            pytest.skip(f"pysmt {name}: its plugin is not installed")
     assert found is not None
     return found
 
@@ -111,7 +120,7 @@ def test_every_option_field_is_an_option_with_the_field_s_default(name, options)
             assert f"[default: {default}" in param.get_help_record(click.Context(cmd))[1], declared.name
 
 
-@pytest.mark.parametrize("options", [options for _, options in CARRIED])
+@pytest.mark.parametrize("options", [TrainingOptions, TuningOptions, ExperimentOptions, TrainingLimits])
 def test_options_are_built_by_keyword_only(options):
     assert all(f.kw_only for f in fields(options))
 
@@ -152,6 +161,23 @@ def test_the_command_lines_defaults_are_the_dataclasses(tmp_path, monkeypatch):
         ExperimentOptions(data=tmp_path.resolve(), out=Path("r"), scale=small, seeds=2, dev_size=small.dev_size,
                           budget=small.budget),
     ]
+
+
+@pytest.mark.parametrize("plugin, training, data", [("rnn", "rnn_feature", "--phrase-table"),
+                                                    ("cslm", "pysmt_cslm", "--text")])
+def test_the_neural_plugins_train_within_the_limits_they_are_given(plugin, training, data, tmp_path, monkeypatch):
+    cmd = command(f"{plugin} train")
+    told = []
+    monkeypatch.setattr(sys.modules[cmd.callback.__module__], "use_training_threads", lambda threads: 1)
+    monkeypatch.setattr(importlib.import_module(f"{training}.training"), "train",
+                        lambda *args, **kwargs: told.append(args[4]) or 1.0)
+    (tmp_path / "data").write_text("")
+    args = [plugin, "train", data, str(tmp_path / "data"), "--out", str(tmp_path / "m"), "--device", "cpu"]
+    for extra in ([], ["--max-time", "2", "--valid-every", "5", "--patience", "3", "--max-updates", "9"]):
+        result = CliRunner().invoke(main, args + extra)
+        assert result.exit_code == 0, result.output
+    assert told == [TrainingLimits(), TrainingLimits(max_time=120.0, max_updates=9, valid_every=5,
+                                                     checkpoint_every=5, patience=3)]
 
 
 def test_choices_come_from_the_one_place_that_defines_them():

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
+from pysmt.cli_options import from_command, options_of
+from pysmt.neural import TrainingLimits
 from pysmt.torch_threads import threads_option, use_training_threads
-from rnn_feature.hyperparameters import PRESETS
+from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 
 
 @click.group()
@@ -35,17 +38,13 @@ def check_device(device: str) -> None:
               help="Model directory (rerun the same command to resume).")
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
-@click.option("--max-time", type=click.FloatRange(min=0, min_open=True),
-              help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept).")
-@click.option("--max-updates", type=COUNT, help="Stop after this many updates in total.")
-@click.option("--valid-every", default=2000, show_default=True, type=COUNT, help="Updates between validations.")
-@click.option("--patience", default=10, show_default=True, type=COUNT,
-              help="Stop when this many validations in a row do not improve perplexity.")
-@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches (preset's: 1234).")
+@options_of(TrainingLimits)
+@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches "
+                                        f"(preset's: {Hyperparameters.seed}).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
-def train(table: str, out_dir: str, preset: str, device: str, max_time: float | None, max_updates: int | None,
-          valid_every: int, patience: int, seed: int | None, force: bool, threads: int | None) -> None:
+def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, force: bool, threads: int | None,
+          **given: Any) -> None:
     """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64).
 
     The folder records the job (job.json: preset, seed, the table's size and time). Rerunning the
@@ -55,14 +54,13 @@ def train(table: str, out_dir: str, preset: str, device: str, max_time: float | 
     from pysmt.outputs import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
     from rnn_feature.store import resolve_device
-    from rnn_feature.training import TrainingLimits
     from rnn_feature.training import train as run_training
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
     check_outputs({}, {"--phrase-table": table}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
-    limits = TrainingLimits(max_updates, max_time * 60 if max_time else None, valid_every, valid_every, patience)
+    limits = from_command(TrainingLimits, given, checkpoint_every=given["valid_every"])
     best = run_training(Path(table), Path(out_dir), hp, torch_device, limits, force=force)
     click.echo(f"pysmt rnn train: best validation perplexity {best:.2f}; model in {out_dir}")
 

@@ -22,8 +22,11 @@ from pysmt.neural import TrainingLimits
 from pysmt.training.pipeline import TrainingOptions
 from tuning.loop import TuningOptions
 
-CARRIED = [("train", TrainingOptions), ("tune", TuningOptions), ("experiment", ExperimentOptions),
-           ("rnn train", TrainingLimits), ("cslm train", TrainingLimits)]
+#: Each command whose options a dataclass carries, and that dataclass (a plugin's is imported if installed).
+CARRIED = [("train", "pysmt.training.pipeline:TrainingOptions"), ("tune", "tuning.loop:TuningOptions"),
+           ("experiment", "pysmt.experiment.chain:ExperimentOptions"), ("rnn train", "pysmt.neural:TrainingLimits"),
+           ("cslm train", "pysmt.neural:TrainingLimits"), ("rnn top-phrases", "rnn_feature.sample_sizes:SampleSizes"),
+           ("rnn samples", "rnn_feature.sample_sizes:SampleSizes")]
 
 
 def command(name: str) -> click.Command:
@@ -36,6 +39,13 @@ def command(name: str) -> click.Command:
             pytest.skip(f"pysmt {name}: its plugin is not installed")
     assert found is not None
     return found
+
+
+def carried(name: str, carrier: str) -> tuple[click.Command, type]:
+    """A command of :data:`CARRIED` and its dataclass."""
+    cmd = command(name)
+    module, options = carrier.split(":")
+    return cmd, getattr(importlib.import_module(module), options)
 
 
 def parameter(cmd: click.Command, name: str) -> click.Parameter:
@@ -105,9 +115,9 @@ def test_a_slice_of_the_fields_leaves_room_for_a_command_s_own_options():
     assert [p.name for p in sliced.params] == ["out", "names", "mine", "scale", "limit"]
 
 
-@pytest.mark.parametrize("name, options", CARRIED)
-def test_every_option_field_is_an_option_with_the_field_s_default(name, options):
-    cmd = command(name)
+@pytest.mark.parametrize("name, carrier", CARRIED)
+def test_every_option_field_is_an_option_with_the_field_s_default(name, carrier):
+    cmd, options = carried(name, carrier)
     for declared in fields(options):
         if OPTION not in declared.metadata:
             continue
@@ -120,9 +130,9 @@ def test_every_option_field_is_an_option_with_the_field_s_default(name, options)
             assert f"[default: {default}" in param.get_help_record(click.Context(cmd))[1], declared.name
 
 
-@pytest.mark.parametrize("options", [TrainingOptions, TuningOptions, ExperimentOptions, TrainingLimits])
-def test_options_are_built_by_keyword_only(options):
-    assert all(f.kw_only for f in fields(options))
+@pytest.mark.parametrize("name, carrier", CARRIED)
+def test_options_are_built_by_keyword_only(name, carrier):
+    assert all(f.kw_only for f in fields(carried(name, carrier)[1]))
 
 
 def test_tune_help_shows_the_dataclass_defaults():

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: The key of a field's command-line declaration in its metadata.
 OPTION = "pysmt.option"
@@ -34,7 +37,7 @@ OPTION = "pysmt.option"
 POSITIVE = click.IntRange(min=1)
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
+D = TypeVar("D", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def field_default(declared: Field[Any]) -> dict[str, Any]:
     return {"required": True}
 
 
-def options_of(cls: type, start: str | None = None, stop: str | None = None) -> Callable[[F], F]:
+def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str | None = None) -> Callable[[F], F]:
     """A decorator that gives a click command the options of ``cls``'s fields, in their order.
 
     ``start`` and ``stop`` (field names; ``stop`` excluded) take a slice of the fields, for a command
@@ -110,11 +113,11 @@ def options_of(cls: type, start: str | None = None, stop: str | None = None) -> 
     return decorate
 
 
-def from_command(cls: type[T], given: Mapping[str, Any], **values: Any) -> T:
+def from_command(cls: type[D], given: Mapping[str, Any], **values: Any) -> D:
     """``cls`` built by name from a command's keyword arguments ``given``: each field with an option takes
     its value from there, as its option converts it, unless ``values`` give it; ``values`` give the
     fields that are no option of this command."""
-    for f in fields(cls):  # type: ignore[arg-type]
+    for f in fields(cls):
         if OPTION in f.metadata and f.name in given and f.name not in values:
             values[f.name] = f.metadata[OPTION].value(given[f.name])
     return cls(**values)

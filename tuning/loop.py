@@ -42,7 +42,7 @@ from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import release_folder
 from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
-from pysmt.outputs import check_outputs
+from pysmt.outputs import Inputs, check_outputs
 from pysmt.parallel import map_with_shared
 from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 from pysmt.textio import atomic_writer, read_lines
@@ -176,7 +176,7 @@ def interpolated(decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, 
 def start_job(options: TuningOptions, config: SystemConfig) -> None:
     """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh."""
     out = options.out
-    inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
+    inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
     check_outputs({f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs,
                   folders={"--out": out}, create=True)
     settings = {"features": options.features, "params": options.params, "nbest_size": options.nbest_size,
@@ -302,8 +302,8 @@ class Tuner:
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         # the restarts climb where the decoding runs: on the actors, or on --threads local processes
         mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
-        optimized, _ = optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed,
-                                fixed=self.fixed, mapper=mapper)
+        optimized, _ = optimize(features, stats, weights.tolist(), restarts=self.o.restarts, seed=self.o.seed,
+                                fixed=self.fixed.tolist(), mapper=mapper)
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 

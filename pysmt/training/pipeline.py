@@ -355,18 +355,18 @@ class Pipeline:
 
         self.aligned.parent.mkdir(parents=True, exist_ok=True)
         if self.o.alignment is not None:
-            self.copy_alignment()
+            self.copy_alignment(self.o.alignment)
             return
         align(self.train_src, self.train_tgt, self.aligned, self.o.symmetrization)
 
-    def copy_alignment(self) -> None:
+    def copy_alignment(self, alignment: Path) -> None:
         """Copy ``--alignment`` into the model, checking it is a Pharaoh alignment of the cleaned corpus."""
-        label = f"--alignment {self.o.alignment}"
-        n, expected = count_lines(self.o.alignment), count_lines(self.train_src)
+        label = f"--alignment {alignment}"
+        n, expected = count_lines(alignment), count_lines(self.train_src)
         if n != expected:
             raise PysmtError(f"{label} has {n:,} lines but the cleaned corpus {self.train_src} has {expected:,}: "
                              "it must align the corpus as step prepare left it (after cleaning), line for line")
-        lines = zip(read_lines(self.o.alignment), read_lines(self.train_src), read_lines(self.train_tgt))
+        lines = zip(read_lines(alignment), read_lines(self.train_src), read_lines(self.train_tgt))
         with atomic_writer(self.aligned) as out:
             for (line_no, line), (_, src), (_, tgt) in lines:
                 n_src, n_tgt = len(src.split()), len(tgt.split())

@@ -97,7 +97,7 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
     """A ``pysmt rnn`` analysis subcommand with the options every analysis shares."""
 
     def decorate(function: Callable) -> click.Command:
-        options = [
+        options: list[Callable[[Callable], Callable]] = [
             click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False),
                          help="Model directory."),
             click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False),

@@ -22,9 +22,17 @@ from tqdm import tqdm
 
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError
-from pysmt.memory_budget import TEMP_DIR, memory_option
 from pysmt.processes import Terminated, stop_on_sigterm
-from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
+from pysmt.shared_options import (
+    CLUSTER,
+    DECODING_THREADS,
+    SEARCH,
+    TEMP_DIR,
+    memory_option,
+    only_one_place,
+    split_names,
+    system_options,
+)
 from pysmt.training.pipeline import PRESET_DATA, PRESETS, Pipeline, TrainingOptions
 
 COMMANDS_GROUP = "pysmt.commands"
@@ -89,25 +97,6 @@ def main() -> None:
     """Phrase-based statistical machine translation, compatible with Moses models."""
 
 
-def split_names(value: str | None) -> list[str]:
-    return [name.strip() for name in value.split(",") if name.strip()] if value else []
-
-
-def system_options(function: Any) -> Any:
-    """The options that say which system to use: shared by decode, tune and filter."""
-    options = [
-        click.option("-c", "--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
-                     help="System config: pysmt.toml or moses.ini."),
-        click.option("--features", help="Comma-separated registered features to add, e.g. rnn,cslm,wp."),
-        click.option("--param", "params", multiple=True, metavar="FEATURE.KEY=VALUE",
-                     help="Set a feature's config parameter (FEATURE: its name or type), e.g. "
-                          "--param rnn.model=systems/news/rnn; paths are relative to the working folder. Repeatable."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
 cluster_option = command_option("cluster", CLUSTER)
 
 
@@ -161,12 +150,6 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
     decode_stream(decoder.nbest_labels(), input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
                   lambda items, emit, **how: translate_stream(decoder, items, emit, threads=threads, **how))
-
-
-def only_one_place(threads: int, cluster: str | None) -> None:
-    """``--threads`` (local processes) and ``--cluster`` are two answers to one question: refuse both."""
-    if cluster and threads > 1:
-        raise click.UsageError("--threads and --cluster: give one (on a cluster, every CPU runs a decoder)")
 
 
 def decode_stream(labels: Any, input_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,

@@ -6,13 +6,9 @@ scoring, ``lmplz``): they split their work into pieces that fit it and spill the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import click
-
-from pysmt.cli_options import Option, option
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 DEFAULT = "1G"
@@ -51,16 +47,3 @@ class MemorySize(click.ParamType):
 def megabytes(size: int) -> str:
     """A size as ``lmplz -S`` takes it."""
     return f"{size >> 20}M"
-
-
-def memory_option(spilling: str) -> Mapping[str, Option]:
-    """``--memory SIZE``, the budget of the steps that ``spilling`` names (:mod:`pysmt.cli_options`)."""
-    return option(type=MemorySize(), default=DEFAULT,
-                  help=f"Memory for {spilling} (e.g. 1G, 800M): sorted pieces are spilled to disk (see --temp-dir) to "
-                       "keep within it. It never changes the result.")
-
-
-#: ``--temp-dir``: where the steps that keep within ``--memory`` spill.
-TEMP_DIR = option(type=click.Path(file_okay=False, path_type=Path),
-                  help="Folder for temporary files (sorted runs); default: beside the files being made. Made if "
-                       "missing; what is left there is removed at the end, also on failure.")

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from pysmt.cli import only_one_place, split_names, system_options
 from pysmt.cli_options import from_command, options_of
+from pysmt.shared_options import only_one_place, split_names, system_options
 from tuning.loop import TuningOptions
 from tuning.loop import tune as run_tuning
 

@@ -41,8 +41,9 @@ from pysmt.errors import PysmtError, at_line
 from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
 from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
-from pysmt.memory_budget import TEMP_DIR, megabytes, memory_option, parse_size
+from pysmt.memory_budget import megabytes, parse_size
 from pysmt.outputs import check_outputs
+from pysmt.shared_options import TEMP_DIR, memory_option
 from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, scratch_folder
 from pysmt.training.symmetrize import HEURISTICS
 

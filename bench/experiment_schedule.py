@@ -97,8 +97,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="the experiment's --threads: CPUs per stage")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    options = ExperimentOptions(ROOT.parent / "shared" / "data", Path("/nonexistent"), [], SCALES["full"],
-                                args.seeds, None, 60.0, threads=args.threads)
+    options = ExperimentOptions(data=ROOT.parent / "shared" / "data", out=Path("/nonexistent"), scale=SCALES["full"],
+                                seeds=args.seeds, dev_size=None, budget=60.0, threads=args.threads)
     steps = Experiment(options).plan()
     seconds, guessed = stage_seconds(steps, measured(args.run))
     if guessed:

@@ -2,7 +2,10 @@
 ``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
-(``rnn = "rnn_feature.cli:rnn"``, a click command or group).
+(``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` and ``experiment`` are defined
+beside what they run and imported only when used (:data:`LAZY_COMMANDS`). Options that a dataclass
+carries are made from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are
+declared once (:mod:`pysmt.shared_options`).
 """
 
 from __future__ import annotations
@@ -10,20 +13,33 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 from tqdm import tqdm
 
+from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError
-from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT, MemorySize
 from pysmt.processes import Terminated, stop_on_sigterm
-from pysmt.training.pipeline import PRESETS, STEPS
-from pysmt.training.symmetrize import HEURISTICS
+from pysmt.shared_options import (
+    CLUSTER,
+    DECODING_THREADS,
+    SEARCH,
+    TEMP_DIR,
+    memory_option,
+    only_one_place,
+    split_names,
+    system_options,
+)
+from pysmt.training.pipeline import PRESET_DATA, PRESETS, Pipeline, TrainingOptions
 
 COMMANDS_GROUP = "pysmt.commands"
+#: Commands defined beside what they run, as ``module:command``, imported only when used (or listed by
+#: ``--help``): their options come from dataclasses whose modules (the decoder, the optimizer) take longer
+#: to import than most commands take to run.
+LAZY_COMMANDS = {"tune": "tuning.cli:tune", "experiment": "pysmt.experiment.cli:experiment"}
 
 
 def silence_stdout() -> None:
@@ -62,10 +78,13 @@ class PysmtGroup(click.Group):
             raise click.ClickException(f"{where}{err.strerror or err}") from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS)
+                      | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
+        if command is None and name in LAZY_COMMANDS:
+            return EntryPoint(name, LAZY_COMMANDS[name], COMMANDS_GROUP).load()
         if command is None:
             for ep in entry_points(group=COMMANDS_GROUP, name=name):
                 return ep.load()
@@ -78,47 +97,7 @@ def main() -> None:
     """Phrase-based statistical machine translation, compatible with Moses models."""
 
 
-def split_names(value: str | None) -> list[str]:
-    return [name.strip() for name in value.split(",") if name.strip()] if value else []
-
-
-def system_options(function: Any) -> Any:
-    """The options that say which system to use: shared by decode, tune and filter."""
-    options = [
-        click.option("-c", "--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
-                     help="System config: pysmt.toml or moses.ini."),
-        click.option("--features", help="Comma-separated registered features to add, e.g. rnn,cslm,wp."),
-        click.option("--param", "params", multiple=True, metavar="FEATURE.KEY=VALUE",
-                     help="Set a feature's config parameter (FEATURE: its name or type), e.g. "
-                          "--param rnn.model=systems/news/rnn; paths are relative to the working folder. Repeatable."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-POSITIVE = click.IntRange(min=1)
-
-
-def memory_options(spilling: str) -> Callable[[Any], Any]:
-    """``--memory SIZE`` and ``--temp-dir``: the budget of the steps that ``spilling`` names, and where they spill."""
-    def decorate(function: Any) -> Any:
-        function = click.option(
-            "--temp-dir", type=click.Path(file_okay=False),
-            help="Folder for temporary files (sorted runs); default: beside the files being made. Made if missing; "
-                 "what is left there is removed at the end, also on failure.")(function)
-        return click.option(
-            "--memory", default=MEMORY_DEFAULT, show_default=True, type=MemorySize(),
-            help=f"Memory for {spilling} (e.g. 1G, 800M): sorted pieces are spilled to disk (see --temp-dir) to keep "
-                 "within it. It never changes the result.")(function)
-    return decorate
-
-
-def cluster_option(function: Any) -> Any:
-    """``--cluster ADDRESS``: where the work runs (Ray), never what it gives."""
-    return click.option("--cluster", metavar="ADDRESS",
-                        help="Run on a Ray cluster: its head's HOST[:PORT], `auto`, or `local` (a throw-away one on "
-                             "this machine). Needs pysmt-mt[cluster]; every node must see the files.")(function)
+cluster_option = command_option("cluster", CLUSTER)
 
 
 @main.command()
@@ -133,9 +112,9 @@ def cluster_option(function: Any) -> Any:
 @click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
 @click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
               help="Write source-target word alignments of the best translations (Pharaoh format).")
-@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
+@command_option("threads", DECODING_THREADS, default=1)
 @cluster_option
-@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
+@command_option("search", SEARCH)
 @click.option("--prepared", is_flag=True,
               help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
 def decode(config_path: str, features: str | None, params: tuple[str, ...], input_path: str | None,
@@ -171,12 +150,6 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
     decode_stream(decoder.nbest_labels(), input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
                   lambda items, emit, **how: translate_stream(decoder, items, emit, threads=threads, **how))
-
-
-def only_one_place(threads: int, cluster: str | None) -> None:
-    """``--threads`` (local processes) and ``--cluster`` are two answers to one question: refuse both."""
-    if cluster and threads > 1:
-        raise click.UsageError("--threads and --cluster: give one (on a cluster, every CPU runs a decoder)")
 
 
 def decode_stream(labels: Any, input_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
@@ -236,9 +209,10 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a "
                    "pysmt.toml).")
-@memory_options("sorting each table")
+@command_option("memory", memory_option("sorting each table"))
+@command_option("temp_dir", TEMP_DIR)
 def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str, memory: int,
-                     temp_dir: str | None) -> None:
+                     temp_dir: Path | None) -> None:
     """Write the system's phrase and reordering tables as memory-mapped binary tables.
 
     The binary tables load in milliseconds, their pages are shared by forked --threads workers,
@@ -248,7 +222,7 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
     from pysmt.config_files import configure_system
 
     config = configure_system(config_path, split_names(features), params)
-    out = binarize_system(config, Path(out_dir), memory, Path(temp_dir) if temp_dir else None)
+    out = binarize_system(config, Path(out_dir), memory, temp_dir)
     click.echo(f"pysmt binarize: wrote {out}")
 
 
@@ -288,87 +262,19 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
 
 
 @main.command()
-@click.option("--src-lang", default="en", show_default=True, help="Source language code.")
-@click.option("--tgt-lang", default="fr", show_default=True, help="Target language code.")
-@click.option("--corpus", "corpora", multiple=True, help="Bitext prefix: PREFIX.SRC and PREFIX.TGT (repeatable).")
-@click.option("--lm-text", "lm_texts", multiple=True, type=click.Path(dir_okay=False),
-              help="Extra raw target-language text for the LM (repeatable).")
+@options_of(TrainingOptions, stop="out")
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named corpus recipe (under --data).")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default="../shared/data", show_default=True,
-              help="Data folder the preset's corpora live in.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="System folder to write.")
-@click.option("--prepared", is_flag=True, help="The corpus is already tokenized and cased as wanted.")
-@click.option("--alignment", type=click.Path(exists=True, dir_okay=False),
-              help="Use this symmetrized Pharaoh alignment of the cleaned corpus instead of running eflomal.")
-@click.option("--symmetrization", default="grow-diag-final-and", show_default=True,
-              type=click.Choice(list(HEURISTICS)))
-@click.option("--max-phrase-length", default=7, show_default=True, type=click.IntRange(1, 20))
-@click.option("--first-step", default=STEPS[0], show_default=True, help="Step name or number: " + ", ".join(STEPS))
-@click.option("--last-step", default=STEPS[-1], show_default=True)
-@click.option("--force", is_flag=True,
-              help="Start afresh: redo every step, also in a folder that holds another job.")
-@click.option("--processes", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Worker processes for the parallel steps.")
-@memory_options("phrase scoring and lmplz")
-def train(src_lang: str, tgt_lang: str, corpora: tuple[str, ...], lm_texts: tuple[str, ...], preset: str | None,
-          data_dir: str, out_dir: str, prepared: bool, alignment: str | None, symmetrization: str,
-          max_phrase_length: int, first_step: str, last_step: str, force: bool, processes: int, memory: int,
-          temp_dir: str | None) -> None:
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=PRESET_DATA,
+              show_default=True, help="Data folder the preset's corpora live in.")
+@options_of(TrainingOptions, start="out")
+def train(preset: str | None, data_dir: Path, **given: Any) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
-    from pysmt.training.pipeline import Pipeline, TrainingOptions
-
-    prefixes = [Path(c) for c in corpora] + [Path(data_dir) / p for p in PRESETS.get(preset or "", [])]
-    options = TrainingOptions(src_lang, tgt_lang, prefixes, Path(out_dir), [Path(t) for t in lm_texts], prepared,
-                              Path(alignment) if alignment else None, symmetrization, max_phrase_length,
-                              first_step=first_step, last_step=last_step, force=force, processes=processes,
-                              memory=memory, temp_dir=Path(temp_dir) if temp_dir else None)
+    options = from_command(TrainingOptions, given)
+    options.corpora += [data_dir / prefix for prefix in PRESETS.get(preset or "", [])]
     Pipeline(options).run()
-    config = Path(out_dir) / "pysmt.toml"
+    config = options.out / "pysmt.toml"
     if config.is_file():
-        click.echo(f"pysmt train: system in {out_dir} (decode with: pysmt decode -c {config})")
-
-
-@main.command()
-@system_options
-@click.option("--src", "source", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt).")
-@click.option("--ref", "references", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Dev set reference, raw text (repeatable for several references).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.")
-@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE,
-              help="N-best entries per sentence and iteration.")
-@click.option("--max-iterations", default=25, show_default=True, type=POSITIVE)
-@click.option("--threads", default=1, show_default=True, type=POSITIVE, help="Decoding processes.")
-@click.option("--restarts", default=20, show_default=True, type=click.IntRange(min=0),
-              help="Random restarts of the optimizer.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the optimizer's random restarts and directions.")
-@click.option("--historic-interpolation", "interpolation", default=0.5, show_default=True,
-              type=click.FloatRange(0.0, 1.0, min_open=True),
-              help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
-                   "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).")
-@cluster_option
-@click.option("--search", type=click.Choice(["normal", "cube"]), help="Search algorithm (default: the config's).")
-@click.option("--force", is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out.")
-def tune(config_path: str, features: str | None, params: tuple[str, ...], source: str, references: tuple[str, ...],
-         out_dir: str, nbest_size: int, max_iterations: int, threads: int, restarts: int, seed: int,
-         interpolation: float, cluster: str | None, search: str | None, force: bool) -> None:
-    """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
-
-    Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
-    change); another system, dev set or setting is refused unless --force. Features a config has
-    no weights for (e.g. added with --features) start at their default weights (a plugin's
-    default_weights()), else at 0; the unknown-word penalty stays fixed.
-    """
-    from tuning.loop import TuningOptions
-    from tuning.loop import tune as run_tuning
-
-    only_one_place(threads, cluster)
-    options = TuningOptions(Path(config_path), Path(source), [Path(r) for r in references], Path(out_dir),
-                            split_names(features), nbest_size, max_iterations, threads, restarts, seed, search,
-                            list(params), force, interpolation, cluster)
-    path = run_tuning(options)
-    click.echo(f"pysmt tune: tuned config {path} (log: {Path(out_dir) / 'log.tsv'})")
+        click.echo(f"pysmt train: system in {options.out} (decode with: pysmt decode -c {config})")
 
 
 @main.command()
@@ -411,53 +317,6 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
     click.echo(f"BLEU: {first.bleu_signature}\nchrF: {first.chrf_signature}")
     if paired:
         click.echo(f"paired bootstrap against {hypotheses[0]}: {paired['bleu']}")
-
-
-@main.command()
-@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False), default="../shared/data",
-              show_default=True, help="The shared data folder: the news preset's corpora, newstest2012 and 2013.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Run folder (rerun the same command to resume): stages, models, report.md, results.json.")
-@click.option("--test", "tests", nargs=2, multiple=True, type=click.Path(exists=True, dir_okay=False),
-              metavar="SRC REF", help="A test set, raw text (repeatable; default: newstest2013 under --data).")
-@click.option("--scale", "scale_name", default="full", show_default=True, type=click.Choice(["full", "small", "tiny"]),
-              help="full: the news preset and the issue's settings; small: a slice that runs in minutes; "
-                   "tiny: the smoke test's.")
-@click.option("--seeds", type=POSITIVE,
-              help="MERT optimizer seeds per configuration (default: the scale's: 3 full, 1 small and tiny).")
-@click.option("--dev-size", type=POSITIVE, help="Tune on the first N lines of newstest2012 (default: the scale's).")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True),
-              help="Minutes of training per neural model (default: the scale's: 60 full, 1 small).")
-@click.option("--system", "system_dir", type=click.Path(exists=True, file_okay=False),
-              help="Reuse this system (a `pysmt train` folder) instead of training one.")
-@click.option("--threads", default=2, show_default=True, type=POSITIVE,
-              help="Decoding and training processes (on a cluster: of each stage, on its node).")
-@cluster_option
-@click.option("--force", is_flag=True, help="Start afresh: redo every stage in --out.")
-def experiment(data_dir: str, out_dir: str, tests: tuple[tuple[str, str], ...], scale_name: str, seeds: int | None,
-               dev_size: int | None, budget: float | None, system_dir: str | None, threads: int, cluster: str | None,
-               force: bool) -> None:
-    """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
-
-    Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
-    scores) records its options and inputs and is skipped when done: rerun the same command to
-    resume; changed options or inputs are refused, naming each difference, unless --force. More
-    --seeds or --test sets may be added to a finished run. With --cluster, every stage runs on the
-    cluster, those that do not need each other at the same time (each tuning, each test decode),
-    each asking for --threads CPUs, its memory and a GPU for neural work; every node must see the
-    run folder and the data (a shared filesystem). Each stage's messages go to stages/NAME/log.txt.
-    """
-    from pysmt.experiment import ExperimentOptions, run_experiment
-    from pysmt.experiment.data import Bitext
-    from pysmt.experiment.settings import SCALES
-
-    scale = SCALES[scale_name]
-    options = ExperimentOptions(
-        Path(data_dir).resolve(), Path(out_dir), [Bitext(Path(s).resolve(), Path(r).resolve()) for s, r in tests],
-        scale, seeds or scale.seeds, dev_size or scale.dev_size, budget or scale.budget,
-        Path(system_dir) if system_dir else None, threads, force, cluster)
-    report = run_experiment(options)
-    click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
 
 
 if __name__ == "__main__":

@@ -15,12 +15,14 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import click
 import numpy as np
 
+from pysmt.cli_options import POSITIVE, option
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import NOT_CONTENT, release_folder
 from pysmt.jobs import JOB_FILE, Job
@@ -134,20 +136,32 @@ class Hyperparameters:
         return cls(**data)
 
 
-@dataclass
+def minutes_in_seconds(minutes: float) -> float:
+    """``--max-time`` is given in minutes; :attr:`TrainingLimits.max_time` counts seconds."""
+    return minutes * 60
+
+
+@dataclass(kw_only=True)
 class TrainingLimits:
     """When training stops, and how often it validates and checkpoints (in updates).
 
     ``max_time`` counts the seconds of training in all, across resumed runs (each checkpoint
     carries the time spent so far), as fairseq's ``--stop-time-hours`` does: an interrupted job
-    resumed with the same budget stops where an uninterrupted one would have, in time.
+    resumed with the same budget stops where an uninterrupted one would have, in time. The fields
+    with an option in their metadata are the options of the plugins' ``train`` commands
+    (:mod:`pysmt.cli_options`), which checkpoint at every validation.
     """
 
-    max_updates: int | None = None
-    max_time: float | None = None
-    valid_every: int = 2000
+    max_time: float | None = field(default=None, metadata=option(
+        type=click.FloatRange(min=0, min_open=True), convert=minutes_in_seconds,
+        help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept)."))
+    max_updates: int | None = field(default=None, metadata=option(
+        type=POSITIVE, help="Stop after this many updates in total."))
+    valid_every: int = field(default=2000, metadata=option(
+        type=POSITIVE, help="Updates between validations (and checkpoints of last.pt)."))
     checkpoint_every: int = 2000
-    patience: int = 10
+    patience: int = field(default=10, metadata=option(
+        type=POSITIVE, help="Stop when this many validations in a row do not improve perplexity."))
 
     def stop_reason(self, update: int, seconds: float, bad_validations: int) -> str | None:
         """Why training stops now (None to go on), given the update count, the seconds of training

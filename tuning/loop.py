@@ -28,9 +28,11 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
+import click
 import numpy as np
 import sacrebleu
 
+from pysmt.cli_options import POSITIVE, option
 from pysmt.cluster import Cluster, SystemRecipe
 from pysmt.config import SystemConfig
 from pysmt.config_files import configure_system, read_weights_file, write_toml
@@ -40,8 +42,9 @@ from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import release_folder
 from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
-from pysmt.outputs import check_outputs
+from pysmt.outputs import Inputs, check_outputs
 from pysmt.parallel import map_with_shared
+from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
@@ -55,30 +58,44 @@ WEIGHT_TOLERANCE = 1e-5
 INTERPOLATION = 0.5
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TuningOptions:
-    """Everything ``pysmt tune`` is told."""
+    """Everything ``pysmt tune`` is told: the fields with an option in their metadata are its command-line
+    options (:mod:`pysmt.cli_options`), in its ``--help``'s order, after the system's (``-c``, ``--features``,
+    ``--param``)."""
 
     config: Path
-    source: Path
-    references: list[Path]
-    out: Path
     features: list[str] = field(default_factory=list)
-    nbest_size: int = 100
-    max_iterations: int = 25
-    threads: int = 1
-    restarts: int = 20
-    seed: int = 0
-    search: str | None = None
     #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
     params: list[str] = field(default_factory=list)
-    #: Start afresh in an ``out`` that holds an earlier job.
-    force: bool = False
+    source: Path = field(metadata=option(
+        "--src", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt)."))
+    references: list[Path] = field(metadata=option(
+        "--ref", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Dev set reference, raw text (repeatable for several references)."))
+    out: Path = field(metadata=option(
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml."))
+    nbest_size: int = field(default=100, metadata=option(type=POSITIVE,
+                                                         help="N-best entries per sentence and iteration."))
+    max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
+    threads: int = field(default=1, metadata=DECODING_THREADS)
+    restarts: int = field(default=20, metadata=option(type=click.IntRange(min=0),
+                                                      help="Random restarts of the optimizer."))
+    seed: int = field(default=0, metadata=option(help="Seed of the optimizer's random restarts and directions."))
     #: The optimizer's share of the next weights (1: plain MERT); see :func:`interpolated`.
-    interpolation: float = INTERPOLATION
+    interpolation: float = field(default=INTERPOLATION, metadata=option(
+        "--historic-interpolation", type=click.FloatRange(0.0, 1.0, min_open=True),
+        help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
+             "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning)."))
     #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.cluster`) instead of
     #: ``threads`` local processes.
-    cluster: str | None = None
+    cluster: str | None = field(default=None, metadata=CLUSTER)
+    search: str | None = field(default=None, metadata=SEARCH)
+    #: Start afresh in an ``out`` that holds an earlier job.
+    force: bool = field(default=False, metadata=option(
+        is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."))
 
 
 @dataclass
@@ -159,7 +176,7 @@ def interpolated(decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, 
 def start_job(options: TuningOptions, config: SystemConfig) -> None:
     """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh."""
     out = options.out
-    inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
+    inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
     check_outputs({f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs,
                   folders={"--out": out}, create=True)
     settings = {"features": options.features, "params": options.params, "nbest_size": options.nbest_size,
@@ -285,8 +302,8 @@ class Tuner:
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         # the restarts climb where the decoding runs: on the actors, or on --threads local processes
         mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
-        optimized, _ = optimize(features, stats, weights, restarts=self.o.restarts, seed=self.o.seed,
-                                fixed=self.fixed, mapper=mapper)
+        optimized, _ = optimize(features, stats, weights.tolist(), restarts=self.o.restarts, seed=self.o.seed,
+                                fixed=self.fixed.tolist(), mapper=mapper)
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 

@@ -23,6 +23,12 @@ class Bitext:
     source: Path
     target: Path
 
+    @classmethod
+    def resolved(cls, files: tuple[Path, Path]) -> Bitext:
+        """A bitext as ``--test SRC REF`` gives it, made absolute, as the stages record and pass it."""
+        source, target = files
+        return cls(source.resolve(), target.resolve())
+
     def pairs(self, label: str) -> Iterator[tuple[str, str]]:
         """The line pairs; files of different lengths are an error naming ``label``."""
         for path in (self.source, self.target):

@@ -43,11 +43,12 @@ FULL_SCALE_PEAK_MB = {"system": 2100, "binarize": 2500, "rnn": 1100, "cslm": 800
 CSLM_SHORTLIST = 10_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scale:
     """The sizes an experiment runs at; ``--dev-size``, ``--seeds`` and ``--budget`` override theirs."""
 
     name: str
+    summary: str  # what it is for, in ``--scale``'s help
     #: Keep every k-th pair of the preset's bitext (a stratified slice of the same mixture); None: the preset itself.
     train_every: int | None
     dev_size: int | None  # first lines of newstest2012 (None: all 3,003)
@@ -67,13 +68,29 @@ class Scale:
 
 SCALES = {
     # The paper's experiment on our data: the full news preset, newstest2012 and the issue's settings.
-    "full": Scale("full", None, None, None, seeds=3, budget=60.0, max_updates=None, valid_every=2000, nbest_size=100,
+    "full": Scale(name="full", summary="the news preset and the issue's settings", train_every=None, dev_size=None,
+                  test_size=None, seeds=3, budget=60.0, max_updates=None, valid_every=2000, nbest_size=100,
                   max_iterations=25, restarts=20, scatter_pairs=20_000, map_words=1000, map_phrases=2000, samples=50),
     # The whole chain in well under 15 minutes on 2 cores: 5,116 pairs, 100-sentence dev and test sets, one seed.
-    "small": Scale("small", 40, 100, 100, seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100,
-                   max_iterations=5, restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
+    "small": Scale(name="small", summary="a slice that runs in minutes", train_every=40, dev_size=100, test_size=100,
+                   seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100, max_iterations=5,
+                   restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
     # CI's smoke test: every stage runs, on sizes that only check the plumbing; 20 updates per network
     # (two validations) whatever the machine's speed, so the test sees learning curves.
-    "tiny": Scale("tiny", 100, 20, 20, seeds=1, budget=2.0, max_updates=20, valid_every=10, nbest_size=10,
-                  max_iterations=2, restarts=2, scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
+    "tiny": Scale(name="tiny", summary="the smoke test's", train_every=100, dev_size=20, test_size=20, seeds=1,
+                  budget=2.0, max_updates=20, valid_every=10, nbest_size=10, max_iterations=2, restarts=2,
+                  scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
 }
+
+
+def scales_help() -> str:
+    """``--scale``'s help: what each scale is for."""
+    return "; ".join(f"{name}: {scale.summary}" for name, scale in SCALES.items()) + "."
+
+
+def per_scale(size: str) -> str:
+    """Each scale's ``size`` (a :class:`Scale` field), for an option's help: ``3 full, 1 small and tiny``."""
+    scales: dict[str, list[str]] = {}
+    for name, scale in SCALES.items():
+        scales.setdefault(f"{getattr(scale, size):g}", []).append(name)
+    return ", ".join(f"{value} {' and '.join(names)}" for value, names in scales.items())

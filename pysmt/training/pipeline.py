@@ -31,16 +31,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import click
 from tqdm import tqdm
 
+from pysmt.cli_options import POSITIVE, option
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
 from pysmt.folder_lock import release_folder
 from pysmt.jobs import Job
-from pysmt.memory_budget import megabytes
+from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
+from pysmt.memory_budget import megabytes, parse_size
 from pysmt.outputs import check_outputs
+from pysmt.shared_options import TEMP_DIR, memory_option
 from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, scratch_folder
+from pysmt.training.symmetrize import HEURISTICS
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
 LM_SHARE = 0.8
@@ -53,6 +58,8 @@ PRESETS = {
              "news/newstest2010", "news/newstest2011", "news/newsdiscussdev2015-enfr", "multi30k/raw/train"],
     "multi30k": ["multi30k/raw/train"],
 }
+#: The data folder the presets' corpora live in, from the working folder (``--data``'s default).
+PRESET_DATA = Path("../shared/data")
 
 REORDERING_MODEL = "wbe-msd-bidirectional-fe-allff"
 
@@ -60,28 +67,37 @@ REORDERING_MODEL = "wbe-msd-bidirectional-fe-allff"
 POINT = re.compile(r"([0-9]+)-([0-9]+)")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainingOptions:
-    """Everything ``pysmt train`` is told."""
+    """Everything ``pysmt train`` is told: the fields with an option in their metadata are its command-line
+    options (:mod:`pysmt.cli_options`), in its ``--help``'s order."""
 
-    src_lang: str
-    tgt_lang: str
-    corpora: list[Path]
-    out: Path
-    lm_texts: list[Path] = field(default_factory=list)
-    prepared: bool = False
-    alignment: Path | None = None
-    symmetrization: str = "grow-diag-final-and"
-    max_phrase_length: int = 7
+    src_lang: str = field(default="en", metadata=option(help="Source language code."))
+    tgt_lang: str = field(default="fr", metadata=option(help="Target language code."))
+    #: Bitext prefixes: ``PREFIX.<src_lang>`` and ``PREFIX.<tgt_lang>`` (a ``--preset``'s are added to ``--corpus``).
+    corpora: list[Path] = field(default_factory=list, metadata=option(
+        "--corpus", convert=Path, multiple=True, help="Bitext prefix: PREFIX.SRC and PREFIX.TGT (repeatable)."))
+    lm_texts: list[Path] = field(default_factory=list, metadata=option(
+        "--lm-text", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+        help="Extra raw target-language text for the LM (repeatable)."))
+    out: Path = field(metadata=option(type=click.Path(file_okay=False, path_type=Path), help="System folder to write."))
+    prepared: bool = field(default=False, metadata=option(
+        is_flag=True, help="The corpus is already tokenized and cased as wanted."))
+    alignment: Path | None = field(default=None, metadata=option(
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Use this symmetrized Pharaoh alignment of the cleaned corpus instead of running eflomal."))
+    symmetrization: str = field(default="grow-diag-final-and", metadata=option(type=click.Choice(list(HEURISTICS))))
+    max_phrase_length: int = field(default=7, metadata=option(type=click.IntRange(1, 20)))
     lm_order: int = 5
-    first_step: str = STEPS[0]
-    last_step: str = STEPS[-1]
-    force: bool = False
-    processes: int = 2
-    #: Bytes the steps that grow with the corpus may use (``--memory``); it never changes the system.
-    memory: int = 1 << 30
-    #: Where the steps' temporary files go (``--temp-dir``); None: beside the files they make.
-    temp_dir: Path | None = None
+    first_step: str = field(default=STEPS[0], metadata=option(help="Step name or number: " + ", ".join(STEPS)))
+    last_step: str = field(default=STEPS[-1], metadata=option())
+    force: bool = field(default=False, metadata=option(
+        is_flag=True, help="Start afresh: redo every step, also in a folder that holds another job."))
+    processes: int = field(default=2, metadata=option(type=POSITIVE, help="Worker processes for the parallel steps."))
+    #: Bytes the steps that grow with the corpus may use; it never changes the system.
+    memory: int = field(default=parse_size(MEMORY_DEFAULT), metadata=memory_option("phrase scoring and lmplz"))
+    #: Where the steps' temporary files go; None: beside the files they make.
+    temp_dir: Path | None = field(default=None, metadata=TEMP_DIR)
 
 
 def step_name(value: str) -> str:
@@ -340,18 +356,18 @@ class Pipeline:
 
         self.aligned.parent.mkdir(parents=True, exist_ok=True)
         if self.o.alignment is not None:
-            self.copy_alignment()
+            self.copy_alignment(self.o.alignment)
             return
         align(self.train_src, self.train_tgt, self.aligned, self.o.symmetrization)
 
-    def copy_alignment(self) -> None:
+    def copy_alignment(self, alignment: Path) -> None:
         """Copy ``--alignment`` into the model, checking it is a Pharaoh alignment of the cleaned corpus."""
-        label = f"--alignment {self.o.alignment}"
-        n, expected = count_lines(self.o.alignment), count_lines(self.train_src)
+        label = f"--alignment {alignment}"
+        n, expected = count_lines(alignment), count_lines(self.train_src)
         if n != expected:
             raise PysmtError(f"{label} has {n:,} lines but the cleaned corpus {self.train_src} has {expected:,}: "
                              "it must align the corpus as step prepare left it (after cleaning), line for line")
-        lines = zip(read_lines(self.o.alignment), read_lines(self.train_src), read_lines(self.train_tgt))
+        lines = zip(read_lines(alignment), read_lines(self.train_src), read_lines(self.train_tgt))
         with atomic_writer(self.aligned) as out:
             for (line_no, line), (_, src), (_, tgt) in lines:
                 n_src, n_tgt = len(src.split()), len(tgt.split())

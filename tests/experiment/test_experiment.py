@@ -271,7 +271,8 @@ def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, mon
 
 
 def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[stages.Step]:
-    options = chain.ExperimentOptions(tmp_path, tmp_path / "run", [], SCALES["tiny"], seeds, None, 1.0, threads=3)
+    options = chain.ExperimentOptions(data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds,
+                                      dev_size=None, budget=1.0, threads=3)
     return chain.Experiment(options).plan()
 
 
@@ -292,7 +293,8 @@ def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: 
 
 
 def test_a_stage_asks_for_the_memory_its_kind_took_in_this_run(tmp_path: Path) -> None:
-    options = chain.ExperimentOptions(tmp_path, tmp_path / "run", [], SCALES["tiny"], 1, None, 1.0, threads=3)
+    options = chain.ExperimentOptions(data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1,
+                                      dev_size=None, budget=1.0, threads=3)
     experiment = chain.Experiment(options)
     assert experiment.needs("tune", gpu=True) == stages.Needs(3, FULL_SCALE_PEAK_MB["tune"], 1.0)
     experiment.stages.done.append(stages.StageResult("tune-baseline-seed0", 10.0, 400.0, skipped=False))

@@ -143,7 +143,8 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path, monkeypa
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(buckets, "write_runs", full)
-    pipeline = Pipeline(TrainingOptions("en", "fr", [tmp_path / "c"], out, temp_dir=tmp_path / "scratch"))
+    pipeline = Pipeline(TrainingOptions(src_lang="en", tgt_lang="fr", corpora=[tmp_path / "c"], out=out,
+                                       temp_dir=tmp_path / "scratch"))
     monkeypatch.setattr(Pipeline, "step_score", lambda self: score_occurrences(
         occurrences, corpus, lexicon, out / "pt.gz", out / "rt.gz", 10_000, 1, temp_dir=tmp_path / "scratch"))
     (tmp_path / "scratch").mkdir()

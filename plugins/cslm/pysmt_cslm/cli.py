@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
+from pysmt.cli_options import from_command, options_of
+from pysmt.neural import TrainingLimits
 from pysmt.torch_threads import threads_option, use_training_threads
-from pysmt_cslm.hyperparameters import PRESETS
+from pysmt_cslm.hyperparameters import PRESETS, Hyperparameters
 
 
 @click.group()
@@ -15,7 +18,6 @@ def cslm() -> None:
     """The continuous-space 7-gram language model (Schwenk 2007; Cho et al. 2014)."""
 
 
-COUNT = click.IntRange(min=1)
 SEED = click.IntRange(0, 2**32 - 1)
 DEVICE_HELP = "auto (CUDA when there is a GPU), cpu, cuda or cuda:N."
 
@@ -32,19 +34,13 @@ DEVICE_HELP = "auto (CUDA when there is a GPU), cpu, cuda or cuda:N."
                    "--text's most frequent words; it must have the preset's size.")
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
-@click.option("--max-time", type=click.FloatRange(min=0, min_open=True),
-              help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept).")
-@click.option("--max-updates", type=COUNT, help="Stop after this many updates in total.")
-@click.option("--valid-every", default=2000, show_default=True, type=COUNT,
-              help="Updates between validations (and checkpoints of last.pt).")
-@click.option("--patience", default=10, show_default=True, type=COUNT,
-              help="Stop when this many validations in a row do not improve perplexity.")
-@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches (preset's: 1234).")
+@options_of(TrainingLimits)
+@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches "
+                                        f"(preset's: {Hyperparameters.seed}).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
 def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, preset: str, device: str,
-          max_time: float | None, max_updates: int | None, valid_every: int, patience: int, seed: int | None,
-          force: bool, threads: int | None) -> None:
+          seed: int | None, force: bool, threads: int | None, **given: Any) -> None:
     """Train on the n-grams of a target-language text (Adam, minibatches of 128 n-grams).
 
     The folder records the job (job.json: the hyperparameters, seed included, and the size and time
@@ -55,14 +51,13 @@ def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, pre
     from pysmt.outputs import check_outputs
     from pysmt_cslm.hyperparameters import preset as make_preset
     from pysmt_cslm.store import resolve_device
-    from pysmt_cslm.training import TrainingLimits
     from pysmt_cslm.training import train as run_training
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
     check_outputs({}, {"--text": text, "--valid": valid, "--shortlist": shortlist}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
-    limits = TrainingLimits(max_updates, max_time * 60 if max_time else None, valid_every, valid_every, patience)
+    limits = from_command(TrainingLimits, given, checkpoint_every=given["valid_every"])
     best = run_training(Path(text), Path(out_dir), hp, torch_device, limits,
                         valid=Path(valid) if valid else None, shortlist=Path(shortlist) if shortlist else None,
                         force=force)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
+from pysmt.cli_options import from_command, options_of
+from pysmt.neural import TrainingLimits
 from pysmt.torch_threads import threads_option, use_training_threads
-from rnn_feature.hyperparameters import PRESETS
+from rnn_feature.hyperparameters import PRESETS, Hyperparameters
+from rnn_feature.sample_sizes import SampleSizes
 
 
 @click.group()
@@ -35,17 +39,13 @@ def check_device(device: str) -> None:
               help="Model directory (rerun the same command to resume).")
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
-@click.option("--max-time", type=click.FloatRange(min=0, min_open=True),
-              help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept).")
-@click.option("--max-updates", type=COUNT, help="Stop after this many updates in total.")
-@click.option("--valid-every", default=2000, show_default=True, type=COUNT, help="Updates between validations.")
-@click.option("--patience", default=10, show_default=True, type=COUNT,
-              help="Stop when this many validations in a row do not improve perplexity.")
-@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches (preset's: 1234).")
+@options_of(TrainingLimits)
+@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches "
+                                        f"(preset's: {Hyperparameters.seed}).")
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
-def train(table: str, out_dir: str, preset: str, device: str, max_time: float | None, max_updates: int | None,
-          valid_every: int, patience: int, seed: int | None, force: bool, threads: int | None) -> None:
+def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, force: bool, threads: int | None,
+          **given: Any) -> None:
     """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64).
 
     The folder records the job (job.json: preset, seed, the table's size and time). Rerunning the
@@ -55,14 +55,13 @@ def train(table: str, out_dir: str, preset: str, device: str, max_time: float | 
     from pysmt.outputs import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
     from rnn_feature.store import resolve_device
-    from rnn_feature.training import TrainingLimits
     from rnn_feature.training import train as run_training
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
     check_outputs({}, {"--phrase-table": table}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
-    limits = TrainingLimits(max_updates, max_time * 60 if max_time else None, valid_every, valid_every, patience)
+    limits = from_command(TrainingLimits, given, checkpoint_every=given["valid_every"])
     best = run_training(Path(table), Path(out_dir), hp, torch_device, limits, force=force)
     click.echo(f"pysmt rnn train: best validation perplexity {best:.2f}; model in {out_dir}")
 
@@ -98,7 +97,7 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
     """A ``pysmt rnn`` analysis subcommand with the options every analysis shares."""
 
     def decorate(function: Callable) -> click.Command:
-        options = [
+        options: list[Callable[[Callable], Callable]] = [
             click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False),
                          help="Model directory."),
             click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False),
@@ -116,16 +115,7 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
             options += [
                 click.option("--source", "sources", multiple=True,
                              help="Analyse this source phrase (repeatable) instead of random ones."),
-                click.option("--frequent", default=5, show_default=True, type=click.IntRange(min=0),
-                             help="Random frequent source phrases."),
-                click.option("--rare", default=5, show_default=True, type=click.IntRange(min=0),
-                             help="Random rare source phrases."),
-                click.option("--min-words", default=4, show_default=True, type=COUNT,
-                             help="Shortest source phrase considered."),
-                click.option("--frequent-min", default=20.0, show_default=True,
-                             help="count(f) from which a source phrase is frequent."),
-                click.option("--rare-max", default=1.0, show_default=True,
-                             help="count(f) up to which a source phrase is rare."),
+                options_of(SampleSizes),
             ]
         for option in reversed(options):
             function = option(function)
@@ -151,18 +141,17 @@ def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str,  # 
     return loaded
 
 
-def selected_sources(table: str, sources: tuple[str, ...], frequent: int, rare: int, min_words: int,
-                     frequent_min: float, rare_max: float, tm_column: int, seed: int) -> dict:
-    """Source phrases to analyse, by group title: the named ones, or seeded random frequent and rare ones."""
-    from rnn_feature.table_sample import SampleSizes, named_sources, sample_table
+def selected_sources(table: str, sources: tuple[str, ...], sizes: dict[str, Any], tm_column: int, seed: int) -> dict:
+    """Source phrases to analyse, by group title: the named ones, or seeded random frequent and rare ones
+    (``sizes``: the command's :class:`SampleSizes` options)."""
+    from rnn_feature.table_sample import named_sources, sample_table
 
     if sources:
         return {"Chosen source phrases": named_sources(Path(table), list(sources), tm_column)}
-    sizes = SampleSizes(frequent=frequent, rare=rare, min_words=min_words, frequent_min=frequent_min,
-                        rare_max=rare_max)
-    sample = sample_table(Path(table), sizes, tm_column, seed)
-    return {f"Frequent source phrases (count >= {frequent_min:g}, {min_words}+ words)": sample.frequent,
-            f"Rare source phrases (count <= {rare_max:g}, {min_words}+ words)": sample.rare}
+    picked = from_command(SampleSizes, sizes)
+    sample = sample_table(Path(table), picked, tm_column, seed)
+    return {f"Frequent source phrases (count >= {picked.frequent_min:g}, {picked.min_words}+ words)": sample.frequent,
+            f"Rare source phrases (count <= {picked.rare_max:g}, {picked.min_words}+ words)": sample.rare}
 
 
 def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
@@ -178,12 +167,11 @@ def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
 @analysis_command("top-phrases", "Table 2: top target phrases by the translation model and by the RNN.", selection=True)
 @click.option("--count", default=3, show_default=True, type=COUNT, help="Targets shown per source phrase and scorer.")
 def top_phrases(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                sources: tuple[str, ...], frequent: int, rare: int, min_words: int, frequent_min: float,
-                rare_max: float, count: int, threads: int | None) -> None:
+                sources: tuple[str, ...], count: int, threads: int | None, **sizes: Any) -> None:
     from rnn_feature.analysis import top_phrases as analyse
 
     model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
-    groups = selected_sources(table, sources, frequent, rare, min_words, frequent_min, rare_max, tm_column, seed)
+    groups = selected_sources(table, sources, sizes, tm_column, seed)
     write_report(out_dir, "top-phrases", "Translation model vs RNN Encoder-Decoder (Table 2)",
                  analyse(model, source, target, groups, count))
 
@@ -192,12 +180,11 @@ def top_phrases(model_dir: str, table: str, out_dir: str, tm_column: int, device
 @click.option("--samples", "count", default=50, show_default=True, type=COUNT, help="Samples drawn per source phrase.")
 @click.option("--top", default=5, show_default=True, type=COUNT, help="Best distinct samples shown.")
 def samples_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                    sources: tuple[str, ...], frequent: int, rare: int, min_words: int, frequent_min: float,
-                    rare_max: float, count: int, top: int, threads: int | None) -> None:
+                    sources: tuple[str, ...], count: int, top: int, threads: int | None, **sizes: Any) -> None:
     from rnn_feature.analysis import samples
 
     model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
-    groups = selected_sources(table, sources, frequent, rare, min_words, frequent_min, rare_max, tm_column, seed)
+    groups = selected_sources(table, sources, sizes, tm_column, seed)
     write_report(out_dir, "samples", "Samples from the RNN Encoder-Decoder (Table 3)",
                  samples(model, source, target, groups, count, top, seed))
 
@@ -209,7 +196,7 @@ def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, de
                     pairs: int, threads: int | None) -> None:
     from pysmt.errors import PysmtError
     from rnn_feature.analysis import scatter
-    from rnn_feature.table_sample import SampleSizes, sample_table
+    from rnn_feature.table_sample import sample_table
 
     model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     sample = sample_table(Path(table), SampleSizes(pairs=pairs), tm_column, seed)
@@ -227,7 +214,7 @@ def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, de
 def maps_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int, words: int,
                  phrases: int, threads: int | None) -> None:
     from rnn_feature.analysis import maps
-    from rnn_feature.table_sample import SampleSizes, sample_table
+    from rnn_feature.table_sample import sample_table
 
     model, source, _ = load_for_analysis(model_dir, table, out_dir, device, threads)
     sample = sample_table(Path(table), SampleSizes(long_phrases=phrases), tm_column, seed)

@@ -26,6 +26,7 @@ from typing import Generic, TypeVar
 
 from pysmt.errors import at_line
 from rnn_feature.data import TableLine, read_table
+from rnn_feature.sample_sizes import SampleSizes
 
 T = TypeVar("T")
 
@@ -58,19 +59,6 @@ class Reservoir(Generic[T]):
             slot = self.rng.randrange(self.seen)
             if slot < self.size:
                 self.items[slot] = make()
-
-
-@dataclass
-class SampleSizes:
-    """How much of the table each analysis wants, and what counts as long, frequent and rare."""
-
-    frequent: int = 0
-    rare: int = 0
-    pairs: int = 0
-    long_phrases: int = 0
-    min_words: int = 4
-    frequent_min: float = 20  # count(f) >= this: a frequent source phrase
-    rare_max: float = 1  # count(f) <= this: a rare one
 
 
 @dataclass

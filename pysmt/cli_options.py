@@ -1,0 +1,123 @@
+"""Command-line options declared on the dataclasses that carry them, so that each option's name, default,
+type, choices and help live in one place (as fairseq's dataclass configs make its command line).
+
+A field says how it is given on the command line in its metadata, made by :func:`option`::
+
+    @dataclass(kw_only=True)
+    class TuningOptions:
+        nbest_size: int = field(default=100, metadata=option(type=POSITIVE,
+                                                             help="N-best entries per sentence and iteration."))
+
+``@options_of(TuningOptions)`` then gives a click command ``--nbest-size INTEGER RANGE  N-best entries
+per sentence and iteration.  [default: 100; x>=1]``, one option per field that declares one, in the
+fields' order: its name is the field's (``nbest_size``: ``--nbest-size``) unless the declaration names
+it, its default is the field's (a field without one makes a required option) unless the declaration
+gives the command line its own (``default="1G"`` where the field holds bytes), and it is shown in
+``--help`` unless it is None, a flag or repeatable. The command builds the dataclass by name,
+``from_command(TuningOptions, given, ...)``, never by position: the options dataclasses are
+keyword-only. An option that several commands give alike is one metadata object (:mod:`pysmt.shared_options`),
+on a field or, for a command with no dataclass, through :func:`command_option`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+#: The key of a field's command-line declaration in its metadata.
+OPTION = "pysmt.option"
+
+#: A count of at least one.
+POSITIVE = click.IntRange(min=1)
+
+F = TypeVar("F", bound=Callable[..., Any])
+D = TypeVar("D", bound="DataclassInstance")
+
+
+@dataclass(frozen=True)
+class Option:
+    """How a value is given on the command line: ``click.option``'s declarations and settings, and how
+    the value click gives becomes the field's."""
+
+    declarations: tuple[str, ...]
+    settings: Mapping[str, Any]
+    convert: Callable[[Any], Any] | None = None
+
+    def value(self, given: Any) -> Any:
+        """The value click gave, as the field holds it: converted (None, an option not given, stays None),
+        and each of a repeatable option's values converted, in a list."""
+        convert = self.convert or (lambda value: value)
+        if self.settings.get("multiple"):
+            return [convert(value) for value in given]
+        return None if given is None else convert(given)
+
+
+def option(*declarations: str, convert: Callable[[Any], Any] | None = None, **settings: Any) -> Mapping[str, Option]:
+    """A field's metadata saying it is a command-line option: ``click.option(*declarations, **settings)``.
+
+    ``declarations`` are the option's names (``"-c", "--config"``; none: the field's, dashed); ``settings``
+    are click's (``type``, ``help``, ``multiple``, ``is_flag``, ``metavar``, ``show_default``, and
+    ``default`` where the command line's differs from the field's); ``convert`` makes the field's value
+    from what click gives (a scale's name into the scale).
+    """
+    return {OPTION: Option(declarations, settings, convert)}
+
+
+def command_option(name: str, metadata: Mapping[str, Any], **settings: Any) -> Callable[[F], F]:
+    """The click option that ``metadata`` (made by :func:`option`) declares, for the command parameter ``name``.
+
+    ``settings`` add to the declared ones: a field's default, or a command's own where no dataclass
+    carries the option (``command_option("threads", DECODING_THREADS, default=1)``).
+    """
+    declared: Option = metadata[OPTION]
+    settings = {**declared.settings, **settings}
+    shown = settings.get("default") is not None and not settings.get("is_flag") and not settings.get("multiple")
+    settings.setdefault("show_default", shown)
+    return click.option(*(declared.declarations or (f"--{name.replace('_', '-')}",)), name, **settings)
+
+
+def field_default(declared: Field[Any]) -> dict[str, Any]:
+    """A field's default as its option's setting: none where the option declares its own, required
+    where the field has none."""
+    if "default" in declared.metadata[OPTION].settings:
+        return {}
+    if declared.default is not MISSING:
+        return {"default": declared.default}
+    if declared.default_factory is not MISSING:
+        return {"default": declared.default_factory()}
+    return {"required": True}
+
+
+def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str | None = None) -> Callable[[F], F]:
+    """A decorator that gives a click command the options of ``cls``'s fields, in their order.
+
+    ``start`` and ``stop`` (field names; ``stop`` excluded) take a slice of the fields, for a command
+    that lists options of its own among them.
+    """
+    every = fields(cls)
+    names = [f.name for f in every]
+    chosen = every[names.index(start) if start else 0:names.index(stop) if stop else len(every)]
+    decorators = [command_option(f.name, f.metadata, **field_default(f)) for f in chosen if OPTION in f.metadata]
+
+    def decorate(function: F) -> F:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def from_command(cls: type[D], given: Mapping[str, Any], **values: Any) -> D:
+    """``cls`` built by name from a command's keyword arguments ``given``: each field with an option takes
+    its value from there, as its option converts it, unless ``values`` give it; ``values`` give the
+    fields that are no option of this command."""
+    for f in fields(cls):
+        if OPTION in f.metadata and f.name in given and f.name not in values:
+            values[f.name] = f.metadata[OPTION].value(given[f.name])
+    return cls(**values)

@@ -1,0 +1,35 @@
+"""``pysmt tune``, whose options are :class:`~tuning.loop.TuningOptions`'s fields (:mod:`pysmt.cli_options`).
+
+It lives beside the loop, and ``pysmt`` imports it only when it is used (:data:`pysmt.cli.LAZY_COMMANDS`):
+the loop's modules (the decoder, the optimizer) take longer to import than most commands take to run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pysmt.cli_options import from_command, options_of
+from pysmt.shared_options import only_one_place, split_names, system_options
+from tuning.loop import TuningOptions
+from tuning.loop import tune as run_tuning
+
+
+@click.command()
+@system_options
+@options_of(TuningOptions)
+def tune(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
+    """Learn the log-linear weights on a dev set by MERT (maximizing sacrebleu's BLEU).
+
+    Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
+    change); another system, dev set or setting is refused unless --force. Features a config has
+    no weights for (e.g. added with --features) start at their default weights (a plugin's
+    default_weights()), else at 0; the unknown-word penalty stays fixed.
+    """
+    options = from_command(TuningOptions, given, config=Path(config_path), features=split_names(features),
+                           params=list(params))
+    only_one_place(options.threads, options.cluster)
+    path = run_tuning(options)
+    click.echo(f"pysmt tune: tuned config {path} (log: {options.out / 'log.tsv'})")

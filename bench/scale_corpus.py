@@ -16,7 +16,7 @@ import argparse
 import re
 from pathlib import Path
 
-from pysmt.training.pipeline import PRESETS
+from pysmt.training.options import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 

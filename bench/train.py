@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from pysmt.training.pipeline import STEPS
+from pysmt.training.options import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 

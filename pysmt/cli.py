@@ -3,7 +3,7 @@
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 (``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` and ``experiment`` are defined
-beside what they run and imported only when used (:data:`LAZY_COMMANDS`). Options that a dataclass
+beside what they run (``tuning/cli.py``, ``pysmt/experiment/cli.py``). Options that a dataclass
 carries are made from its fields (:mod:`pysmt.cli_options`), and those several commands give alike are
 declared once (:mod:`pysmt.shared_options`).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,13 +33,11 @@ from pysmt.shared_options import (
     split_names,
     system_options,
 )
-from pysmt.training.pipeline import PRESET_DATA, PRESETS, Pipeline, TrainingOptions
+from pysmt.experiment.cli import experiment
+from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
+from tuning.cli import tune
 
 COMMANDS_GROUP = "pysmt.commands"
-#: Commands defined beside what they run, as ``module:command``, imported only when used (or listed by
-#: ``--help``): their options come from dataclasses whose modules (the decoder, the optimizer) take longer
-#: to import than most commands take to run.
-LAZY_COMMANDS = {"tune": "tuning.cli:tune", "experiment": "pysmt.experiment.cli:experiment"}
 
 
 def silence_stdout() -> None:
@@ -78,13 +76,10 @@ class PysmtGroup(click.Group):
             raise click.ClickException(f"{where}{err.strerror or err}") from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS)
-                      | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
+        return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name)
-        if command is None and name in LAZY_COMMANDS:
-            return EntryPoint(name, LAZY_COMMANDS[name], COMMANDS_GROUP).load()
         if command is None:
             for ep in entry_points(group=COMMANDS_GROUP, name=name):
                 return ep.load()
@@ -271,6 +266,8 @@ def train(preset: str | None, data_dir: Path, **given: Any) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
     options = from_command(TrainingOptions, given)
     options.corpora += [data_dir / prefix for prefix in PRESETS.get(preset or "", [])]
+    from pysmt.training.pipeline import Pipeline  # (its steps' modules load only for this command)
+
     Pipeline(options).run()
     config = options.out / "pysmt.toml"
     if config.is_file():
@@ -318,6 +315,9 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
     if paired:
         click.echo(f"paired bootstrap against {hypotheses[0]}: {paired['bleu']}")
 
+
+main.add_command(tune)
+main.add_command(experiment)
 
 if __name__ == "__main__":
     main()

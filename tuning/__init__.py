@@ -1,9 +1,24 @@
 """MERT for pysmt (Och 2003): BLEU statistics, upper-envelope line search, the n-best loop.
 
 ``tuning.optimize`` is the library entry point (usable without the decoder); ``pysmt tune`` runs
-the outer loop of decoding and optimizing (:mod:`tuning.loop`).
+the outer loop of decoding and optimizing (:mod:`tuning.loop`). The optimizer (and numba, which its
+line search compiles with) loads on first use of ``tuning.optimize``, so that ``pysmt tune``'s
+command line is built without it.
 """
 
-from tuning.optimizer import optimize
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tuning.optimizer import optimize
 
 __all__ = ["optimize"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "optimize":
+        from tuning.optimizer import optimize
+
+        return optimize
+    raise AttributeError(f"module 'tuning' has no attribute {name!r}")

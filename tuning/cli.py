@@ -1,7 +1,7 @@
-"""``pysmt tune``, whose options are :class:`~tuning.loop.TuningOptions`'s fields (:mod:`pysmt.cli_options`).
+"""``pysmt tune``, whose options are :class:`~tuning.options.TuningOptions`'s fields (:mod:`pysmt.cli_options`).
 
-It lives beside the loop, and ``pysmt`` imports it only when it is used (:data:`pysmt.cli.LAZY_COMMANDS`):
-the loop's modules (the decoder, the optimizer) take longer to import than most commands take to run.
+The loop's modules (the decoder, the optimizer) take longer to import than most commands take to run,
+so they load when the command runs, not when ``pysmt`` builds its command line.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import click
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.shared_options import only_one_place, split_names, system_options
-from tuning.loop import TuningOptions
-from tuning.loop import tune as run_tuning
+from tuning.options import TuningOptions
 
 
 @click.command()
@@ -31,5 +30,7 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
     options = from_command(TuningOptions, given, config=Path(config_path), features=split_names(features),
                            params=list(params))
     only_one_place(options.threads, options.cluster)
+    from tuning.loop import tune as run_tuning
+
     path = run_tuning(options)
     click.echo(f"pysmt tune: tuned config {path} (log: {options.out / 'log.tsv'})")

@@ -23,16 +23,14 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-import click
 import numpy as np
 import sacrebleu
 
-from pysmt.cli_options import POSITIVE, option
 from pysmt.cluster import Cluster, SystemRecipe
 from pysmt.config import SystemConfig
 from pysmt.config_files import configure_system, read_weights_file, write_toml
@@ -44,60 +42,15 @@ from pysmt.formats import format_labels, nbest_line
 from pysmt.jobs import Job
 from pysmt.outputs import Inputs, check_outputs
 from pysmt.parallel import map_with_shared
-from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 from pysmt.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
 from tuning.optimizer import constant_features, l1_normalized, optimize
+from tuning.options import TuningOptions
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
-#: The share of the optimizer's weights in the next iteration's, the rest being the weights just
-#: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`interpolated`.
-INTERPOLATION = 0.5
-
-
-@dataclass(kw_only=True)
-class TuningOptions:
-    """Everything ``pysmt tune`` is told: the fields with an option in their metadata are its command-line
-    options (:mod:`pysmt.cli_options`), in its ``--help``'s order, after the system's (``-c``, ``--features``,
-    ``--param``)."""
-
-    config: Path
-    features: list[str] = field(default_factory=list)
-    #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
-    params: list[str] = field(default_factory=list)
-    source: Path = field(metadata=option(
-        "--src", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt)."))
-    references: list[Path] = field(metadata=option(
-        "--ref", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Dev set reference, raw text (repeatable for several references)."))
-    out: Path = field(metadata=option(
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml."))
-    nbest_size: int = field(default=100, metadata=option(type=POSITIVE,
-                                                         help="N-best entries per sentence and iteration."))
-    max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
-    threads: int = field(default=1, metadata=DECODING_THREADS)
-    restarts: int = field(default=20, metadata=option(type=click.IntRange(min=0),
-                                                      help="Random restarts of the optimizer."))
-    seed: int = field(default=0, metadata=option(help="Seed of the optimizer's random restarts and directions."))
-    #: The optimizer's share of the next weights (1: plain MERT); see :func:`interpolated`.
-    interpolation: float = field(default=INTERPOLATION, metadata=option(
-        "--historic-interpolation", type=click.FloatRange(0.0, 1.0, min_open=True),
-        help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
-             "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning)."))
-    #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.cluster`) instead of
-    #: ``threads`` local processes.
-    cluster: str | None = field(default=None, metadata=CLUSTER)
-    search: str | None = field(default=None, metadata=SEARCH)
-    #: Start afresh in an ``out`` that holds an earlier job.
-    force: bool = field(default=False, metadata=option(
-        is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."))
-
-
 @dataclass
 class Iteration:
     number: int

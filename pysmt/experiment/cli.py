@@ -1,19 +1,19 @@
-"""``pysmt experiment``, whose options are :class:`~pysmt.experiment.chain.ExperimentOptions`'s fields
-(:mod:`pysmt.cli_options`).
+"""``pysmt experiment``, whose options are :class:`~pysmt.experiment.options.ExperimentOptions`'s fields
+(:mod:`pysmt.cli_options`): the command runs the chain of stages, then writes the report.
 
-It lives beside the chain, and ``pysmt`` imports it only when it is used (:data:`pysmt.cli.LAZY_COMMANDS`):
-the chain's modules (the tuning loop, the feature registry) take longer to import than most commands take
-to run.
+The chain's modules (the tuning loop, the feature registry) take longer to import than most commands
+take to run, so they load when the command runs, not when ``pysmt`` builds its command line.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from pysmt.cli_options import from_command, options_of
-from pysmt.experiment import ExperimentOptions, run_experiment
+from pysmt.experiment.options import ExperimentOptions
 from pysmt.experiment.settings import SCALES
 
 
@@ -35,3 +35,21 @@ def experiment(**given: Any) -> None:
                            dev_size=given["dev_size"] or scale.dev_size, budget=given["budget"] or scale.budget)
     report = run_experiment(options)
     click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
+
+
+def run_experiment(options: ExperimentOptions) -> Path:
+    """Run (or resume) every stage, then write the report; return report.md's path."""
+    import json
+
+    from pysmt.experiment.chain import EVALUATION, Experiment
+    from pysmt.experiment.report import caveat_lines, write_report
+    from pysmt.experiment.stages import log
+    from pysmt.folder_lock import locked_folder
+
+    experiment = Experiment(options)
+    with locked_folder(experiment.run_dir):  # one experiment per folder (its stages and commands lock their own)
+        experiment.run()
+        evaluation = json.loads((experiment.run_dir / EVALUATION).read_text(encoding="utf-8"))
+        for line in caveat_lines(evaluation):  # said where the user looks, not only in the report
+            log(f"warning: {line}")
+        return write_report(experiment, evaluation)

@@ -18,7 +18,8 @@ from pysmt.training.buckets import bucket_count, score_occurrences
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, extract_corpus, extracted_parts, write_occurrences
 from pysmt.training.lexical import Lexicon, estimate_lexical_tables
-from pysmt.training.pipeline import Pipeline, TrainingOptions
+from pysmt.training.options import TrainingOptions
+from pysmt.training.pipeline import Pipeline
 from pysmt.training.scoring import count_pairs, write_tables
 
 

@@ -7,11 +7,11 @@ candidate, or at the iteration cap. The tuned config takes the weights whose dec
 best dev BLEU (the last optimized weights are only a prediction until decoded).
 
 Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written atomically:
-``weights.txt`` (the weights decoded with, ``Name= w ...``), ``nbest.txt``, ``output.txt`` (the
-post-processed 1-best), ``optimized.txt`` and ``times.json``; a rerun reuses what is there, so an
-interrupted run resumes where it stopped. Each step's files are complete as a unit: ``nbest.txt``
-is written last of the decode, ``optimized.txt`` last of the optimization, and a step counts as
-done only when that file is there. The folder's lock keeps a second run out (:mod:`pysmt.folder_lock`).
+``weights.txt`` (the weights decoded with, ``Name= w ...``), the decode step's ``nbest.txt`` and
+``output.txt`` (the post-processed 1-best), the optimize step's ``optimized.txt``; each step then
+marks itself done (``decode.done``, ``optimize.done``: its seconds, and the optimizer's predicted
+BLEU; :class:`pysmt.jobs.DoneMarkers`), so a rerun skips the steps that finished and an interrupted
+run resumes where it stopped. The folder's lock keeps a second run out (:mod:`pysmt.folder_lock`).
 ``TUNE_DIR/log.tsv`` holds the per-iteration table.
 ``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.jobs`): a rerun with
 other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
@@ -19,7 +19,6 @@ other ones is refused instead of mixing their n-best lists, unless ``force`` sta
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import time
@@ -39,7 +38,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import release_folder
 from pysmt.formats import format_labels, nbest_line
-from pysmt.jobs import Job
+from pysmt.jobs import DoneMarkers, Job
 from pysmt.outputs import Inputs, check_outputs
 from pysmt.parallel import map_with_shared
 from pysmt.textio import atomic_writer, read_lines
@@ -64,6 +63,12 @@ class Iteration:
 
 def log(message: str) -> None:
     print(f"pysmt tune: {message}", file=sys.stderr, flush=True)
+
+
+def measured(record: dict[str, object], key: str) -> float:
+    """What a finished step measured, as its marker holds it (nan when unknown: a marker damaged by hand)."""
+    value = record.get(key)
+    return float(value) if isinstance(value, (int, float)) else NAN
 
 
 def read_dev(options: TuningOptions) -> tuple[list[str], list[list[str]]]:
@@ -175,34 +180,32 @@ class Tuner:
             else:
                 with atomic_writer(run / "weights.txt") as out:
                     out.write(weights_text(self.decoder, weights))
-            times = self.read_times(run)
-            if not (run / "nbest.txt").exists():
+            steps = DoneMarkers(run)
+            if not steps.done("decode"):
                 start = time.time()
                 self.decode(weights, run)
-                times = {"decode": time.time() - start}
-                self.save_times(run, times)
+                steps.finish("decode", seconds=round(time.time() - start, 3))
+            decode_s = measured(steps.record("decode"), "seconds")
             outputs = [text for _, text in read_lines(run / "output.txt")]
             dev_bleu = sacrebleu.corpus_bleu(outputs, self.references).score
             new = self.pool.add(run / "nbest.txt")
             log(f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool")
             if new == 0 and number > 1:
-                self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, times.get("decode", NAN), 0.0))
+                self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, decode_s, 0.0))
                 log("no new candidates: stopping")
                 break
-            if (run / "optimized.txt").exists():
+            if steps.done("optimize"):
                 optimized = from_file(self.decoder, run / "optimized.txt")
-                predicted = float((run / "predicted-bleu.txt").read_text())
             else:
                 start = time.time()
                 optimized, predicted = self.optimize(weights)
-                times["optimize"] = time.time() - start
-                with atomic_writer(run / "predicted-bleu.txt") as out:
-                    out.write(f"{predicted!r}\n")
-                self.save_times(run, times)
-                with atomic_writer(run / "optimized.txt") as out:  # last: it marks the step done
+                with atomic_writer(run / "optimized.txt") as out:
                     out.write(weights_text(self.decoder, optimized))
-            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, times.get("decode", NAN),
-                                  times.get("optimize", NAN)))
+                steps.finish("optimize", seconds=round(time.time() - start, 3), predicted_bleu=predicted)
+            record = steps.record("optimize")
+            predicted = measured(record, "predicted_bleu")
+            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, decode_s,
+                                  measured(record, "seconds")))
             if np.max(np.abs(optimized - weights)) < WEIGHT_TOLERANCE:
                 log("no weight changed: converged")
                 break
@@ -259,23 +262,6 @@ class Tuner:
                                 fixed=self.fixed.tolist(), mapper=mapper)
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
-
-    @staticmethod
-    def read_times(run: Path) -> dict[str, float]:
-        """The seconds each step of an iteration took, as far as known (a run killed between a step's
-        result and its time, or a damaged file, leaves them unknown: nan in log.tsv, never an error)."""
-        try:
-            times = json.loads((run / "times.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(times, dict):
-            return {}
-        return {step: float(value) for step, value in times.items() if isinstance(value, (int, float))}
-
-    @staticmethod
-    def save_times(run: Path, times: dict[str, float]) -> None:
-        with atomic_writer(run / "times.json") as out:
-            json.dump(times, out)
 
     def record(self, iteration: Iteration) -> None:
         self.history.append(iteration)

@@ -11,7 +11,8 @@ Steps (Moses' ``train-model.perl`` order; ``--first-step``/``--last-step`` take 
 6. ``lm``       5-gram modified Kneser-Ney LM with lmplz (``-S`` from ``--memory``) -> ``lm.bin``
 7. ``config``   ``pysmt.toml`` with Moses' untuned default weights
 
-Each step writes its outputs atomically and then a marker ``steps/<name>.done``; a step whose
+Each step writes its outputs atomically and then a marker ``steps/<name>.done`` (its seconds:
+:class:`pysmt.jobs.DoneMarkers`); a step whose
 marker and outputs exist is skipped (``--force`` redoes it), so an interrupted run resumes where it
 stopped. Before any work the run records itself in ``job.json`` (:mod:`pysmt.jobs`): a rerun with
 other corpora, languages or result-shaping options stops with an error naming what changed, unless
@@ -36,7 +37,7 @@ from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConf
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
 from pysmt.folder_lock import release_folder
-from pysmt.jobs import Job
+from pysmt.jobs import DoneMarkers, Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
 from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, scratch_folder
@@ -78,6 +79,8 @@ class Pipeline:
     def __init__(self, options: TrainingOptions) -> None:
         self.o = options
         out = options.out
+        #: Which steps finished (``steps/<name>.done``, with their seconds).
+        self.steps = DoneMarkers(out / "steps")
         self.train_src = out / "corpus" / f"train.{options.src_lang}"
         self.train_tgt = out / "corpus" / f"train.{options.tgt_lang}"
         self.lm_extra = out / "corpus" / f"lm-extra.{options.tgt_lang}"
@@ -147,12 +150,9 @@ class Pipeline:
         inputs = {"--corpus": corpus, "--lm-text": o.lm_texts, "--alignment": o.alignment}
         return Job(o.out, "train", options, inputs)
 
-    def marker(self, step: str) -> Path:
-        return self.o.out / "steps" / f"{step}.done"
-
     def done(self, step: str) -> bool:
         """Whether a step finished (its marker is written last) and its outputs are still there."""
-        return self.marker(step).is_file() and all(path.is_file() for path in self.outputs[step])
+        return self.steps.done(step) and all(path.is_file() for path in self.outputs[step])
 
     def missing(self, first: int, last: int, discarded: bool) -> list[tuple[str, Path, str]]:
         """``(step, file, maker)`` for each file a step in ``first..last`` needs that nothing provides.
@@ -206,18 +206,17 @@ class Pipeline:
         job.start(force=self.o.force)
         try:
             if discarded:  # --force over another job's work: none of its steps counts as done
-                shutil.rmtree(self.o.out / "steps", ignore_errors=True)
+                shutil.rmtree(self.steps.folder, ignore_errors=True)
             for name in STEPS[first:last + 1]:
                 if self.done(name) and not self.o.force:
                     log(f"step {name}: done already (use --force to redo)")
                     continue
                 log(f"step {name} ...")
                 start = time.time()
-                self.marker(name).unlink(missing_ok=True)
+                self.steps.redo(name)
                 self.run_step(name)
                 self.timings[name] = time.time() - start
-                with atomic_writer(self.marker(name)) as out:
-                    out.write(f"{self.timings[name]:.1f} s\n")
+                self.steps.finish(name, seconds=round(self.timings[name], 1))
                 log(f"step {name}: {self.timings[name]:.1f} s")
         finally:
             release_folder(self.o.out)

@@ -20,11 +20,12 @@ def test_tuned_config_of_a_moved_system_keeps_every_path(tmp_path, dev):
     assert original.returncode == 0 and pysmt("decode", "-c", str(tuned), "-i", str(source)).stdout == original.stdout
 
 
-def test_a_tune_folder_with_a_damaged_times_file_resumes(tiny_system, dev, tmp_path):
+def test_a_tune_folder_with_damaged_step_markers_resumes(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"
     assert pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
-    (out / "run1" / "times.json").write_text('{"deco')  # cut off (by hand: pysmt writes it atomically)
+    for step in ("decode", "optimize"):  # cut off (by hand: pysmt writes them atomically)
+        (out / "run1" / f"{step}.done").write_text('{"secon')
     again = pysmt(*tune_command(tiny_system, src, ref, out))
     assert again.returncode == 0 and b"Traceback" not in again.stderr and b"decode dev" not in again.stderr
     row = (out / "log.tsv").read_text().splitlines()[1].split("\t")

@@ -13,7 +13,7 @@ fi
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
 .venv/bin/python -m pip uninstall --quiet --yes pysmt 2>/dev/null || true
 bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles them in), lmplz, build_binary
-.venv/bin/python -m pip install --quiet -e '.[test,cluster]'   # builds the compiled search core (C++, ~2 min); Ray for --cluster
+.venv/bin/python -m pip install --quiet -e '.[test,cluster,serve]'   # builds the compiled core (C++, ~2 min); Ray for --cluster, aiohttp for serve
 # The plugins need torch. Pin the CPU build first: an unpinned torch would pull several GB of CUDA
 # packages. Users with their own CUDA build of torch install the plugins directly instead.
 .venv/bin/python -m pip install --quiet torch==2.13.0

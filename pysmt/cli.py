@@ -1,5 +1,5 @@
-"""The ``pysmt`` command: ``decode``, ``filter``, ``binarize``, ``rescore``, ``train``, ``tune``, ``lm``,
-``evaluate``, ``experiment``, and subcommands that plugins register.
+"""The ``pysmt`` command: ``decode``, ``filter``, ``binarize``, ``rescore``, ``serve``, ``train``, ``tune``,
+``lm``, ``evaluate``, ``experiment``, and subcommands that plugins register.
 
 A plugin adds a subcommand through the entry-point group ``pysmt.commands``
 (``rnn = "rnn_feature.cli:rnn"``, a click command or group). ``tune`` and ``experiment`` are defined
@@ -34,6 +34,7 @@ from pysmt.shared_options import (
     system_options,
 )
 from pysmt.experiment.cli import experiment
+from pysmt.serving.options import ServeOptions
 from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
 from tuning.cli import tune
 
@@ -254,6 +255,25 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     else:
         n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
     click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}")
+
+
+@main.command()
+@system_options
+@options_of(ServeOptions)
+def serve(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
+    """Serve a system over HTTP: Moses' XML-RPC protocol (/RPC2) and a JSON interface (/translate).
+
+    Each of --workers processes loads the system once (binarize its tables to share their pages);
+    requests from all clients are batched onto them. Listens on 127.0.0.1 unless --host says
+    otherwise. SIGTERM or Ctrl-C: answers what is in flight, then exits 0. Needs pysmt-mt[serve].
+    """
+    try:
+        from pysmt.serving.server import serve as run_server
+    except ImportError as err:
+        raise PysmtError(f"pysmt serve needs pysmt-mt[serve] ({err.name} is not installed): "
+                         "pip install 'pysmt-mt[serve]'") from None
+    run_server(from_command(ServeOptions, given, config=Path(config_path), features=split_names(features),
+                            params=list(params)))
 
 
 @main.command()

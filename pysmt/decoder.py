@@ -6,7 +6,7 @@ import gc
 import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -46,7 +46,11 @@ class Candidate:
     words: list[str]
     scores: np.ndarray
     total: float
+    #: Source-target word links (Pharaoh ``s-t``), sorted.
     alignment: list[tuple[int, int]]
+    #: The phrases it is made of, in target order: (source start, source end, target start, target end),
+    #: ends exclusive (Moses' phrase alignment, ``translate``'s ``align`` in its server).
+    phrases: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -181,16 +185,18 @@ class Decoder:
 
     def _describe(self, derivation: Derivation) -> Candidate:
         alignment = []
+        phrases = []
         target_offset = 0
         for option in derivation.options:
             for link in option.pair.alignment.split():
                 s, _, t = link.partition("-")
                 alignment.append((option.start + int(s), target_offset + int(t)))
+            phrases.append((option.start, option.end, target_offset, target_offset + len(option.target)))
             target_offset += len(option.target)
         scores = derivation.scores
         with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
             total = float(scores @ self.model.weights)
-        return Candidate(derivation.words, scores, total, sorted(alignment))
+        return Candidate(derivation.words, scores, total, sorted(alignment), phrases)
 
     def preprocess(self, line: str) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""

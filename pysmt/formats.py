@@ -29,10 +29,15 @@ def format_score(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def feature_scores(candidate: Candidate, labels: list[tuple[str, int, int]]) -> str:
+    """``Label0= s1 s2 Label1= s ...``: a translation's scores as Moses' n-best lists (and its server) give them."""
+    return " ".join(f"{name}= " + " ".join(format_score(candidate.scores[k]) for k in range(lo, hi))
+                    for name, lo, hi in labels)
+
+
 def nbest_line(index: int, candidate: Candidate, labels: list[tuple[str, int, int]]) -> str:
     """``id ||| words ||| Label0= s1 s2 Label1= s ... ||| total``, as Moses writes n-best lists."""
-    features = " ".join(f"{name}= " + " ".join(format_score(candidate.scores[k]) for k in range(lo, hi))
-                        for name, lo, hi in labels)
+    features = feature_scores(candidate, labels)
     return f"{index} ||| {' '.join(candidate.words)} ||| {features} ||| {format_score(candidate.total)}"
 
 

@@ -1,0 +1,81 @@
+"""The JSON interface, in the shape of OpenNMT-py's REST server.
+
+``POST /translate`` takes ``[{"src": "...", "id": N}, ...]``: each item a sentence (raw text for a
+system that ``pysmt train`` made, as ``pysmt decode`` takes it), ``id`` the model (OpenNMT's model
+id; this server has one, ``--model-id``, and an item may leave it out), and optionally ``n_best``
+(pysmt's addition; default ``--nbest-size``). It answers, per input in order, the list of its n-best
+entries ``{"src", "tgt", "n_best", "pred_score", "align"}``: ``tgt`` the translation as ``pysmt
+decode`` writes it, ``pred_score`` its model score, ``align`` its source-target word alignment
+(``["0-0 1-2 ..."]``, Pharaoh, a list as OpenNMT gives one per segment).
+
+OpenNMT-py's own server answers the other way round, a list per n-best rank of every input's entry:
+``POST /translator/translate`` answers exactly so (every input with ``--nbest-size`` entries), so
+that OpenNMT clients need only the address. ``GET /health`` and ``GET /models`` (also under
+``/translator/``) say whether the server is up and which system it serves. Errors are a 4xx or 5xx
+with ``{"error": "...", "status": "error"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pysmt.decoder import Candidate
+from pysmt.formats import alignment_line
+
+
+class BadRequest(Exception):
+    """A request this server refuses: its HTTP status and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Item:
+    src: str
+    n_best: int
+
+
+def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> list[Item]:
+    """The checked items of a ``/translate`` request."""
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise BadRequest(400, f"the request is not valid UTF-8 ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise BadRequest(400, f"the request is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") \
+            from None
+    if not isinstance(data, list) or not data:
+        raise BadRequest(400, 'expected a non-empty list of inputs, [{"src": "...", "id": N}, ...]')
+    items = []
+    for number, entry in enumerate(data, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("src"), str):
+            raise BadRequest(400, f'input {number}: expected {{"src": "...", "id": N}}, not {json.dumps(entry)[:80]}')
+        model = entry.get("id", model_id)
+        if model != model_id:
+            raise BadRequest(404, f"input {number}: no model {model!r} here (this server's model is {model_id})")
+        n_best = entry.get("n_best", nbest_size)
+        if isinstance(n_best, bool) or not isinstance(n_best, int) or not 1 <= n_best <= max_nbest:
+            raise BadRequest(400, f"input {number}: n_best must be an integer from 1 to {max_nbest}, not {n_best!r}")
+        items.append(Item(entry["src"], n_best))
+    return items
+
+
+def entries(item: Item, candidates: list[Candidate], texts: list[str]) -> list[dict[str, Any]]:
+    """An input's n-best entries, best first (fewer when the sentence has fewer translations)."""
+    return [{"src": item.src, "tgt": text, "n_best": item.n_best, "pred_score": candidate.total,
+             "align": [alignment_line(candidate)]}
+            for candidate, text in zip(candidates[:item.n_best], texts)]
+
+
+def by_rank(per_input: list[list[dict[str, Any]]], n_best: int) -> list[list[dict[str, Any]]]:
+    """OpenNMT-py's shape: one list per n-best rank, of every input's entry of that rank (an input with fewer
+    translations than ranks repeats its last, so that every list has an entry per input, in input order)."""
+    return [[answer[min(rank, len(answer) - 1)] for answer in per_input] for rank in range(n_best)]
+
+
+def error(message: str) -> dict[str, str]:
+    return {"error": message, "status": "error"}

@@ -1,0 +1,217 @@
+"""The HTTP server of ``pysmt serve`` (aiohttp): Moses' XML-RPC at ``/RPC2``, the JSON interface beside it.
+
+Why aiohttp: one event loop serves many clients while the decoding happens in worker processes
+(:mod:`pysmt.serving.workers`), so the server itself needs no threads; aiohttp parses HTTP (no
+hand-written parsing here), caps request bodies (``client_max_size``), cancels a request's handler
+when its client disconnects (so its sentences leave the queue), shuts down gracefully, and is a
+well-kept, single dependency (uvicorn with starlette needs two and leaves the body cap to us). The
+XML-RPC payload is parsed by the standard library's unmarshaller behind defusedxml's parser.
+``bench/serve.py`` measures it.
+
+Limits (each a setting, see :class:`~pysmt.serving.options.ServeOptions`): the request's size
+(413), the number of sentences in it and the length of each (413), its time (504; the sentences
+still queued are dropped), and the sentences waiting (503: come back later). Invalid JSON, XML or
+UTF-8, an empty request, a compressed body (415): a 4xx with the reason, or an XML-RPC fault at
+``/RPC2``; the server goes on serving. Every request is logged on stderr (one line: address, request,
+status, seconds). SIGTERM or Ctrl-C: stop accepting, answer what is in flight (up to the request
+timeout), stop the workers, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from pysmt.cluster import SystemRecipe
+from pysmt.errors import PysmtError
+from pysmt.serving import json_api, moses_xmlrpc
+from pysmt.serving.json_api import BadRequest
+from pysmt.serving.moses_xmlrpc import ProtocolError
+from pysmt.serving.options import ServeOptions
+from pysmt.serving.workers import Busy, Translated, WorkerPool, log
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: One line per request on stderr: client address, request line, status, response bytes, seconds.
+ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tfs'
+
+
+class Service:
+    """What the handlers share: the options, the workers, and the translation of a request's sentences."""
+
+    def __init__(self, options: ServeOptions, pool: WorkerPool) -> None:
+        self.options, self.pool = options, pool
+        self.draining = False
+
+    def check_sentences(self, lines: list[str]) -> None:
+        """A request's sentences within the limits (413 otherwise)."""
+        if len(lines) > self.options.max_sentences:
+            raise BadRequest(413, f"{len(lines):,} sentences in one request; this server takes up to "
+                                  f"{self.options.max_sentences:,} (--max-sentences)")
+        for number, line in enumerate(lines, start=1):
+            words = len(line.split())
+            if words > self.options.max_words:
+                raise BadRequest(413, f"sentence {number} has {words:,} words; this server takes up to "
+                                      f"{self.options.max_words:,} (--max-words)")
+
+    async def translate(self, lines: list[str], nbest: int, distinct: bool) -> list[Translated]:
+        """The translations of a request's sentences, in their order, within the request's time."""
+        if self.draining:
+            raise BadRequest(503, "the server is shutting down")
+        self.check_sentences(lines)
+        try:
+            jobs = self.pool.submit(lines, nbest, distinct)
+        except Busy as err:
+            raise BadRequest(503, f"busy: {err}; try again later") from None
+        try:
+            return await asyncio.wait_for(asyncio.gather(*(job.future for job in jobs)), self.options.timeout)
+        except TimeoutError:
+            raise BadRequest(504, f"the request took more than {self.options.timeout:g} s (--timeout)") from None
+        except PysmtError as err:
+            raise BadRequest(500, str(err)) from None
+        finally:  # answered, timed out, failed or its client gone: none of its sentences is wanted any more
+            for job in jobs:
+                job.future.cancel()
+
+
+async def body(request: web.Request) -> bytes:
+    """The request's body, within the size limit; compressed bodies are refused (no decompression bombs)."""
+    if request.headers.get("Content-Encoding", "identity").lower() != "identity":
+        raise BadRequest(415, f"Content-Encoding {request.headers['Content-Encoding']} is not accepted: send the "
+                              "body uncompressed")
+    try:
+        data = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        largest = request.app["service"].options.max_request_bytes
+        raise BadRequest(413, f"the request is larger than this server takes ({largest:,} bytes, "
+                              "--max-request-size)") from None
+    if not data.strip():
+        raise BadRequest(400, "the request is empty")
+    return data
+
+
+async def moses_rpc(request: web.Request) -> web.Response:
+    """``POST /RPC2``: Moses' XML-RPC ``translate``; every mistake is a fault."""
+    service: Service = request.app["service"]
+    try:
+        try:
+            method, params = moses_xmlrpc.parse_call(await body(request))
+            if method != "translate":
+                raise ProtocolError(moses_xmlrpc.NO_SUCH_METHOD, f"Method '{method}' not defined")
+            call = moses_xmlrpc.translate_request(params, service.options.max_nbest)
+            translated, = await service.translate([call.text], max(call.nbest, 1), call.distinct)
+        except BadRequest as err:
+            raise ProtocolError(moses_xmlrpc.SERVER_ERROR, str(err)) from None
+        answer = moses_xmlrpc.translate_response(call, translated.candidates, translated.texts, service.pool.tokens,
+                                                 service.pool.labels)
+        return web.Response(body=moses_xmlrpc.response(answer), content_type="text/xml")
+    except ProtocolError as err:
+        return web.Response(body=moses_xmlrpc.fault(err.code, str(err)), content_type="text/xml")
+
+
+async def translate_per_input(request: web.Request) -> web.Response:
+    """``POST /translate``: per input, the list of its n-best entries."""
+    return await translate_json(request, by_rank=False)
+
+
+async def translate_by_rank(request: web.Request) -> web.Response:
+    """``POST /translator/translate``: OpenNMT-py's own shape, a list per n-best rank."""
+    return await translate_json(request, by_rank=True)
+
+
+async def translate_json(request: web.Request, by_rank: bool) -> web.Response:
+    service: Service = request.app["service"]
+    options = service.options
+    items = json_api.parse_items(await body(request), options.model_id, options.nbest_size, options.max_nbest)
+    if by_rank and any(item.n_best != options.nbest_size for item in items):
+        raise BadRequest(400, "/translator/translate answers every input with --nbest-size entries (OpenNMT's "
+                              "shape): ask /translate for other n-best sizes")
+    nbest = max(item.n_best for item in items)
+    answers = await service.translate([item.src for item in items], nbest, distinct=False)
+    per_input = [json_api.entries(item, answer.candidates, answer.texts) for item, answer in zip(items, answers)]
+    return web.json_response(json_api.by_rank(per_input, options.nbest_size) if by_rank else per_input)
+
+
+async def health(request: web.Request) -> web.Response:
+    service: Service = request.app["service"]
+    if service.draining:
+        return web.json_response({"status": "shutting down"}, status=503)
+    return web.json_response({"status": "ok", "workers": len(service.pool.workers), "pending": service.pool.pending(),
+                              "workers_replaced": service.pool.replaced})
+
+
+async def models(request: web.Request) -> web.Response:
+    service: Service = request.app["service"]
+    options = service.options
+    return web.json_response([{
+        "model_id": options.model_id, "loaded": True, "timeout": -1, "config": str(options.config),
+        "features": [name for name, _, _ in service.pool.labels], "workers": len(service.pool.workers),
+        "n_best": options.nbest_size, "opt": {"prepared": options.prepared, "search": options.search}}])
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A refused request as JSON with its status (the XML-RPC endpoint answers faults itself)."""
+    try:
+        return await handler(request)
+    except BadRequest as err:
+        return web.json_response(json_api.error(str(err)), status=err.status)
+
+
+def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
+    app = web.Application(client_max_size=options.max_request_bytes, middlewares=[json_errors])
+    app["service"] = Service(options, pool)
+    app.router.add_post("/RPC2", moses_rpc)
+    for root, translate in (("", translate_per_input), ("/translator", translate_by_rank)):
+        app.router.add_post(f"{root}/translate", translate)
+        app.router.add_get(f"{root}/health", health)
+        app.router.add_get(f"{root}/models", models)
+    return app
+
+
+def recipe_of(options: ServeOptions) -> SystemRecipe:
+    return SystemRecipe(str(options.config), tuple(options.features), tuple(options.params),
+                        str(options.weights) if options.weights else None, options.search)
+
+
+async def run(options: ServeOptions) -> None:
+    """Start the workers, serve until SIGTERM or Ctrl-C, then stop gracefully."""
+    pool = WorkerPool(recipe_of(options), options.workers, not options.prepared, options.max_pending)
+    log(f"starting {options.workers} worker(s) for {options.config}")
+    await pool.start()
+    app = application(options, pool)
+    access = logging.getLogger("aiohttp.access")
+    access.addHandler(logging.StreamHandler(sys.stderr))
+    access.setLevel(logging.INFO)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log_format=ACCESS_LOG_FORMAT,
+                           shutdown_timeout=options.timeout, auto_decompress=False)
+    await runner.setup()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        site = web.TCPSite(runner, options.host, options.port, shutdown_timeout=options.timeout)
+        await site.start()
+        address = ", ".join(f"http://{host}:{port}" for host, port, *_ in runner.addresses)
+        log(f"{len(pool.workers)} worker(s) ready; listening on {address}: Moses XML-RPC at /RPC2, JSON at "
+            "/translate, /health, /models (and under /translator/)")
+        await stop.wait()
+        log("stopping: finishing the requests in flight")
+        app["service"].draining = True
+    finally:
+        await runner.cleanup()
+        await pool.close()
+        log("stopped")
+
+
+def serve(options: ServeOptions) -> None:
+    """``pysmt serve``: serve until stopped (exit 0 after SIGTERM or Ctrl-C)."""
+    if not Path(options.config).is_file():
+        raise PysmtError(f"{options.config}: no such file")
+    asyncio.run(run(options))

@@ -1,0 +1,287 @@
+"""The decoding processes behind ``pysmt serve``, and how sentences reach them.
+
+Each worker is a process that builds the system once, from paths (a
+:class:`~pysmt.cluster.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
+machine share their pages), then translates batches of sentences it is sent over a pipe, one batch at
+a time, sending each answer back as soon as it is ready. The pool lives in the server's event loop:
+every sentence of every request joins one queue; a worker that is free takes the next sentences
+(about an equal share of what waits, so that several clients' sentences are batched together and no
+worker idles while another has a long batch), and each answer goes back to the request that asked
+for it. A request waits for its own sentences only,
+in its own order.
+
+A worker that dies (killed, out of memory) is replaced, and the sentences it was translating are sent
+again, each alone; a sentence that a worker dies on twice gets an error instead (it would take every
+worker down). Sentences whose request is gone (timed out, client disconnected) are dropped from the
+queue, and their results, if a worker is at them already, are dropped. Workers start with the
+``spawn`` method (a fresh interpreter: none of the server's sockets or threads), leave signals to
+the server, and die with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import multiprocessing
+import os
+import signal
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from pysmt.cluster import SystemRecipe
+from pysmt.decoder import Candidate, Decoder
+from pysmt.errors import PysmtError
+from pysmt.processes import die_with_parent
+
+#: The most sentences sent to a worker at once.
+MAX_BATCH = 16
+#: How often a sentence may be sent to a worker that then dies, before it gets an error.
+MAX_ATTEMPTS = 2
+#: Seconds a worker has to finish its batch and exit when the pool closes, before it is killed.
+EXIT_TIMEOUT = 10.0
+
+
+class Busy(PysmtError):
+    """More sentences wait for a worker than the server takes (its ``--max-pending``)."""
+
+
+@dataclass
+class Job:
+    """One sentence of a request, on its way to a worker and back."""
+
+    line: str
+    index: int  # its place in the request (the decoder names it in errors: "input line N")
+    nbest: int
+    distinct: bool
+    future: asyncio.Future[Translated]
+    attempts: int = 0
+    id: int = field(default_factory=itertools.count().__next__)
+
+    @property
+    def wanted(self) -> bool:
+        return not self.future.done()
+
+
+@dataclass
+class Translated:
+    """A sentence's n-best translations (best first) and their texts as the client gets them (raw text for a
+    system with [processing], unless the server is ``--prepared``)."""
+
+    candidates: list[Candidate]
+    texts: list[str]
+
+
+def translated(decoder: Decoder, line: str, index: int, nbest: int, distinct: bool, process: bool) -> Translated:
+    from pysmt.runner import translate_line
+
+    translation = translate_line(decoder, index, line, nbest, distinct, process)
+    rest = [" ".join(c.words) for c in translation.hypotheses[1:]]
+    return Translated(translation.hypotheses, [translation.output, *(map(decoder.postprocess, rest) if process
+                                                                     else rest)])
+
+
+def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, parent: int) -> None:
+    """A worker process: build the system once, then translate each batch it is sent until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when its workers stop
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    die_with_parent(parent)
+    try:
+        decoder = recipe.build()
+    except PysmtError as err:
+        connection.send(("failed", str(err)))
+        return
+    tokens = not (process and decoder.target_text)
+    connection.send(("ready", (decoder.nbest_labels(), tokens)))
+    while (batch := connection.recv()) is not None:
+        for job_id, line, index, nbest, distinct in batch:  # each answer as soon as it is ready
+            try:
+                connection.send((job_id, translated(decoder, line, index, nbest, distinct, process)))
+            except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
+                connection.send((job_id, str(err)))
+
+
+@dataclass
+class Worker:
+    process: Any  # multiprocessing's SpawnProcess
+    connection: Connection
+    ready: asyncio.Future[tuple[list[tuple[str, int, int]], bool]]
+    busy: list[Job] = field(default_factory=list)
+    gone: bool = False
+
+
+class WorkerPool:
+    """``count`` decoding processes fed from one queue of sentences (see the module's docstring)."""
+
+    def __init__(self, recipe: SystemRecipe, count: int, process: bool, max_pending: int) -> None:
+        self.recipe, self.count, self.process, self.max_pending = recipe, count, process, max_pending
+        self.context = multiprocessing.get_context("spawn")
+        self.workers: list[Worker] = []
+        self.queue: deque[Job] = deque()
+        self.closing = False
+        #: The system's n-best labels (name, first score, end), and whether its output is model tokens (no
+        #: [processing], or the server is ``--prepared``), as the workers report them.
+        self.labels: list[tuple[str, int, int]] = []
+        self.tokens = True
+        self.replaced = 0
+
+    async def start(self) -> None:
+        """Start the workers and wait until every one has loaded the system (an error if one cannot)."""
+        started = [self._start_worker() for _ in range(self.count)]
+        try:
+            self.labels, self.tokens = (await asyncio.gather(*(worker.ready for worker in started)))[0]
+        except BaseException:
+            await self.close()
+            for worker in started:  # (their errors are said once, by the one raised)
+                if worker.ready.done() and not worker.ready.cancelled():
+                    worker.ready.exception()
+            raise
+
+    def _start_worker(self) -> Worker:
+        loop = asyncio.get_running_loop()
+        ours, theirs = self.context.Pipe()
+        process = self.context.Process(target=run_worker, args=(self.recipe, self.process, theirs, os.getpid()),
+                                       daemon=True, name="pysmt-serve-worker")
+        process.start()
+        theirs.close()
+        worker = Worker(process, ours, loop.create_future())
+        self.workers.append(worker)
+        loop.add_reader(ours.fileno(), self._receive, worker)
+        loop.add_reader(process.sentinel, self._exited, worker)
+        return worker
+
+    def pending(self) -> int:
+        """Sentences waiting for a worker or being translated."""
+        return sum(job.wanted for job in self.queue) + sum(len(w.busy) for w in self.workers)
+
+    def submit(self, lines: list[str], nbest: int, distinct: bool) -> list[Job]:
+        """Queue a request's sentences; their futures give their translations (or a PysmtError)."""
+        if self.closing:
+            raise Busy("the server is shutting down")
+        if self.pending() + len(lines) > self.max_pending:
+            raise Busy(f"{self.pending():,} sentences are waiting already (the server takes {self.max_pending:,})")
+        loop = asyncio.get_running_loop()
+        jobs = [Job(line, index, nbest, distinct, loop.create_future()) for index, line in enumerate(lines)]
+        self.queue.extend(jobs)
+        self._dispatch()
+        return jobs
+
+    def _dispatch(self) -> None:
+        """Give every free worker its share of what waits (a sentence sent again goes alone)."""
+        while self.queue and not self.queue[0].wanted:
+            self.queue.popleft()
+        free = [w for w in self.workers if w.ready.done() and not w.gone and not w.busy]
+        for worker in free:
+            batch: list[Job] = []
+            share = min(MAX_BATCH, max(1, math.ceil(len(self.queue) / len(free))))
+            while self.queue and len(batch) < share:
+                job = self.queue.popleft()
+                if not job.wanted:
+                    continue
+                if job.attempts and batch:  # (alone: it may be what kills workers)
+                    self.queue.appendleft(job)
+                    break
+                batch.append(job)
+                if job.attempts:
+                    break
+            if not batch:
+                return
+            worker.busy = batch
+            worker.connection.send([(job.id, job.line, job.index, job.nbest, job.distinct) for job in batch])
+
+    def _receive(self, worker: Worker) -> None:
+        """A worker's pipe has a message (its pipe's end, once it is gone: then its sentinel says so too)."""
+        try:
+            message = worker.connection.recv()
+        except (EOFError, OSError):
+            asyncio.get_running_loop().remove_reader(worker.connection.fileno())
+            return
+        self._handle(worker, message)
+
+    def _handle(self, worker: Worker, message: Any) -> None:
+        if not worker.ready.done():  # the first message: the system loaded, or why not
+            status, detail = message
+            if status == "ready":
+                worker.ready.set_result(detail)
+            else:
+                worker.ready.set_exception(PysmtError(f"a serving worker could not load the system: {detail}"))
+        else:  # one sentence's answer; the worker is free again once it has answered its whole batch
+            job_id, result = message
+            job = next(job for job in worker.busy if job.id == job_id)
+            worker.busy.remove(job)
+            if job.wanted:
+                if isinstance(result, str):
+                    job.future.set_exception(PysmtError(result))
+                else:
+                    job.future.set_result(result)
+            if worker.busy:
+                return
+        self._dispatch()
+
+    def _exited(self, worker: Worker) -> None:
+        """A worker's process ended: take what it sent before, then (unless the pool is closing) send its
+        sentences again and start another."""
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(worker.process.sentinel)
+        loop.remove_reader(worker.connection.fileno())
+        try:
+            while worker.connection.poll():
+                self._handle(worker, worker.connection.recv())
+        except (EOFError, OSError):
+            pass
+        worker.connection.close()
+        worker.process.join()
+        self.workers.remove(worker)
+        status = worker.process.exitcode
+        if not worker.ready.done():
+            worker.ready.set_exception(PysmtError(f"a serving worker died while loading the system (exit "
+                                                  f"status {status})"))
+        if self.closing:
+            return
+        for job in reversed(worker.busy):
+            job.attempts += 1
+            if not job.wanted:
+                continue
+            if job.attempts >= MAX_ATTEMPTS:
+                job.future.set_exception(PysmtError(f"input line {job.index + 1}: the decoding worker died "
+                                                    f"{job.attempts} times translating it (out of memory?)"))
+            else:
+                self.queue.appendleft(job)
+        if worker.ready.exception() is None:  # (a worker that could not load is not started again)
+            self.replaced += 1
+            log(f"a worker died (exit status {status}); starting another")
+            self._start_worker().ready.add_done_callback(replacement_loaded)
+        self._dispatch()
+
+    async def close(self) -> None:
+        """Stop the workers: each finishes its batch and exits (killed after :data:`EXIT_TIMEOUT` seconds)."""
+        self.closing = True
+        loop = asyncio.get_running_loop()
+        for job in self.queue:
+            if job.wanted:
+                job.future.set_exception(Busy("the server is shutting down"))
+        self.queue.clear()
+        for worker in list(self.workers):
+            try:
+                worker.connection.send(None)
+            except OSError:
+                pass
+        deadline = loop.time() + EXIT_TIMEOUT
+        while self.workers and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        for worker in list(self.workers):
+            worker.process.kill()
+            self._exited(worker)
+
+
+def log(message: str) -> None:
+    print(f"pysmt serve: {message}", file=sys.stderr, flush=True)
+
+
+def replacement_loaded(ready: asyncio.Future[Any]) -> None:
+    """A replacement worker loaded the system, or it says why not (the pool goes on with the others)."""
+    if not ready.cancelled() and ready.exception() is not None:
+        log(str(ready.exception()))

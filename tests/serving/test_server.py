@@ -1,0 +1,306 @@
+"""``pysmt serve`` on 127.0.0.1, with real clients: Python's ``xmlrpc.client`` as Moses' clients use it, and
+HTTP for the JSON interface. Every server is bounded in time and stopped by the test that started it."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import xmlrpc.client
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import PYSMT, alive, children_of, pysmt, raw_text_system, wait_until
+
+pytest.importorskip("aiohttp")
+
+SENTENCES = ["a b c", "c b a", "b c", "a", "c a b c"]
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    port: int
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def rpc(self) -> xmlrpc.client.ServerProxy:
+        return xmlrpc.client.ServerProxy(f"http://127.0.0.1:{self.port}/RPC2")
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+                timeout: float = 30.0) -> tuple[int, object]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            connection.request(method, path, body, headers or {})
+            response = connection.getresponse()
+            data = response.read()
+            return response.status, json.loads(data) if data else None
+        finally:
+            connection.close()
+
+    def post_json(self, path: str, value: object, **kwargs) -> tuple[int, object]:
+        return self.request("POST", path, json.dumps(value).encode(), {"Content-Type": "application/json"}, **kwargs)
+
+    def workers(self) -> list[int]:
+        """The decoding workers' PIDs (not multiprocessing's resource tracker)."""
+        found = []
+        for pid in children_of(self.proc.pid):
+            try:
+                command = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in command:
+                found.append(pid)
+        return found
+
+
+@contextmanager
+def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
+    """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL)."""
+    proc = subprocess.Popen([*PYSMT, "serve", "-c", str(system), "--port", "0", "--workers", str(workers), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    log: list[str] = []
+    port: list[int] = []
+
+    def read() -> None:  # keep reading stderr (the request log) so that the server never blocks on it
+        for raw in proc.stderr:
+            line = raw.decode(errors="replace")
+            log.append(line)
+            if "listening on http://127.0.0.1:" in line and not port:
+                port.append(int(line.split("127.0.0.1:")[1].split(":")[0].split(",")[0]))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert wait_until(lambda: port or proc.poll() is not None, 120), "".join(log)
+        assert port, "".join(log)
+        yield Server(proc, port[0], log)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        reader.join(10)
+
+
+@pytest.fixture
+def decoded(tiny_system, tmp_path):
+    """What ``pysmt decode`` gives for SENTENCES: 1-best lines, 5-best lists (by sentence) and alignments."""
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(SENTENCES) + "\n")
+    nbest, alignment = tmp_path / "nbest.txt", tmp_path / "align.txt"
+    run = pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest), "--nbest-size", "5",
+                "--alignment", str(alignment))
+    assert run.returncode == 0, run.stderr.decode()
+    lists: list[list[tuple[str, str, float]]] = [[] for _ in SENTENCES]
+    for line in nbest.read_text().splitlines():
+        index, words, scores, total = line.split(" ||| ")
+        lists[int(index)].append((words, scores, float(total)))
+    return run.stdout.decode().splitlines(), lists, alignment.read_text().splitlines()
+
+
+def test_moses_clients_get_what_decode_gives(tiny_system, decoded):
+    best, lists, alignments = decoded
+    with serving(tiny_system, workers=2) as server:
+        for k, text in enumerate(SENTENCES):
+            plain = server.rpc.translate({"text": text})
+            assert plain == {"text": "".join(f"{word} " for word in best[k].split())}  # Moses: a space after each
+            full = server.rpc.translate({"text": text, "nbest": 5, "add-score-breakdown": "true", "word-align": True,
+                                         "nbest-distinct": "false", "session-id": 7})
+            assert full["session-id"] == 7
+            assert [(e["hyp"].strip(), e["fvals"].strip(), e["totalScore"]) for e in full["nbest"]] == \
+                [(words, scores, pytest.approx(total, abs=1e-6)) for words, scores, total in lists[k]]
+            links = " ".join(f"{link['source-word']}-{link['target-word']}" for link in full["word-align"])
+            assert sorted(links.split()) == sorted(alignments[k].split())
+
+
+def test_phrase_alignment_and_segmentation_as_mosesserver_writes_them(tiny_system):
+    with serving(tiny_system) as server:
+        answer = server.rpc.translate({"text": "a b c", "align": "true"})
+        # the toy system's best: "a b" -> "x y" (one phrase), "c" -> "z"; ends included, as Moses' ranges
+        assert answer["text"] == "x y |0-1| z |2-2| "
+        assert answer["align"] == [{"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
+                                   {"tgt-start": 2, "tgt-end": 2, "src-start": 2, "src-end": 2}]
+        quiet = server.rpc.translate({"text": "a b c", "align": True, "no-ReportSegmentation": "1"})
+        assert quiet["text"] == "x y z " and quiet["align"] == answer["align"]
+        assert server.rpc.translate({"text": ""}) == {"text": ""}
+
+
+def test_json_clients_get_what_decode_gives_per_input_and_in_opennmts_shape(tiny_system, decoded):
+    best, lists, alignments = decoded
+    with serving(tiny_system, "--nbest-size", "2", workers=2) as server:
+        status, answer = server.post_json("/translate", [{"src": s, "id": 0, "n_best": 5} for s in SENTENCES])
+        assert status == 200
+        for k, entries in enumerate(answer):
+            assert [(e["src"], e["tgt"], e["n_best"], e["pred_score"]) for e in entries] == \
+                [(SENTENCES[k], words, 5, pytest.approx(total, abs=1e-6)) for words, _, total in lists[k]]
+            assert entries[0]["tgt"] == best[k] and entries[0]["align"] == [alignments[k]]
+        status, by_rank = server.post_json("/translator/translate", [{"src": s} for s in SENTENCES])
+        assert status == 200 and len(by_rank) == 2 and all(len(rank) == len(SENTENCES) for rank in by_rank)
+        assert [e["tgt"] for e in by_rank[0]] == best
+        assert server.request("GET", "/health")[1]["status"] == "ok"
+        status, models = server.request("GET", "/translator/models")
+        assert status == 200 and models[0]["model_id"] == 0 and "KENLM0" in models[0]["features"]
+
+
+def test_raw_text_in_and_out_through_the_systems_processing(tmp_path):
+    system = raw_text_system(tmp_path / "raw")
+    expected = pysmt("decode", "-c", str(system), stdin=b"a, b.\n").stdout.decode().strip()
+    with serving(system) as server:
+        assert server.post_json("/translate", [{"src": "a, b."}])[1][0][0]["tgt"] == expected
+        assert server.rpc.translate({"text": "a, b.", "align": True})["text"] == expected  # raw text: no marks
+
+
+def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_system):
+    limits = ["--max-request-size", "2K", "--max-sentences", "3", "--max-words", "5", "--max-nbest", "10"]
+    with serving(tiny_system, *limits) as server:
+        def refused(status: int, words: str, body: bytes, path: str = "/translate", **headers: str) -> None:
+            got, answer = server.request("POST", path, body, headers)
+            assert got == status and answer["status"] == "error" and words in answer["error"], answer
+
+        refused(400, "not valid JSON", b'[{"src": ')
+        refused(400, "not valid UTF-8", b'[{"src": "\xff"}]')
+        refused(400, "empty", b"")
+        refused(400, "non-empty list", b"[]")
+        refused(400, "expected", b'[{"text": "a"}]')
+        refused(404, "no model 3", b'[{"src": "a", "id": 3}]')
+        refused(400, "n_best", b'[{"src": "a", "n_best": 11}]')
+        refused(413, "--max-request-size", json.dumps([{"src": "a " * 1500}]).encode())
+        refused(413, "--max-sentences", json.dumps([{"src": "a"}] * 4).encode())
+        refused(413, "sentence 2 has 6 words", json.dumps([{"src": "a"}, {"src": "a b c a b c"}]).encode())
+        refused(415, "Content-Encoding", gzip.compress(b'[{"src": "a"}]'), **{"Content-Encoding": "gzip"})
+        refused(400, "/translate", json.dumps([{"src": "a", "n_best": 3}]).encode(), "/translator/translate")
+
+        def fault(code: int, words: str, call) -> None:
+            with pytest.raises(xmlrpc.client.Fault) as caught:
+                call()
+            assert caught.value.faultCode == code and words in caught.value.faultString, caught.value
+
+        rpc = server.rpc
+        fault(-503, "Missing source text", lambda: rpc.translate({"txt": "a"}))
+        fault(-506, "not defined", lambda: rpc.close_session({"session-id": 2}))
+        fault(-32602, "nbest must be an int", lambda: rpc.translate({"text": "a", "nbest": "5"}))
+        fault(-32602, "align must be a boolean", lambda: rpc.translate({"text": "a", "align": "maybe"}))
+        fault(-32000, "does not support sg", lambda: rpc.translate({"text": "a", "sg": "true"}))
+        fault(-32000, "has 6 words", lambda: rpc.translate({"text": "a b c a b c"}))
+
+        def raw_fault(body: bytes) -> tuple[int, str]:
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection.request("POST", "/RPC2", body, {"Content-Type": "text/xml"})
+            with pytest.raises(xmlrpc.client.Fault) as caught:
+                xmlrpc.client.loads(connection.getresponse().read())
+            return caught.value.faultCode, caught.value.faultString
+
+        assert raw_fault(b"<methodCall><methodName>translate")[0] == -503
+        bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+                b"<methodCall><methodName>translate</methodName><params><param><value><struct><member><name>text"
+                b"</name><value><string>&b;</string></value></member></struct></value></param></params></methodCall>")
+        assert raw_fault(bomb)[0] == -503 and "EntitiesForbidden" in raw_fault(bomb)[1]
+        code, message = raw_fault(b"<x>" + b"a" * 4000 + b"</x>")
+        assert code == -32000 and "--max-request-size" in message
+        # after all that, the server still translates
+        assert rpc.translate({"text": "a b c"})["text"] == "x y z "
+        assert server.post_json("/translate", [{"src": "a b c"}])[0] == 200
+
+
+@contextmanager
+def stopped(pid: int) -> Iterator[None]:
+    """A worker frozen (SIGSTOP) inside the block: its sentences wait."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGCONT)
+
+
+def test_a_request_over_its_time_is_answered_504_and_its_sentences_dropped(tiny_system):
+    with serving(tiny_system, "--timeout", "1") as server:
+        worker, = server.workers()
+        with stopped(worker):
+            status, answer = server.post_json("/translate", [{"src": "a b c"}])
+            assert status == 504 and "--timeout" in answer["error"]
+        assert server.post_json("/translate", [{"src": "c b a"}])[0] == 200
+        assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 0, 10)
+
+
+def test_a_full_queue_turns_new_requests_away_with_503(tiny_system):
+    with serving(tiny_system, "--max-pending", "2") as server, ThreadPoolExecutor(1) as waiting:
+        worker, = server.workers()
+        with stopped(worker):
+            first = waiting.submit(server.post_json, "/translate", [{"src": "a"}, {"src": "b"}])
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 2, 10)
+            status, answer = server.post_json("/translate", [{"src": "c"}])
+            assert status == 503 and "busy" in answer["error"]
+        assert first.result(30)[0] == 200
+
+
+def test_a_client_that_disconnects_leaves_the_server_serving_and_its_sentences_dropped(tiny_system):
+    with serving(tiny_system) as server:
+        worker, = server.workers()
+        with stopped(worker):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+                body = json.dumps([{"src": "a b c"}] * 50).encode()
+                client.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                               b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 50, 10)
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] <= 16, 10)  # queue emptied
+        assert server.post_json("/translate", [{"src": "a b c"}])[0] == 200
+        assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 0, 10)
+
+
+def test_a_worker_that_dies_is_replaced_and_its_requests_answered(tiny_system):
+    with serving(tiny_system, workers=2) as server, ThreadPoolExecutor(1) as waiting:
+        first, second = server.workers()
+        with stopped(first), stopped(second):  # both frozen: the request's sentences wait on them
+            answer = waiting.submit(server.post_json, "/translate", [{"src": s} for s in SENTENCES])
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == len(SENTENCES), 10)
+            os.kill(first, signal.SIGKILL)
+        status, entries = answer.result(60)
+        assert status == 200 and [e[0]["src"] for e in entries] == SENTENCES
+        health = server.request("GET", "/health")[1]
+        assert health["workers"] == 2 and health["workers_replaced"] == 1
+        assert first not in server.workers() and "a worker died" in "".join(server.log)
+
+
+def test_sigterm_finishes_what_is_in_flight_refuses_new_work_and_exits_0(tiny_system):
+    with serving(tiny_system) as server, ThreadPoolExecutor(1) as waiting:
+        worker, = server.workers()
+        with stopped(worker):
+            in_flight = waiting.submit(server.post_json, "/translate", [{"src": "a b c"}])
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 1, 10)
+            os.kill(server.proc.pid, signal.SIGTERM)
+            assert wait_until(lambda: "stopping" in "".join(server.log), 10)
+            with pytest.raises(OSError):  # no longer listening
+                server.request("GET", "/health", timeout=5)
+        status, answer = in_flight.result(30)
+        assert status == 200 and answer[0][0]["tgt"] == "x y z"
+        assert server.proc.wait(30) == 0 and not alive(worker)
+
+
+def test_serve_refuses_a_system_it_cannot_load_in_one_line(tmp_path):
+    missing = pysmt("serve", "-c", str(tmp_path / "nope.ini"))
+    assert missing.returncode == 2  # click: the config must exist
+    broken = tmp_path / "broken.ini"
+    broken.write_text("[feature]\nKENLM path=nowhere.arpa order=3\n")
+    run = pysmt("serve", "-c", str(broken), "--port", "0", timeout=120)
+    assert run.returncode == 1 and "nowhere.arpa" in run.stderr.decode() and b"Traceback" not in run.stderr
+
+
+def test_the_server_binds_to_loopback_unless_told(tiny_system):
+    with serving(tiny_system) as server:
+        line = next(line for line in server.log if "listening on" in line)
+        assert "http://127.0.0.1:" in line and "0.0.0.0" not in line

@@ -22,7 +22,7 @@ from pysmt.search.model import LogLinearModel
 from pysmt.search.nbest import Derivation, nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
-from pysmt.search.plugin_results import no_translation
+from pysmt.search.plugin_results import no_translation, weighted_columns
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class Decoder:
             target_offset += len(option.target)
         scores = derivation.scores
         with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
-            total = float(scores @ self.model.weights)
+            total = float(weighted_columns(scores[None, :], self.model.weights)[0])
         return Candidate(derivation.words, scores, total, sorted(alignment), phrases)
 
     def preprocess(self, line: str) -> str:

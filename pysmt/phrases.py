@@ -25,6 +25,12 @@ class Sentence:
         return len(self.words)
 
 
+#: The scores of a pair not scored yet (one read-only array for all: a pair is made per table entry
+#: looked up, hundreds of thousands per hundred sentences).
+UNSCORED = np.zeros(0)
+UNSCORED.flags.writeable = False
+
+
 class PhrasePair:
     """A source/target phrase pair with its feature scores, shared by every span it translates."""
 
@@ -41,8 +47,8 @@ class PhrasePair:
         #: Word alignment inside the pair, Moses' ``i-j`` pairs (source-target), possibly empty.
         self.alignment = alignment
         self.unknown = unknown
-        self.scores: np.ndarray = np.zeros(0)
-        self.estimates: np.ndarray = np.zeros(0)
+        self.scores: np.ndarray = UNSCORED
+        self.estimates: np.ndarray = UNSCORED
         self.isolation = 0.0
         self.future = 0.0
 

@@ -79,11 +79,8 @@ class LogLinearModel:
         """Score phrase pairs with the context-free features (once per pair; cached by the caller)."""
         scores, estimates = self._collect([f for f in self.features if f.context_free], pairs)
         isolation, future = weighted_rows(scores, estimates, self.weights)
-        for k, pair in enumerate(pairs):
-            pair.scores = scores[k]
-            pair.estimates = estimates[k]
-            pair.isolation = float(isolation[k])
-            pair.future = float(future[k])
+        for pair, row, estimate, weighted, best in zip(pairs, scores, estimates, isolation.tolist(), future.tolist()):
+            pair.scores, pair.estimates, pair.isolation, pair.future = row, estimate, weighted, best
 
     def evaluate_options(self, sentence: Sentence, options: SentenceOptions) -> None:
         """Start a sentence: per-sentence features score all its options in one batch each."""

@@ -20,21 +20,22 @@ class OptionBuilder:
         self.max_phrase_length = max_phrase_length
         self.cache: dict[str, list[PhrasePair]] = {}
 
-    def candidates(self, source: str) -> list[PhrasePair]:
-        """The table-limited phrase pairs of a source phrase, best first (ties keep table order)."""
-        cached = self.cache.get(source)
-        if cached is None:
-            cached = []
-            for table in self.model.phrase_tables:
-                pairs = table.translations(source)
-                if pairs:
-                    self.model.evaluate_pairs(pairs)
-                    pairs.sort(key=lambda pair: -pair.future)
-                    cached.extend(pairs[:table.table_limit] if table.table_limit > 0 else pairs)
+    def prepare(self, sources: list[str]) -> None:
+        """Cache the table-limited phrase pairs of the ``sources`` not cached yet, best first (ties keep table
+        order): every new pair of a sentence is scored by the context-free features in one batch."""
+        new = [source for source in dict.fromkeys(sources) if source not in self.cache]
+        found = [[table.translations(source) for table in self.model.phrase_tables] for source in new]
+        batch = [pair for per_table in found for pairs in per_table for pair in pairs]
+        if batch:
+            self.model.evaluate_pairs(batch)
+        for source, per_table in zip(new, found):
+            cached: list[PhrasePair] = []
+            for table, pairs in zip(self.model.phrase_tables, per_table):
+                pairs.sort(key=lambda pair: -pair.future)
+                cached.extend(pairs[:table.table_limit] if table.table_limit > 0 else pairs)
             if len(self.model.phrase_tables) > 1:
                 cached.sort(key=lambda pair: -pair.future)
             self.cache[source] = cached
-        return cached
 
     def unknown(self, word: str) -> PhrasePair:
         """The pass-through option of a word no phrase table translates on its own."""
@@ -51,15 +52,16 @@ class OptionBuilder:
         words = sentence.words
         result = SentenceOptions(sentence)
         n = len(words)
-        for start in range(n):
-            for end in range(start + 1, min(n, start + self.max_phrase_length) + 1):
-                pairs = self.candidates(" ".join(words[start:end]))
-                if not pairs and end == start + 1:
-                    pairs = [self.unknown(words[start])]
-                if pairs:
-                    opts = [TranslationOption(start, end, pair, len(result.options) + k)
-                            for k, pair in enumerate(pairs)]
-                    result.by_span[(start, end)] = opts
-                    result.options.extend(opts)
+        spans = [(start, end, " ".join(words[start:end])) for start in range(n)
+                 for end in range(start + 1, min(n, start + self.max_phrase_length) + 1)]
+        self.prepare([source for _, _, source in spans])
+        for start, end, source in spans:
+            pairs = self.cache[source]
+            if not pairs and end == start + 1:
+                pairs = [self.unknown(words[start])]
+            if pairs:
+                opts = [TranslationOption(start, end, pair, len(result.options) + k) for k, pair in enumerate(pairs)]
+                result.by_span[(start, end)] = opts
+                result.options.extend(opts)
         self.model.evaluate_options(sentence, result)
         return result

@@ -41,12 +41,22 @@ if TYPE_CHECKING:
 HUGE = 1e300
 
 
+def weighted_columns(matrix: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each row's weighted sum, added column by column from the left (as :func:`weighted_sum` adds):
+    the same bits whatever else is in the batch and on whatever processor. (A BLAS product sums in
+    an order that depends on the rows around and the processor's vector width.)"""
+    total = np.zeros(len(matrix))
+    for column, weight in enumerate(weights.tolist()):
+        total += matrix[:, column] * weight
+    return total
+
+
 def weighted_rows(scores: np.ndarray, estimates: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's weighted score, and that plus its weighted estimates (future): both -inf for a row
     with a -inf score (a forbidden translation), whatever the weights."""
     with np.errstate(all="ignore"):  # overflow and inf * 0 are dealt with here, or by the search
-        isolation = scores @ weights
-        future = isolation + estimates @ weights
+        isolation = weighted_columns(scores, weights)
+        future = isolation + weighted_columns(estimates, weights)
     if len(scores) and not (scores > FORBIDDEN).all():
         forbidden = (scores == FORBIDDEN).any(axis=1)
         isolation[forbidden] = future[forbidden] = FORBIDDEN

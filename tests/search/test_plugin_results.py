@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
-from pysmt.search.plugin_results import HUGE
+from pysmt.search.plugin_results import HUGE, weighted_rows, weighted_sum
 from pysmt.testing import registered, toy_decoder
 
 ENGINES = [("auto", "normal"), ("auto", "cube"), ("python", "normal"), ("python", "cube")]
@@ -248,6 +248,20 @@ def test_minus_infinity_forbids_a_translation_whatever_the_weight(tiny_system, m
 
 
 # -- the search always ends, whatever a plugin returns ---------------------------------------------
+
+def test_weighted_scores_do_not_depend_on_what_else_is_in_the_batch():
+    """Isolation scores are added column by column from the left, as weighted_sum and the compiled core add:
+    the same bits for a pair alone or among others (a BLAS product's order depends on both)."""
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(101, 17)) * rng.choice([1e-3, 1.0, 30.0], size=(101, 17))
+    estimates = rng.normal(size=(101, 17))
+    weights = rng.normal(size=17)
+    isolation, future = weighted_rows(scores, estimates, weights)
+    for k in range(len(scores)):
+        alone, alone_future = weighted_rows(scores[k:k + 1], estimates[k:k + 1], weights)
+        assert alone[0] == isolation[k] and alone_future[0] == future[k]
+        assert isolation[k] == weighted_sum(weights.tolist(), scores[k].tolist())
+
 
 ODD_VALUES = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e300, 0.0, 0.0, 1.0, -2.5, 5e-324]
 

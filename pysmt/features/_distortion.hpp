@@ -18,6 +18,7 @@ class DistortionTwin : public CompiledFeature {
     ends_.push_back(end);
     return weigh(delta);
   }
+  void pop() override { ends_.pop_back(); }
   uint64_t hash(int hyp) const override { return static_cast<uint64_t>(ends_[hyp]); }
   bool equal(int a, int b) const override { return ends_[a] == ends_[b]; }
 

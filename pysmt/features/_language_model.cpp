@@ -1,18 +1,99 @@
 // The compiled twin of the KenLM feature (see _language_model.hpp).
 #include "pysmt/features/_language_model.hpp"
 
+#include <algorithm>
+
+#include "util/murmur_hash.hh"
+
 namespace pysmt {
 
+void KenLMTwin::set_options(const uint32_t *ids, size_t num_ids, const int64_t *offsets, size_t num_offsets) {
+  ids_.assign(ids, ids + num_ids);
+  offsets_.assign(offsets, offsets + num_offsets);
+  // Number the distinct target phrases: the first option with a phrase represents it.
+  size_t options = num_offsets ? num_offsets - 1 : 0;
+  phrase_of_option_.assign(options, -1);
+  FlatMap<std::vector<int32_t>> by_hash(2 * options);
+  int32_t &phrases = phrases_;
+  phrases = 0;
+  for (size_t k = 0; k < options; ++k) {
+    const uint32_t *words = ids + offsets[k];
+    size_t length = static_cast<size_t>(offsets[k + 1] - offsets[k]);
+    std::vector<int32_t> &same_hash = *by_hash.insert(util::MurmurHashNative(words, length * sizeof(uint32_t), length)).first;
+    for (int32_t other : same_hash)
+      if (static_cast<size_t>(offsets[other + 1] - offsets[other]) == length &&
+          std::equal(words, words + length, ids + offsets[other])) {
+        phrase_of_option_[k] = phrase_of_option_[other];
+        break;
+      }
+    if (phrase_of_option_[k] < 0) {
+      phrase_of_option_[k] = phrases++;
+      same_hash.push_back(static_cast<int32_t>(k));
+    }
+  }
+}
+
+void KenLMTwin::clear() {
+  states_.clear();
+  rows_.clear();
+  row_parent_.clear();
+  cells_.clear();
+  scored_.clear();
+  last_parent_ = last_row_ = -1;
+}
+
+int32_t KenLMTwin::row_of(int parent) {
+  const lm::ngram::State &state = states_[parent];
+  if (cells_.size() + static_cast<size_t>(phrases_) > kMaxCells) {  // start again: too many states this sentence
+    rows_.clear();
+    row_parent_.clear();
+    cells_.clear();
+    scored_.clear();
+  }
+  auto [row, fresh] = rows_.insert(lm::ngram::hash_value(state));
+  if (fresh) {
+    *row = static_cast<int32_t>(row_parent_.size());
+    row_parent_.push_back(parent);
+    cells_.resize(cells_.size() + static_cast<size_t>(phrases_), -1);
+    return *row;
+  }
+  return states_[row_parent_[*row]] == state ? *row : -1;
+}
+
 double KenLMTwin::extend(int parent, int option, int, int, bool complete, double *delta) {
+  if (parent != last_parent_) {
+    last_parent_ = parent;
+    last_row_ = row_of(parent);
+  }
+  int32_t phrase = phrase_of_option_[option];
+  int32_t *cell = last_row_ < 0 ? nullptr : &cells_[static_cast<size_t>(last_row_) * phrases_ + phrase];
+  if (cell && *cell >= 0) {
+    ++hits_;
+    return finish(scored_[*cell], complete, delta);
+  }
   lm::ngram::State state = states_[parent], out;
   double total = 0.0;
   for (int64_t k = offsets_[option]; k < offsets_[option + 1]; ++k) {
     total += model_->base(state, ids_[k], out);
     state = out;
   }
-  delta[0] = total * kLog10ToLn;
-  if (complete) delta[0] += static_cast<double>(model_->base(state, model_->end(), out)) * kLog10ToLn;
-  states_.push_back(state);
+  queries_ += static_cast<uint64_t>(offsets_[option + 1] - offsets_[option]);
+  Scored scored{total, state};
+  if (cell) {
+    *cell = static_cast<int32_t>(scored_.size());
+    scored_.push_back(scored);
+  }
+  return finish(scored, complete, delta);
+}
+
+double KenLMTwin::finish(const Scored &scored, bool complete, double *delta) {
+  delta[0] = scored.total * kLog10ToLn;
+  if (complete) {
+    lm::ngram::State out;
+    delta[0] += static_cast<double>(model_->base(scored.after, model_->end(), out)) * kLog10ToLn;
+    ++queries_;
+  }
+  states_.push_back(scored.after);
   return weigh(delta);
 }
 

@@ -43,6 +43,7 @@ class LexicalReorderingTwin : public CompiledFeature {
   void clear() override { states_.clear(); }
   void initial() override { states_.push_back(State{-1, -1, -1, true}); }
   double extend(int parent, int option, int start, int end, bool complete, double *delta) override;
+  void pop() override { states_.pop_back(); }
   uint64_t hash(int hyp) const override;
   bool equal(int a, int b) const override {
     const State &x = states_[a], &y = states_[b];

@@ -26,6 +26,8 @@ class CompiledFeature {
   // covers [start, end)); write its unweighted scores to `delta` and return their weighted sum, as
   // LogLinearModel.extend adds them. `complete`: the new hypothesis covers the whole sentence.
   virtual double extend(int parent, int option, int start, int end, bool complete, double *delta) = 0;
+  // Forget the state of the newest hypothesis (the search drops a hypothesis no stack takes at once).
+  virtual void pop() = 0;
   virtual uint64_t hash(int hyp) const = 0;
   virtual bool equal(int a, int b) const = 0;
   // Deferred features (Python ones, asked in batches) leave their scores to Search::resolve.

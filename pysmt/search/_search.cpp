@@ -41,9 +41,9 @@ std::vector<int> Search::run() {
   coverage_.assign(words_, 0);
   for (auto &f : features_) f->initial();
   deltas_.assign(dims_, 0.0);
+  jumpers_.clear();
   double cost = future_of(&coverage_[0]);
   hyps_.push_back(Hyp{-1, -1, 0, 0, 0.0, cost, 0, 0});
-  hyps_[0].signature = signature(0);
   stacks[0].add(0);
   return settings_.algorithm == Algorithm::cube ? cube(stacks) : normal(stacks);
 }
@@ -92,22 +92,32 @@ bool Search::gap_reachable(int gap, int start, int end) const {
 }
 
 // FutureCost.__call__: the table's estimate summed over the uncovered runs, left to right.
-double Search::future_of(const uint64_t *cov) {
-  std::string key(reinterpret_cast<const char *>(cov), words_ * sizeof(uint64_t));
-  auto it = future_cache_.find(key);
-  if (it != future_cache_.end()) return it->second;
+double Search::future_of(const uint64_t *cov) const {
   double cost = 0.0;
-  int start = -1;
-  for (int p = 0; p <= n_; ++p) {
-    bool covered = p == n_ || covered_at(cov, p);
-    if (covered && start >= 0) {
-      cost += options_.future_table[start * (n_ + 1) + p];
-      start = -1;
-    } else if (!covered && start < 0) {
-      start = p;
+  const double *table = options_.future_table;
+  int p = 0;
+  while (p < n_) {
+    // the next uncovered position at or after p, then the next covered one after it (or n)
+    uint64_t open = ~cov[p >> 6] >> (p & 63);
+    while (!open) {
+      p = (p | 63) + 1;
+      if (p >= n_) return cost;
+      open = ~cov[p >> 6];
     }
+    p += __builtin_ctzll(open);
+    if (p >= n_) break;
+    int q = p;
+    uint64_t shut = cov[q >> 6] >> (q & 63);
+    while (!shut) {
+      q = (q | 63) + 1;
+      if (q >= n_) break;
+      shut = cov[q >> 6];
+    }
+    if (q < n_) q += __builtin_ctzll(shut);
+    if (q > n_) q = n_;
+    cost += table[p * (n_ + 1) + q];
+    p = q;
   }
-  future_cache_.emplace(std::move(key), cost);
   return cost;
 }
 
@@ -132,8 +142,22 @@ int Search::extend(int parent, int option, const uint64_t *new_coverage, double 
   }
   coverage_.insert(coverage_.end(), new_coverage, new_coverage + words_);
   hyps_.push_back(Hyp{parent, option, p.covered + end - start, end, score, score + cost, seq_++, 0});
-  if (deferred_.empty()) hyps_.back().signature = signature(id);
   return id;
+}
+
+void Search::discard(int id) {
+  hyps_.pop_back();
+  coverage_.resize(static_cast<size_t>(id) * words_);
+  deltas_.resize(static_cast<size_t>(id) * dims_);
+  for (auto &f : features_) f->pop();
+}
+
+void Search::offer(Stack &stack, int id) {
+  if (!stack.admits(hyps_[id].future)) {
+    discard(id);
+  } else if (!stack.add(id) && !keep_arcs_) {
+    discard(id);
+  }
 }
 
 // LogLinearModel.resolve: the deferred features' scores of new hypotheses, asked in batches.
@@ -155,34 +179,42 @@ void Search::resolve(const std::vector<int> &ids) {
     }
     hyps_[id].score += gained;
     hyps_[id].future += gained;
-    hyps_[id].signature = signature(id);
   }
 }
 
-std::vector<uint64_t> Search::with_span(int hyp, int start, int end) const {
-  std::vector<uint64_t> cov(&coverage_[hyp * words_], &coverage_[hyp * words_] + words_);
-  for (int p = start; p < end; ++p) cov[p >> 6] |= uint64_t(1) << (p & 63);
-  return cov;
+void Search::with_span(int hyp, int start, int end, uint64_t *out) const {
+  std::copy(&coverage_[hyp * words_], &coverage_[hyp * words_] + words_, out);
+  for (int p = start; p < end; ++p) out[p >> 6] |= uint64_t(1) << (p & 63);
 }
 
-// normal.py: every hypothesis of stack i expanded by every option it may take next.
+// normal.py: every hypothesis of stack i expanded by every option it may take next. Without deferred
+// features a new hypothesis goes to its stack at once (the same adds in the same order as normal.py's
+// after the whole stack), and one the stack drops is forgotten at once: most are, and keeping them
+// all cost hundreds of megabytes on long sentences.
 std::vector<int> Search::normal(std::vector<Stack> &stacks) {
-  std::vector<int> built;  // every expansion of stack i, in the order built
+  const bool immediate = deferred_.empty();
+  std::vector<int> built;  // with deferred features: every expansion of stack i, in the order built
+  std::vector<uint64_t> coverage(words_), next(words_);
   for (int i = 0; i < n_; ++i) {
     built.clear();
     for (int id : stacks[i].finish()) {
-      std::vector<uint64_t> coverage(&coverage_[id * words_], &coverage_[id * words_] + words_);
+      std::copy(&coverage_[id * words_], &coverage_[id * words_] + words_, coverage.begin());
       const Hyp h = hyps_[id];
       int gap = first_gap(coverage.data());
       for (int start = gap; start < n_; ++start) {
         if (covered_at(coverage.data(), start) || !jump_allowed(h.end, h.option >= 0, start)) continue;
         for (const Span &span : spans_[start]) {
           if (overlaps(coverage.data(), start, span.end) || !gap_reachable(gap, start, span.end)) break;
-          std::vector<uint64_t> next = with_span(id, start, span.end);
+          with_span(id, start, span.end, next.data());
           double cost = future_of(next.data());
-          bool complete = i + span.end - start == n_;
-          for (int64_t k = span.begin; k < span.stop; ++k)
-            built.push_back(extend(id, options_.span_options[k], next.data(), cost, complete));
+          int covered = i + span.end - start;
+          for (int64_t k = span.begin; k < span.stop; ++k) {
+            int child = extend(id, options_.span_options[k], next.data(), cost, covered == n_);
+            if (immediate)
+              offer(stacks[covered], child);
+            else
+              built.push_back(child);
+          }
         }
       }
     }
@@ -195,6 +227,7 @@ std::vector<int> Search::normal(std::vector<Stack> &stacks) {
 // cube.py: per stack, edges (a coverage's hypotheses x a span's options) explored best first.
 std::vector<int> Search::cube(std::vector<Stack> &stacks) {
   std::vector<std::vector<Edge>> todo(n_ + 1);
+  std::vector<uint64_t> next(words_);
   for (int i = 0; i <= n_; ++i) {
     if (i > 0) {
       fill_stack(stacks[i], todo[i]);
@@ -216,16 +249,17 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
       int gap = first_gap(coverage);
       for (int start = gap; start < n_; ++start) {
         if (covered_at(coverage, start)) continue;
-        std::vector<int> jumpers;
+        int64_t first = static_cast<int64_t>(jumpers_.size());
         for (int id : group)
-          if (jump_allowed(hyps_[id].end, hyps_[id].option >= 0, start)) jumpers.push_back(id);
-        if (jumpers.empty()) continue;
+          if (jump_allowed(hyps_[id].end, hyps_[id].option >= 0, start)) jumpers_.push_back(id);
+        int64_t jumpers = static_cast<int64_t>(jumpers_.size()) - first;
+        if (!jumpers) continue;
         for (const Span &span : spans_[start]) {
           if (overlaps(coverage, start, span.end) || !gap_reachable(gap, start, span.end)) break;
-          std::vector<uint64_t> next = with_span(group[0], start, span.end);
+          with_span(group[0], start, span.end, next.data());
           int covered = i + span.end - start;
-          todo[covered].push_back(
-              Edge{jumpers, span.begin, span.stop - span.begin, future_of(next.data()), covered == n_, {}});
+          todo[covered].push_back(Edge{first, jumpers, span.begin, span.stop - span.begin, future_of(next.data()),
+                                       covered == n_});
         }
       }
     }
@@ -256,10 +290,20 @@ void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
   };
   std::vector<Fresh> fresh;
   std::vector<int> fresh_ids;
+  // grid point (x, y) of edge e is number first[e] + x * count + y: one number space for the stack's edges
+  seen_.clear();
+  std::vector<uint64_t> first(edges.size());
+  uint64_t points = 0;
+  for (size_t e = 0; e < edges.size(); ++e) {
+    first[e] = points;
+    points += static_cast<uint64_t>(edges[e].num_hyps) * static_cast<uint64_t>(edges[e].count);
+  }
+  auto point = [&](int e, int x, int y) {
+    return first[e] + static_cast<uint64_t>(x) * static_cast<uint64_t>(edges[e].count) + static_cast<uint64_t>(y);
+  };
   auto build = [&](int e, int x, int y) {
-    Edge &edge = edges[e];
-    edge.seen.insert((static_cast<uint64_t>(x) << 32) | static_cast<uint64_t>(y));
-    int parent = edge.hyps[x];
+    const Edge &edge = edges[e];
+    int parent = jumpers_[edge.hyps + x];
     int option = options_.span_options[edge.begin + y];
     const uint64_t *cov = &coverage_[parent * words_];
     std::copy(cov, cov + words_, next.begin());
@@ -289,11 +333,8 @@ void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
       stack.add(c.hyp);
       ++pops;
       const Edge &edge = edges[c.edge];
-      uint64_t right = (static_cast<uint64_t>(c.x) << 32) | static_cast<uint64_t>(c.y + 1);
-      if (c.y + 1 < edge.count && !edge.seen.count(right)) build(c.edge, c.x, c.y + 1);
-      uint64_t down = (static_cast<uint64_t>(c.x + 1) << 32) | static_cast<uint64_t>(c.y);
-      if (c.x + 1 < static_cast<int>(edges[c.edge].hyps.size()) && !edges[c.edge].seen.count(down))
-        build(c.edge, c.x + 1, c.y);
+      if (c.y + 1 < edge.count && seen_.insert(point(c.edge, c.x, c.y + 1)).second) build(c.edge, c.x, c.y + 1);
+      if (c.x + 1 < edge.num_hyps && seen_.insert(point(c.edge, c.x + 1, c.y)).second) build(c.edge, c.x + 1, c.y);
     }
   }
 }
@@ -309,7 +350,9 @@ NbestList search(const SentenceOptions &options, const SearchSettings &settings,
   for (int column : request.stateful_columns)
     if (column < 0 || column >= request.model_dims) throw std::invalid_argument("stateful column outside the score vector");
   Search search(settings, options, std::move(features), request.size > 1);  // arcs: n-best lists only
-  return search.nbest(search.run(), request);
+  NbestList found = search.nbest(search.run(), request);
+  found.hypotheses = search.built();
+  return found;
 }
 
 }  // namespace pysmt

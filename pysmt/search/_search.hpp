@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "pysmt/_flat_map.hpp"
 #include "pysmt/features/_stateful.hpp"
 
 namespace pysmt {
@@ -58,12 +59,14 @@ struct NbestRequest {
 
 // The n-best derivations as Python takes them: derivation i applies options[offsets[i]:offsets[i + 1]]
 // (first to last), has model score score[i] and unweighted scores scores[i * dims:(i + 1) * dims].
+// `hypotheses`: how many the search built (scored), for benchmarks.
 struct NbestList {
   std::vector<double> score;
   std::vector<int64_t> offsets;
   std::vector<int32_t> options;
   std::vector<double> scores;
   size_t dims = 0;
+  int64_t hypotheses = 0;
 };
 
 struct Hyp {
@@ -71,7 +74,7 @@ struct Hyp {
   int covered, end;
   double score, future;
   int64_t seq;
-  uint64_t signature;  // hash of coverage, end and feature states
+  uint64_t signature;  // hash of coverage, end and feature states (Search::seal, once a stack takes it)
 };
 
 class Search;
@@ -93,7 +96,11 @@ class Stack {
         hyps_(16, SignatureHash{search}, SignatureEqual{search}) {}
 
   double worst() const { return worst_; }
-  void add(int id);
+  // Whether a hypothesis of this total (score + future) would be looked at by add(), or dropped at once.
+  bool admits(double future) const { return future != kNegInf && future >= worst_; }
+  // Take a hypothesis whose scores are all known (recombining and pruning as Moses does); false when
+  // it was dropped or lost a recombination (so that, without arcs, nothing refers to it).
+  bool add(int id);
   void prune();
   // Pruned to size, best first.
   std::vector<int> finish();
@@ -116,12 +123,16 @@ class Search {
 
   // The complete hypotheses, best first.
   std::vector<int> run();
+  // How many hypotheses run() built (scored), kept or not.
+  int64_t built() const { return seq_ - 1; }
   // The n-best list behind `finals` (nbest.py's nbest), with score vectors summed as
   // LogLinearModel.breakdown sums them.
   NbestList nbest(const std::vector<int> &finals, const NbestRequest &request) const;
 
   // -- used by stacks
   const Hyp &hyp(int id) const { return hyps_[id]; }
+  // Compute a hypothesis' recombination signature (the stack it enters needs it).
+  void seal(int id) { hyps_[id].signature = signature(id); }
   bool same_signature(int a, int b) const;
   void add_arc(int winner, int loser);
 
@@ -131,11 +142,10 @@ class Search {
     int64_t begin, stop;  // its options: options_.span_options[begin:stop]
   };
   struct Edge {  // cube pruning: hypotheses of one coverage x the options of one span
-    std::vector<int> hyps;
-    int64_t begin, count;
+    int64_t hyps, num_hyps;  // jumpers_[hyps:hyps + num_hyps], best first
+    int64_t begin, count;    // its options: options_.span_options[begin:begin + count]
     double cost;
     bool complete;
-    std::unordered_set<uint64_t> seen;
   };
   struct Derivation {
     std::vector<int> nodes;  // hypotheses, last applied option first
@@ -147,11 +157,16 @@ class Search {
   int first_gap(const uint64_t *cov) const;
   bool jump_allowed(int previous_end, bool has_previous, int start) const;
   bool gap_reachable(int gap, int start, int end) const;
-  double future_of(const uint64_t *cov);
+  double future_of(const uint64_t *cov) const;
   uint64_t signature(int id) const;
   int extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete);
+  // Forget the newest hypothesis (no stack took it and nothing refers to it).
+  void discard(int id);
+  // Normal search without deferred features: add a new hypothesis to its stack at once, and forget it
+  // when the stack does not keep it.
+  void offer(Stack &stack, int id);
   void resolve(const std::vector<int> &ids);
-  std::vector<uint64_t> with_span(int hyp, int start, int end) const;
+  void with_span(int hyp, int start, int end, uint64_t *out) const;
   std::vector<int> normal(std::vector<Stack> &stacks);
   std::vector<int> cube(std::vector<Stack> &stacks);
   void fill_stack(Stack &stack, std::vector<Edge> &edges);
@@ -170,7 +185,8 @@ class Search {
   std::vector<uint64_t> coverage_;
   std::vector<double> deltas_;
   std::unordered_map<int, std::vector<int>> arcs_;
-  std::unordered_map<std::string, double> future_cache_;
+  std::vector<int> jumpers_;  // cube pruning: the hypotheses of every edge of the sentence
+  FlatMap<char> seen_;        // cube pruning: the grid points (edge, x, y) built while filling a stack
   int64_t seq_ = 1;
 };
 

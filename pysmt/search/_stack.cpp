@@ -24,9 +24,10 @@ std::vector<int> Stack::finish() {
 }
 
 // Stack.add: threshold, recombination (the loser becomes an arc), lazy pruning at twice the size.
-void Stack::add(int id) {
+bool Stack::add(int id) {
+  if (!admits(search_->hyp(id).future)) return false;  // also drops nan (a score that overflowed)
+  if (!complete_) search_->seal(id);
   const Hyp &h = search_->hyp(id);
-  if (h.future == kNegInf || !(h.future >= worst_)) return;  // also drops nan (a score that overflowed)
   if (complete_) {  // complete hypotheses all recombine: one signature
     if (!hyps_.empty()) {
       int existing = *hyps_.begin();
@@ -38,7 +39,7 @@ void Stack::add(int id) {
         loser = existing;
       }
       if (keep_arcs_) search_->add_arc(winner, loser);
-      return;
+      return winner == id;
     }
   } else {
     auto it = hyps_.find(id);
@@ -52,7 +53,7 @@ void Stack::add(int id) {
         loser = existing;
       }
       if (keep_arcs_) search_->add_arc(winner, loser);
-      return;
+      return winner == id;
     }
   }
   hyps_.insert(id);
@@ -61,6 +62,7 @@ void Stack::add(int id) {
     worst_ = std::max(worst_, best_ + beam_);
   }
   if (static_cast<int>(hyps_.size()) >= 2 * size_) prune();
+  return true;
 }
 
 // Stack.prune (Moses' PruneToSize)

@@ -29,9 +29,11 @@ KENLM_VERSION = "0.3.0"
 KENLM_MAX_ORDER = 6
 
 
-#: The compiled core's own sources: bindings, KenLM's wrapper, the built-in features' twins, the search.
-CORE_SOURCES = ["pysmt/_core.cpp", "pysmt/models/_kenlm.cpp", "pysmt/features/_language_model.cpp",
-                "pysmt/features/_lexical_reordering.cpp", "pysmt/search/_deferred.cpp", "pysmt/search/_search.cpp",
+#: The compiled core's own sources: bindings, the tables' string index, KenLM's wrapper, the built-in features'
+#: twins, option building, the search.
+CORE_SOURCES = ["pysmt/_core.cpp", "pysmt/_strings.cpp", "pysmt/models/_kenlm.cpp",
+                "pysmt/features/_language_model.cpp", "pysmt/features/_lexical_reordering.cpp",
+                "pysmt/search/_deferred.cpp", "pysmt/search/_options.cpp", "pysmt/search/_search.cpp",
                 "pysmt/search/_stack.cpp", "pysmt/search/_nbest.cpp"]
 
 
@@ -66,9 +68,9 @@ def core_extension() -> Pybind11Extension:
     sources = sorted(os.path.relpath(p, ROOT) for pattern in ("util/*.cc", "lm/*.cc", "util/double-conversion/*.cc")
                      for p in kenlm.glob(pattern) if not p.name.endswith(("main.cc", "test.cc")))
     macros = [("KENLM_MAX_ORDER", str(KENLM_MAX_ORDER)), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None)]
-    libraries = ["rt"]
-    for header, macro, library in (("zlib.h", "HAVE_ZLIB", "z"), ("bzlib.h", "HAVE_BZLIB", "bz2"),
-                                   ("lzma.h", "HAVE_XZLIB", "lzma")):
+    macros.append(("HAVE_ZLIB", None))  # the core's string index hashes with zlib's CRC-32 (binary tables' format)
+    libraries = ["rt", "z"]
+    for header, macro, library in (("bzlib.h", "HAVE_BZLIB", "bz2"), ("lzma.h", "HAVE_XZLIB", "lzma")):
         if has_header(header):
             macros.append((macro, None))
             libraries.append(library)
@@ -76,7 +78,8 @@ def core_extension() -> Pybind11Extension:
     return Pybind11Extension(
         "pysmt._core", [*CORE_SOURCES, *sources], depends=headers,
         include_dirs=[str(kenlm), str(ROOT)], define_macros=macros, libraries=libraries, cxx_std=17,
-        extra_compile_args=["-O3", "-Wno-deprecated-declarations"])
+        extra_compile_args=["-O3", "-Wno-deprecated-declarations",
+                            "-ffp-contract=off"])  # sums in the Python reference's order, never fused
 
 
 ParallelCompile("PYSMT_BUILD_JOBS", default=0).install()  # all cores: KenLM is ~40 files

@@ -36,7 +36,7 @@ def decode(decoder, lines: list[str], repeat: int = 1, reset=lambda: None) -> tu
     the feature's), and the best hypotheses."""
     times = []
     for _ in range(repeat):
-        decoder.options.cache.clear()  # options are built afresh, and with the estimates of the moment
+        decoder.forget_options()  # options are built afresh, and with the estimates of the moment
         reset()
         start = time.process_time()
         best = [decoder.translate(line, k).hypotheses[0] for k, line in enumerate(lines)]

@@ -1,12 +1,65 @@
 """
-pysmt's compiled core: KenLM queries, the built-in stateful features' twins, and the search
+pysmt's compiled core: tables, KenLM queries, option building, the built-in features' twins, the search
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Algorithm', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'KenLMTwin', 'LanguageModel', 'LexicalReorderingTwin', 'NbestRequest', 'OptionArrays', 'Orientation', 'ReorderingModel', 'SearchSettings', 'first_orientation', 'orientation', 'orientation_count', 'search']
+__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
+class StringIndex:
+    """
+    Strings in one UTF-8 blob with a hash index (a table's sources, keys, words): built here by add(), or a view of a binary table's arrays
+    """
+    def __contains__(self, text: typing.Any) -> bool:
+        ...
+    def __getitem__(self, index: typing.SupportsInt | typing.SupportsIndex) -> str:
+        ...
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, *, blob: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], slots: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32]) -> None:
+        """
+        A view of stored strings: `slots` is their hash index (binary_table.py's format), or empty when they are sorted by their bytes
+        """
+    def __iter__(self) -> collections.abc.Iterator:
+        ...
+    def __len__(self) -> int:
+        ...
+    def add(self, text: str) -> int:
+        """
+        The index of `text`, added if new
+        """
+    def add_all(self, texts: collections.abc.Sequence) -> list[int]:
+        """
+        The indices of `texts`, each added if new
+        """
+    def find(self, text: str) -> int:
+        """
+        The index of `text`, or -1
+        """
+    def get(self, text: str, default: typing.Any = None) -> typing.Any:
+        """
+        The index of `text`, or `default` (a dict's get)
+        """
+    @property
+    def memory(self) -> int:
+        """
+        Bytes held by strings built here (0 for a view)
+        """
+class PhraseTableView:
+    """
+    A phrase table's arrays as the compiled option builder reads them
+    """
+    def __init__(self, *, sources: StringIndex, vocabulary: StringIndex, alignments: StringIndex, block_start: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], target_start: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], target_len: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], target_ids: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], alignment_id: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> None:
+        ...
+class ReorderingTableView:
+    """
+    A reordering table's keys and logged scores, as the twin reads them
+    """
+    def __init__(self, *, keys: StringIndex, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
 class LanguageModel:
     """
     A KenLM model (ARPA or binary), loaded once and shared by both search engines
@@ -28,10 +81,6 @@ class LanguageModel:
     def final(self, state: bytes) -> float:
         """
         log p of </s> after the state (natural log)
-        """
-    def ids(self, words: collections.abc.Sequence[str]) -> numpy.typing.NDArray[numpy.uint32]:
-        """
-        The words' ids in the model's vocabulary
         """
     @property
     def order(self) -> int:
@@ -169,9 +218,15 @@ class KenLMTwin(CompiledFeature):
     """
     def __init__(self, model: LanguageModel) -> None:
         ...
-    def set_options(self, ids: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
+    @property
+    def cache_hits(self) -> int:
         """
-        Per sentence: option k's target words as LM ids are ids[offsets[k]:offsets[k + 1]]
+        Extensions answered from the sentence's (state, phrase) cache so far
+        """
+    @property
+    def queries(self) -> int:
+        """
+        Words asked of KenLM so far
         """
 class DistortionTwin(CompiledFeature):
     """
@@ -183,12 +238,39 @@ class LexicalReorderingTwin(CompiledFeature):
     """
     The lexicalized reordering feature's compiled twin
     """
-    def __init__(self, num_scores: typing.SupportsInt | typing.SupportsIndex, model: ReorderingModel, backward: bool, forward: bool, backward_slots: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forward_slots: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forward_table_offset: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, num_scores: typing.SupportsInt | typing.SupportsIndex, model: ReorderingModel, backward: bool, forward: bool, backward_slots: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forward_slots: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forward_table_offset: typing.SupportsInt | typing.SupportsIndex, table: ReorderingTableView, source_only: bool, default_scores: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
         ...
-    def set_options(self, row_of_option: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        """
-        Per sentence: each option's row of logged table scores (-1: none)
-        """
+class IsolationScores:
+    """
+    A context-free feature's scores in isolation, computed by the compiled option builder
+    """
+    @property
+    def num_scores(self) -> int:
+        ...
+class WordPenaltyScores(IsolationScores):
+    """
+    Minus the number of target words
+    """
+    def __init__(self) -> None:
+        ...
+class PhrasePenaltyScores(IsolationScores):
+    """
+    1 per phrase pair
+    """
+    def __init__(self) -> None:
+        ...
+class UnknownWordScores(IsolationScores):
+    """
+    `value` for an unknown word passed through, 0 for a phrase pair
+    """
+    def __init__(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class LanguageModelEstimates(IsolationScores):
+    """
+    The KenLM feature's estimate of a phrase: its log probability without left context
+    """
+    def __init__(self, model: LanguageModel) -> None:
+        ...
 class DeferredFeature(CompiledFeature):
     """
     A Python stateful feature, asked through its array interface a batch at a time
@@ -270,22 +352,126 @@ class SearchSettings:
     @property
     def stack_size(self) -> int:
         ...
-class OptionArrays:
+class BuiltOptions:
     """
-    One sentence's options: spans sorted by (start, end), each span's options best first
+    One sentence's translation options as the compiled option builder made them (see pysmt/phrases.py's SentenceOptions): spans by start then end, each span's options best first
     """
-    def __init__(self, *, length: typing.SupportsInt | typing.SupportsIndex, start: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], end: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], isolation: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], span_start: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], span_end: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], span_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], span_options: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], future_table: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+    def __len__(self) -> int:
         ...
+    def add_contextual(self, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], isolation: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], future: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Add per-sentence features' scores (options x the model's width) and their weighted sums, then sort each span's options best first again
+        """
+    def alignment(self, option: typing.SupportsInt | typing.SupportsIndex) -> str:
+        """
+        The word alignment inside an option's pair (Moses' i-j pairs)
+        """
+    def target(self, option: typing.SupportsInt | typing.SupportsIndex) -> list:
+        """
+        An option's target words
+        """
+    @property
+    def end(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def entry(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The entry of each option's pair in its table (-1: an unknown word)
+        """
+    @property
+    def future(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def isolation(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def length(self) -> int:
+        """
+        Source words
+        """
+    @property
+    def scores(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        options x the model's scores: each option's unweighted scores in isolation
+        """
+    @property
+    def span_end(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def span_offsets(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def span_options(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        Each span's options, best first: span_options[span_offsets[s]:span_offsets[s + 1]]
+        """
+    @property
+    def span_start(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def start(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def table(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        The phrase table (the builder's number) of each option's pair; -1: an unknown word
+        """
+class OptionBuilder:
+    """
+    Builds sentences' translation options from phrase tables (pysmt/search/options.py's OptionBuilder is the specification), keeping each source phrase's ranked pairs across sentences
+    """
+    def __init__(self, *, dims: typing.SupportsInt | typing.SupportsIndex, max_phrase_length: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def add_scores(self, *, scores: IsolationScores, column: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        A context-free feature's compiled scores, the model's columns from `column`
+        """
+    def add_table(self, *, table: PhraseTableView, column: typing.SupportsInt | typing.SupportsIndex, limit: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        A phrase table supplying candidates; its scores are the model's columns from `column`
+        """
+    def clear(self) -> None:
+        """
+        Forget the ranked pairs
+        """
+    def finish(self, options: BuiltOptions, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, estimates: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+        """
+        Step 2: rank the pending pairs (with the Python features' scores and estimates of them: pending() x the model's width) and lay the sentence's options out
+        """
+    def lookup(self, words: collections.abc.Sequence) -> BuiltOptions:
+        """
+        Step 1 of a sentence: look its spans up; the pairs of new source phrases wait in pending()
+        """
+    def pending(self) -> list:
+        """
+        The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)
+        """
+    def set_python_columns(self, columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        The model's columns context-free Python features score (finish() is given them)
+        """
+    def set_weights(self, weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        """
+        New weights; the ranked pairs are forgotten
+        """
+    @property
+    def kept(self) -> int:
+        """
+        Ranked pairs kept across sentences
+        """
 class NbestRequest:
     """
-    What the n-best list needs: its size and every option's scores
+    What the n-best list needs besides the search graph
     """
-    def __init__(self, *, size: typing.SupportsInt | typing.SupportsIndex, budget: typing.SupportsInt | typing.SupportsIndex, distinct: bool, option_scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], stateful_columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_offsets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], target_ids: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> None:
+    def __init__(self, *, size: typing.SupportsInt | typing.SupportsIndex, budget: typing.SupportsInt | typing.SupportsIndex, distinct: bool, stateful_columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         ...
 class Derivations:
     """
-    The n-best derivations: derivation i applies options[offsets[i]:offsets[i + 1]], first to last, with model score score[i] and unweighted scores scores[i]
+    The n-best derivations: derivation i applies options[offsets[i]:offsets[i + 1]], first to last, with model score score[i] and unweighted scores scores[i]; `hypotheses`: how many the search built
     """
+    @property
+    def hypotheses(self) -> int:
+        ...
     @property
     def offsets(self) -> numpy.typing.NDArray[numpy.int64]:
         ...
@@ -310,7 +496,7 @@ def orientation_count(model: ReorderingModel) -> int:
     """
     How many orientations (columns per direction)
     """
-def search(options: OptionArrays, settings: SearchSettings, features: collections.abc.Sequence[CompiledFeature], nbest: NbestRequest) -> Derivations:
+def search(options: BuiltOptions, settings: SearchSettings, features: collections.abc.Sequence[CompiledFeature], nbest: NbestRequest) -> Derivations:
     """
     Run normal search or cube pruning over one sentence's options; return its n-best derivations
     """

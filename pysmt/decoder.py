@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
-from pysmt.phrases import Sentence
-from pysmt.search.compiled import CompiledSearch
+from pysmt.phrases import Sentence, SentenceOptions
+from pysmt.search.compiled import CompiledDerivation, CompiledSearch
+from pysmt.search.compiled_options import CompiledOptions
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.model import LogLinearModel
-from pysmt.search.nbest import Derivation, nbest
+from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import no_translation, weighted_columns
@@ -51,6 +53,17 @@ class Candidate:
     #: The phrases it is made of, in target order: (source start, source end, target start, target end),
     #: ends exclusive (Moses' phrase alignment, ``translate``'s ``align`` in its server).
     phrases: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One option of a derivation, as a candidate describes it: its source span, target words and alignment."""
+
+    start: int
+    end: int
+    target: tuple[str, ...]
+    #: Word links inside the pair, Moses' ``i-j`` (source-target).
+    alignment: str
 
 
 @dataclass
@@ -99,8 +112,9 @@ class Decoder:
     def __init__(self, config: SystemConfig, extra_features: list[str] | None = None,
                  algorithm: Literal["normal", "cube"] | None = None, missing_weight: float | None = None,
                  engine: Literal["auto", "python"] = "auto") -> None:
-        """``engine="auto"`` searches with the compiled core; ``"python"`` with the Python search, the
-        readable reference the compiled core is tested against (both give the same results).
+        """``engine="auto"`` builds options and searches in the compiled core; ``"python"`` with the Python
+        option builder and search, the readable reference the compiled core is tested against (both give
+        the same results).
 
         Every feature's section and weights are checked before any model is loaded. torch (a neural
         plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.torch_threads`).
@@ -114,9 +128,12 @@ class Decoder:
         self.model = LogLinearModel(self.features, weights)
         max_source = max((f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
                          default=self.search.max_phrase_length)
-        self.options = OptionBuilder(self.model, min(self.search.max_phrase_length, max(max_source, 1)))
+        max_phrase_length = min(self.search.max_phrase_length, max(max_source, 1))
+        #: The Python option builder (the reference, and what engine="python" uses).
+        self.options = OptionBuilder(self.model, max_phrase_length)
         self.source_text, self.target_text = text_processors(config.processing)
         self.compiled = CompiledSearch(self.model) if engine == "auto" else None
+        self.compiled_options = CompiledOptions(self.model, max_phrase_length) if engine == "auto" else None
 
     @property
     def weights(self) -> list[list[float]]:
@@ -130,7 +147,22 @@ class Decoder:
     def set_weights(self, weights: list[list[float]]) -> None:
         """New weights (one list per feature); cached options are rescored lazily."""
         self.model.set_weights(weights)
+        self.forget_options()
+        if self.compiled_options:
+            self.compiled_options.set_weights()
+
+    def forget_options(self) -> None:
+        """Drop the phrase pairs ranked so far (kept across sentences): the next sentences score them again."""
         self.options.cache.clear()
+        if self.compiled_options:
+            self.compiled_options.clear()
+
+    def build_options(self, sentence: Sentence) -> tuple[_core.BuiltOptions | None, SentenceOptions | None]:
+        """A sentence's options, by the compiled builder (with their Python objects when features need them)
+        or the Python one; the features have begun the sentence."""
+        if self.compiled_options:
+            return self.compiled_options.build(sentence)
+        return None, self.options.build(sentence)
 
     def warm_caches(self, lines: Iterable[str]) -> None:
         """Build the options of ``lines`` (model tokens, as :meth:`translate` takes them) and drop them.
@@ -147,11 +179,11 @@ class Decoder:
                     if words:
                         try:
                             with at_input_line(index):
-                                self.options.build(Sentence(words, index))  # begins the sentence for the features
+                                self.build_options(Sentence(words, index))  # begins the sentence for the features
                         finally:
                             self.model.end_sentence()
             finally:
-                self.options.cache.clear()  # rebuilt by each sentence's search, with the weights of the moment
+                self.forget_options()  # rebuilt by each sentence's search, with the weights of the moment
 
     def translate(self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False) -> Translation:
         """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up.
@@ -166,37 +198,55 @@ class Decoder:
         with paused_gc(), at_input_line(index):
             sentence = Sentence(words, index)
             try:
-                options = self.options.build(sentence)
-                future = FutureCost(options)
+                built, options = self.build_options(sentence)
                 size = max(nbest_size, 1)
-                if self.compiled:
-                    derivations = self.compiled(self.model, options, future, self.search, size, distinct)
+                if self.compiled and built is not None:
+                    candidates = self._describe_compiled(
+                        built, self.compiled(self.model, built, options, self.search, size, distinct))
                 else:
+                    assert options is not None
                     search = cube_search if self.search.algorithm == "cube" else normal_search
-                    finals = search(self.model, options, future, self.search, keep_arcs=size > 1)
-                    derivations = nbest(self.model, finals, size, distinct)
-                candidates = [self._describe(d) for d in derivations]
+                    finals = search(self.model, options, FutureCost(options), self.search, keep_arcs=size > 1)
+                    candidates = [self._describe([Step(o.start, o.end, o.target, o.pair.alignment) for o in d.options],
+                                                 d.scores) for d in nbest(self.model, finals, size, distinct)]
                 if not candidates or not all(math.isfinite(c.total) for c in candidates):
+                    if options is None:
+                        assert built is not None and self.compiled_options is not None
+                        options = self.compiled_options.materialize(built, sentence)
                     raise FeatureError(no_translation(self.features, self.model.offsets, options,
                                                       list(self.model.calls.values())))
             finally:
                 self.model.end_sentence()
             return Translation(index, candidates)
 
-    def _describe(self, derivation: Derivation) -> Candidate:
+    def _describe_compiled(self, built: _core.BuiltOptions, derivations: list[CompiledDerivation]) -> list[Candidate]:
+        """The compiled search's derivations as candidates: each option's words and alignment asked once."""
+        steps: dict[int, Step] = {}
+        starts, ends = built.start, built.end
+
+        def step(k: int) -> Step:
+            known = steps.get(k)
+            if known is None:
+                known = steps[k] = Step(int(starts[k]), int(ends[k]), tuple(built.target(k)), built.alignment(k))
+            return known
+
+        return [self._describe([step(k) for k in chosen], scores) for chosen, _, scores in derivations]
+
+    def _describe(self, steps: Sequence[Step], scores: np.ndarray) -> Candidate:
+        """A derivation (its options, first to last, and unweighted scores) as a candidate."""
+        words: list[str] = []
         alignment = []
         phrases = []
-        target_offset = 0
-        for option in derivation.options:
-            for link in option.pair.alignment.split():
+        for option in steps:
+            target_offset = len(words)
+            for link in option.alignment.split():
                 s, _, t = link.partition("-")
                 alignment.append((option.start + int(s), target_offset + int(t)))
             phrases.append((option.start, option.end, target_offset, target_offset + len(option.target)))
-            target_offset += len(option.target)
-        scores = derivation.scores
+            words.extend(option.target)
         with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
             total = float(weighted_columns(scores[None, :], self.model.weights)[0])
-        return Candidate(derivation.words, scores, total, sorted(alignment), phrases)
+        return Candidate(words, scores, total, sorted(alignment), phrases)
 
     def preprocess(self, line: str) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""

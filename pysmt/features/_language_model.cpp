@@ -7,27 +7,38 @@
 
 namespace pysmt {
 
-void KenLMTwin::set_options(const uint32_t *ids, size_t num_ids, const int64_t *offsets, size_t num_offsets) {
-  ids_.assign(ids, ids + num_ids);
-  offsets_.assign(offsets, offsets + num_offsets);
-  // Number the distinct target phrases: the first option with a phrase represents it.
-  size_t options = num_offsets ? num_offsets - 1 : 0;
-  phrase_of_option_.assign(options, -1);
-  FlatMap<std::vector<int32_t>> by_hash(2 * options);
-  int32_t &phrases = phrases_;
-  phrases = 0;
-  for (size_t k = 0; k < options; ++k) {
-    const uint32_t *words = ids + offsets[k];
-    size_t length = static_cast<size_t>(offsets[k + 1] - offsets[k]);
+void LanguageModelEstimates::score(const PairView &pair, double *, double *estimates) {
+  const LanguageModel &model = ids_.model();
+  lm::ngram::State state = model.null_context(), out;
+  float total = 0;
+  for (int k = 0; k < pair.length; ++k) {
+    total += model.base(state, ids_(pair.target[k], *pair.vocabulary), out);
+    state = out;
+  }
+  estimates[0] = static_cast<double>(total) * kLog10ToLn;
+}
+
+void KenLMTwin::prepare(const SentenceOptions &options) {
+  size_t count = options.size();
+  ids_.resize(options.target_ids.size());
+  for (size_t w = 0; w < ids_.size(); ++w) ids_[w] = words_(options.target_ids[w], *options.vocabulary);
+  offsets_.assign(options.target_offsets.begin(), options.target_offsets.end());
+  // Number the distinct LM-id sequences: the first option with one represents it.
+  phrase_of_option_.assign(count, -1);
+  FlatMap<std::vector<int32_t>> by_hash(2 * count);
+  phrases_ = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const uint32_t *words = ids_.data() + offsets_[k];
+    size_t length = static_cast<size_t>(offsets_[k + 1] - offsets_[k]);
     std::vector<int32_t> &same_hash = *by_hash.insert(util::MurmurHashNative(words, length * sizeof(uint32_t), length)).first;
     for (int32_t other : same_hash)
-      if (static_cast<size_t>(offsets[other + 1] - offsets[other]) == length &&
-          std::equal(words, words + length, ids + offsets[other])) {
+      if (static_cast<size_t>(offsets_[other + 1] - offsets_[other]) == length &&
+          std::equal(words, words + length, ids_.data() + offsets_[other])) {
         phrase_of_option_[k] = phrase_of_option_[other];
         break;
       }
     if (phrase_of_option_[k] < 0) {
-      phrase_of_option_[k] = phrases++;
+      phrase_of_option_[k] = phrases_++;
       same_hash.push_back(static_cast<int32_t>(k));
     }
   }

@@ -16,17 +16,29 @@
 #include <vector>
 
 #include "pysmt/_flat_map.hpp"
+#include "pysmt/features/_isolation.hpp"
 #include "pysmt/features/_stateful.hpp"
 #include "pysmt/models/_kenlm.hpp"
 
 namespace pysmt {
 
+// The feature's estimate in isolation (its `evaluate`): the phrase's log probability without left
+// context, as KenLM's Python module scores it (float accumulation), in natural log.
+class LanguageModelEstimates : public IsolationScores {
+ public:
+  explicit LanguageModelEstimates(std::shared_ptr<LanguageModel> model) : IsolationScores(1), ids_(std::move(model)) {}
+  void score(const PairView &pair, double *scores, double *estimates) override;
+
+ private:
+  LmWordIds ids_;
+};
+
 class KenLMTwin : public CompiledFeature {
  public:
-  explicit KenLMTwin(std::shared_ptr<LanguageModel> model) : CompiledFeature(1), model_(std::move(model)) {}
+  explicit KenLMTwin(std::shared_ptr<LanguageModel> model) : CompiledFeature(1), model_(model), words_(model) {}
 
-  // Per sentence: option k's target words as the LM's word ids are ids[offsets[k]:offsets[k + 1]].
-  void set_options(const uint32_t *ids, size_t num_ids, const int64_t *offsets, size_t num_offsets);
+  // Per sentence: each option's target words as the LM's ids, and its phrase number.
+  void prepare(const SentenceOptions &options) override;
 
   void clear() override;
   void initial() override { states_.push_back(model_->begin()); }
@@ -54,7 +66,8 @@ class KenLMTwin : public CompiledFeature {
   double finish(const Scored &scored, bool complete, double *delta);
 
   std::shared_ptr<LanguageModel> model_;
-  std::vector<uint32_t> ids_;
+  LmWordIds words_;
+  std::vector<uint32_t> ids_;  // option k's words as LM ids: ids_[offsets_[k]:offsets_[k + 1]]
   std::vector<int64_t> offsets_;
   std::vector<int32_t> phrase_of_option_;  // options with the same target words share a phrase number
   int32_t phrases_ = 0;

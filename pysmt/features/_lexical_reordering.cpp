@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "util/murmur_hash.hh"
+
 namespace pysmt {
 
 int orientation_count(ReorderingModel model) {
@@ -31,6 +33,42 @@ Orientation orientation(ReorderingModel model, int prev_start, int prev_end, int
   if (prev_start == end) return Orientation::S;
   if (model == ReorderingModel::msd) return Orientation::D;
   return start >= prev_end ? Orientation::DR : Orientation::DL;
+}
+
+const double *LexicalReorderingTwin::row_of(const SentenceOptions &options, size_t k) {
+  if (options.table[k] < 0) return default_scores_.empty() ? nullptr : default_scores_.data();  // an unknown word
+  uint64_t key = (static_cast<uint64_t>(options.table[k]) << 48) ^ static_cast<uint64_t>(options.entry[k]);
+  auto [row, fresh] = rows_of_entries_.insert(key);
+  if (fresh) {
+    std::string text = options.source(options.start[k], options.end[k]);
+    if (!source_only_) text += " ||| " + options.target_text(k);
+    *row = table_->find(text) + 1;
+  }
+  if (*row > 0) return table_->scores(*row - 1);
+  return default_scores_.empty() ? nullptr : default_scores_.data();
+}
+
+void LexicalReorderingTwin::prepare(const SentenceOptions &options) {
+  width_ = table_->num_scores();
+  row_of_option_.assign(options.size(), -1);
+  rows_.clear();
+  FlatMap<std::vector<int32_t>> by_hash(2 * options.size());
+  for (size_t k = 0; k < options.size(); ++k) {
+    const double *row = row_of(options, k);
+    if (!row) continue;
+    std::vector<int32_t> &same_hash =
+        *by_hash.insert(util::MurmurHashNative(row, static_cast<size_t>(width_) * sizeof(double), 0)).first;
+    for (int32_t other : same_hash)
+      if (std::equal(row, row + width_, rows_.data() + static_cast<size_t>(other) * width_)) {
+        row_of_option_[k] = other;
+        break;
+      }
+    if (row_of_option_[k] < 0) {
+      row_of_option_[k] = static_cast<int32_t>(rows_.size() / static_cast<size_t>(width_));
+      same_hash.push_back(row_of_option_[k]);
+      rows_.insert(rows_.end(), row, row + width_);
+    }
+  }
 }
 
 double LexicalReorderingTwin::extend(int parent, int option, int start, int end, bool, double *delta) {

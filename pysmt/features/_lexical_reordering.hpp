@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "pysmt/_flat_map.hpp"
 #include "pysmt/features/_stateful.hpp"
+#include "pysmt/models/_reordering_table.hpp"
 
 namespace pysmt {
 
@@ -26,20 +28,20 @@ Orientation orientation(ReorderingModel model, int prev_start, int prev_end, int
 
 class LexicalReorderingTwin : public CompiledFeature {
  public:
+  // `table` is looked up by phrase pair ("src ||| tgt"), or by source phrase when `source_only`;
+  // `default_scores` (logged; empty: none) stand for a pair the table lacks and an unknown word.
   LexicalReorderingTwin(int num_scores, ReorderingModel model, bool backward, bool forward,
-                        std::vector<int> backward_slots, std::vector<int> forward_slots, int forward_table_offset)
+                        std::vector<int> backward_slots, std::vector<int> forward_slots, int forward_table_offset,
+                        std::shared_ptr<const ReorderingTableView> table, bool source_only,
+                        std::vector<double> default_scores)
       : CompiledFeature(num_scores), model_(model), backward_(backward), forward_(forward),
         backward_slots_(std::move(backward_slots)), forward_slots_(std::move(forward_slots)),
-        forward_table_offset_(forward_table_offset) {}
+        forward_table_offset_(forward_table_offset), table_(std::move(table)), source_only_(source_only),
+        default_scores_(std::move(default_scores)) {}
 
-  // Per sentence: option k's row of (logged) table scores is rows[row_of_option[k] * width ...], -1 for
-  // none. Identical rows share an index, so states compare rows by value, as the Python tuples do.
-  void set_options(const int32_t *row_of_option, size_t num_options, const double *rows, size_t num_rows, int width) {
-    row_of_option_.assign(row_of_option, row_of_option + num_options);
-    width_ = width;
-    rows_.assign(rows, rows + num_rows * static_cast<size_t>(width));
-  }
-
+  // Per sentence: each option's table row. Identical rows share an index, so states compare rows by
+  // value, as the Python feature's tuples do.
+  void prepare(const SentenceOptions &options) override;
   void clear() override { states_.clear(); }
   void initial() override { states_.push_back(State{-1, -1, -1, true}); }
   double extend(int parent, int option, int start, int end, bool complete, double *delta) override;
@@ -55,11 +57,17 @@ class LexicalReorderingTwin : public CompiledFeature {
     int start, end, row;  // the previous phrase's span, and its row when the forward model needs it
     bool initial;
   };
+  // The table row of option k's pair (nullptr: none), looked up once per table entry.
+  const double *row_of(const SentenceOptions &options, size_t k);
 
   ReorderingModel model_;
   bool backward_, forward_;
   std::vector<int> backward_slots_, forward_slots_;
   int forward_table_offset_;
+  std::shared_ptr<const ReorderingTableView> table_;
+  bool source_only_;
+  std::vector<double> default_scores_;
+  FlatMap<int64_t> rows_of_entries_;  // (phrase table, entry) -> reordering row + 1 (0: none)
   int width_ = 0;
   std::vector<int32_t> row_of_option_;
   std::vector<double> rows_;

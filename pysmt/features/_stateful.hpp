@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "pysmt/_phrases.hpp"
+
 namespace pysmt {
 
 inline const double kNegInf = -std::numeric_limits<double>::infinity();
@@ -18,6 +20,9 @@ class CompiledFeature {
   explicit CompiledFeature(int num_scores) : num_scores(num_scores), weights(num_scores, 0.0) {}
   virtual ~CompiledFeature() = default;
 
+  // Per sentence, before the search: take what the feature needs of the sentence's options (word ids
+  // in its model, table rows).
+  virtual void prepare(const SentenceOptions &) {}
   // Per sentence: forget the states of the last one.
   virtual void clear() = 0;
   // Append the state of hypothesis 0, the empty one.

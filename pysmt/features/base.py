@@ -21,6 +21,9 @@ Three kinds, from cheapest to most involved:
 * :class:`BatchedStatefulFeature`: a stateful feature that scores whole batches of requests as
   arrays (a neural LM): :meth:`StatefulFeature.score_batch` is what it implements.
 
+pysmt's own features also declare what the compiled core computes for them (:class:`PhraseSource`'s
+table arrays, :class:`CompiledScores`, :class:`CompiledTwin`); a plugin needs none of that.
+
 How the search calls stateful features (the array interface): for each sentence,
 :meth:`StatefulFeature.start` gives the id of the empty hypothesis' state; then
 :meth:`StatefulFeature.score_batch` receives arrays of requests (a parent state id, an option
@@ -58,7 +61,7 @@ import numpy as np
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 Scores = tuple[float, ...]
 #: A stateful feature's states: hashable, equal exactly when every future score is equal.
@@ -237,7 +240,12 @@ class BatchedStatefulFeature(StatefulFeature[int]):
 @runtime_checkable
 class PhraseSource(Protocol):
     """A feature that supplies translation candidates (a phrase table): each source phrase of a sentence
-    is looked up in every such feature, and the best ``table_limit`` of its pairs are kept (0: all)."""
+    is looked up in every such feature, and the best ``table_limit`` of its pairs are kept (0: all).
+    Its scores are its table's columns, for its own pairs (zeros for the others).
+
+    ``translations`` is what the Python option builder (:mod:`pysmt.search.options`) asks; the
+    compiled one reads the table's typed arrays (``core_table``) and asks nothing of Python.
+    """
 
     table_limit: int
 
@@ -245,8 +253,16 @@ class PhraseSource(Protocol):
         """The phrase pairs of a source phrase (its words joined by spaces), fresh objects the caller may score."""
         ...
 
+    def core_table(self) -> _core.PhraseTableView:
+        """The table's arrays, as the compiled option builder reads them."""
+        ...
 
-Twin = TypeVar("Twin", bound=_core.CompiledFeature)
+    def pair(self, entry: int, source: str) -> PhrasePair:
+        """The phrase pair of the table's entry ``entry`` (``source``: its source phrase), unscored."""
+        ...
+
+
+Twin = TypeVar("Twin", bound=_core.CompiledFeature, covariant=True)
 
 
 @runtime_checkable
@@ -254,7 +270,8 @@ class CompiledTwin(Protocol[Twin]):
     """A stateful feature whose scores the compiled core computes itself (the built-in KenLM, distortion
     and lexicalized reordering features), with a C++ twin in ``pysmt/_core`` that computes exactly what
     the feature's ``extend`` and ``final`` compute; the Python ``extend`` stays the specification, which
-    the reference search uses and the tests compare against.
+    the reference search uses and the tests compare against. The twin prepares what it needs of each
+    sentence's options in the core (``CompiledFeature::prepare``).
 
     The twin must be part of the compiled core, so this is for pysmt's own features: a plugin's
     stateful feature is called through its array interface (:meth:`StatefulFeature.score_batch`).
@@ -264,8 +281,18 @@ class CompiledTwin(Protocol[Twin]):
         """The compiled twin, made once per model (the search sets its weights before each sentence)."""
         ...
 
-    def core_options(self, options: SentenceOptions, core: Twin) -> None:
-        """Per sentence: hand the twin what it needs of the sentence's options (word ids, table rows)."""
+
+@runtime_checkable
+class CompiledScores(Protocol):
+    """A context-free feature whose scores in isolation the compiled option builder computes itself (the
+    built-in penalties' and the KenLM estimate): exactly what the feature's ``evaluate`` gives a phrase
+    pair, which stays the specification. Every other context-free feature, a plugin's included, is asked
+    from Python, once per sentence, for the phrase pairs the builder has not seen before.
+    """
+
+    def core_scores(self) -> _core.IsolationScores | None:
+        """The compiled scores, made once per model; None for a feature that scores nothing in isolation
+        (its ``evaluate`` returns ``(None, None)``)."""
         ...
 
 

@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 from pysmt import _core
 from pysmt.config import SystemConfig
-from pysmt.features.base import CompiledTwin, StatefulFeature
-from pysmt.phrases import Sentence, SentenceOptions, TranslationOption
+from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature
+from pysmt.phrases import Sentence, TranslationOption
 
 
-class DistortionFeature(StatefulFeature[int], CompiledTwin[_core.DistortionTwin]):
+class DistortionFeature(StatefulFeature[int], CompiledTwin[_core.DistortionTwin], CompiledScores):
     default_label = "Distortion"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
@@ -32,5 +32,6 @@ class DistortionFeature(StatefulFeature[int], CompiledTwin[_core.DistortionTwin]
     def core_feature(self) -> _core.DistortionTwin:
         return _core.DistortionTwin()
 
-    def core_options(self, options: SentenceOptions, core: _core.DistortionTwin) -> None:
-        """Distortion needs nothing per option beyond its span, which the core has."""
+    def core_scores(self) -> None:
+        """Distortion scores nothing in isolation."""
+        return None

@@ -18,15 +18,15 @@ import numpy as np
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledTwin, StatefulFeature, require_param
+from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature, require_param
 from pysmt.models.language_model import load_kenlm
-from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 #: A KenLM state as the Python search sees it: its length, words and backoffs as bytes.
 State = bytes
 
 
-class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin]):
+class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin], CompiledScores):
     default_label = "LM"
     parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
 
@@ -37,8 +37,6 @@ class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin]):
         #: (state, target phrase) -> (scores, new state): search applies the same phrase to the same
         #: LM context many times (hypotheses differing only in coverage); cleared per sentence.
         self.cache: dict[tuple[State, tuple[str, ...]], tuple[tuple[float], State]] = {}
-        #: Target phrase -> its words' ids in the LM's vocabulary, for the compiled core.
-        self.ids: dict[tuple[str, ...], np.ndarray] = {}
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:
@@ -75,13 +73,5 @@ class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin]):
     def core_feature(self) -> _core.KenLMTwin:
         return _core.KenLMTwin(self.model)
 
-    def core_options(self, options: SentenceOptions, core: _core.KenLMTwin) -> None:
-        ids = []
-        for option in options.options:
-            found = self.ids.get(option.target)
-            if found is None:
-                found = self.ids[option.target] = self.model.ids(list(option.target))
-            ids.append(found)
-        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum([len(k) for k in ids], out=offsets[1:])
-        core.set_options(np.concatenate(ids) if ids else np.zeros(0, np.uint32), offsets)
+    def core_scores(self) -> _core.LanguageModelEstimates:
+        return _core.LanguageModelEstimates(self.model)

@@ -23,9 +23,9 @@ from pysmt import _core
 from pysmt._core import Orientation, ReorderingModel, orientation_count
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledTwin, StatefulFeature, require_param
+from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature, require_param
 from pysmt.models.reordering_table import ReorderingTable
-from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 State = tuple[int, int, tuple[float, ...] | None] | None
 
@@ -78,7 +78,7 @@ class ReorderingModelType:
         return Orientation.DR if start >= prev_end else Orientation.DL
 
 
-class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.LexicalReorderingTwin]):
+class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.LexicalReorderingTwin], CompiledScores):
     default_label = "LexicalReordering"
     parameters: ClassVar[dict[str, type]] = {"model": str, "path": Path, "num-features": int, "default-scores": str}
 
@@ -143,14 +143,12 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
         return tuple(scores), (option.start, option.end, row if kind.forward else None)
 
     def core_feature(self) -> _core.LexicalReorderingTwin:
+        """The twin, which looks each option's row up in the table itself (as ``evaluate`` does here)."""
         kind = self.kind
         return _core.LexicalReorderingTwin(self.num_scores, kind.model, kind.backward, kind.forward,
-                                           self.backward_slots, self.forward_slots, self.forward_table_offset)
+                                           self.backward_slots, self.forward_slots, self.forward_table_offset,
+                                           self.table.view, kind.source_only, list(self.default_scores or ()))
 
-    def core_options(self, options: SentenceOptions, core: _core.LexicalReorderingTwin) -> None:
-        """Each option's table row, rows interned so that the core compares them by value, as Python does."""
-        index: dict[tuple[float, ...], int] = {}
-        row_of_option = np.array([-1 if (row := self.rows[option.pair]) is None else index.setdefault(row, len(index))
-                                  for option in options.options], dtype=np.int32)
-        rows = np.array(list(index), dtype=np.float64).reshape(len(index), self.kind.table_scores)
-        core.set_options(row_of_option, rows)
+    def core_scores(self) -> None:
+        """The feature scores nothing in isolation (its ``evaluate`` only looks rows up, for ``extend``)."""
+        return None

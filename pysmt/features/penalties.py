@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pysmt import _core
 from pysmt.config import SystemConfig
-from pysmt.features.base import Feature
+from pysmt.features.base import CompiledScores, Feature
 from pysmt.models.scores import LOWEST_SCORE
 from pysmt.phrases import PhrasePair
 
 
-class WordPenaltyFeature(Feature):
+class WordPenaltyFeature(Feature, CompiledScores):
     default_label = "WordPenalty"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
@@ -29,8 +30,11 @@ class WordPenaltyFeature(Feature):
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return -np.array([[len(pair.target)] for pair in phrases], dtype=np.float64), None
 
+    def core_scores(self) -> _core.WordPenaltyScores:
+        return _core.WordPenaltyScores()
 
-class PhrasePenaltyFeature(Feature):
+
+class PhrasePenaltyFeature(Feature, CompiledScores):
     default_label = "PhrasePenalty"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
 
@@ -41,8 +45,11 @@ class PhrasePenaltyFeature(Feature):
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return np.ones((len(phrases), 1)), None
 
+    def core_scores(self) -> _core.PhrasePenaltyScores:
+        return _core.PhrasePenaltyScores()
 
-class UnknownWordPenaltyFeature(Feature):
+
+class UnknownWordPenaltyFeature(Feature, CompiledScores):
     default_label = "UnknownWordPenalty"
     parameters: ClassVar[dict[str, type]] = {"num-features": int}
     tunable = False
@@ -53,3 +60,6 @@ class UnknownWordPenaltyFeature(Feature):
 
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return np.array([[LOWEST_SCORE if pair.unknown else 0.0] for pair in phrases]), None
+
+    def core_scores(self) -> _core.UnknownWordScores:
+        return _core.UnknownWordScores(LOWEST_SCORE)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature, PhraseSource, require_param
@@ -47,6 +48,13 @@ class PhraseTableFeature(Feature, PhraseSource):
         """Every target side of ``source`` (unscored, unpruned), in table order."""
         return [PhrasePair(source, entry.target, table=self.name, table_scores=entry.scores, alignment=entry.alignment)
                 for entry in self.table.lookup(source)]
+
+    def core_table(self) -> _core.PhraseTableView:
+        return self.table.view
+
+    def pair(self, entry: int, source: str) -> PhrasePair:
+        found = self.table.entry(entry)
+        return PhrasePair(source, found.target, table=self.name, table_scores=found.scores, alignment=found.alignment)
 
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         scores = np.zeros((len(phrases), self.num_scores))

@@ -4,6 +4,7 @@
 // so both engines see the same numbers.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "lm/model.hh"
 #include "lm/state.hh"
+#include "pysmt/_phrases.hpp"
 
 namespace pysmt {
 
@@ -29,6 +31,12 @@ class LanguageModel {
   }
   // The sentence-start state (<s>), every byte set.
   lm::ngram::State begin() const;
+  // The state without context (a phrase's estimate starts there).
+  lm::ngram::State null_context() const {
+    lm::ngram::State state;
+    model_->NullContextWrite(&state);
+    return state;
+  }
   lm::WordIndex end() const { return end_; }
 
   // Python's kenlm.Model.score(phrase, bos=False, eos=False), which accumulates in float (natural log).
@@ -41,6 +49,24 @@ class LanguageModel {
  private:
   std::unique_ptr<lm::base::Model> model_;
   lm::WordIndex end_;
+};
+
+// The LM's ids of the core's target-word numbers (TargetVocabulary), each looked up once.
+class LmWordIds {
+ public:
+  explicit LmWordIds(std::shared_ptr<LanguageModel> model) : model_(std::move(model)) {}
+  lm::WordIndex operator()(int32_t word, const TargetVocabulary &vocabulary) {
+    size_t k = static_cast<size_t>(word);
+    if (k >= ids_.size()) ids_.resize(std::max(vocabulary.size(), k + 1), kUnset);
+    if (ids_[k] == kUnset) ids_[k] = model_->index(std::string(vocabulary.word(word)));
+    return ids_[k];
+  }
+  const LanguageModel &model() const { return *model_; }
+
+ private:
+  static constexpr lm::WordIndex kUnset = static_cast<lm::WordIndex>(-1);
+  std::shared_ptr<LanguageModel> model_;
+  std::vector<lm::WordIndex> ids_;
 };
 
 // A KenLM state as the Python reference search keeps it: the bytes of its length, words and

@@ -42,13 +42,12 @@ version is reported as one line naming the folder.
 from __future__ import annotations
 
 import json
-import zlib
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pysmt._core import StringIndex
 from pysmt.errors import PysmtError
 
 FORMAT = "pysmt-binary-table"
@@ -69,115 +68,11 @@ ARRAYS: dict[str, dict[str, tuple[str, int]]] = {
 }
 
 
-class StringArray(Sequence[str]):
-    """Strings stored as one UTF-8 blob plus offsets, read from the (memory-mapped) arrays on demand."""
-
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
-        # memoryviews index and slice in C: far cheaper per probe than numpy scalars, and still no copy.
-        self._blob = blob.data
-        self._offsets = offsets.data
-        self._count = len(offsets) - 1
-
-    def __len__(self) -> int:
-        return self._count
-
-    def encoded(self, index: int) -> bytes:
-        offsets = self._offsets
-        return self._blob[offsets[index]:offsets[index + 1]].tobytes()
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[k] for k in range(*index.indices(self._count))]
-        index = int(index)
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(index)
-        return self.encoded(index).decode("utf-8")
-
-    def __iter__(self) -> Iterator[str]:
-        for index in range(self._count):
-            yield self.encoded(index).decode("utf-8")
-
-
-class SortedStrings(StringArray):
-    """A :class:`StringArray` sorted by UTF-8 bytes: a read-only mapping from string to its index.
-
-    It stands in for the ``dict[str, int]`` (source phrase to id) of the text tables: ``get``,
-    ``in``, ``len`` and iteration (in sorted order) work alike. Also usable as a vocabulary: ``words``.
-    With ``slots`` (see :func:`hash_slots`) ``get`` probes the hash index instead of searching.
-    """
-
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray, slots: np.ndarray | None = None) -> None:
-        super().__init__(blob, offsets)
-        self._slots = None if slots is None else slots.data
-
-    def search(self, target: bytes, low: int, high: int) -> int:
-        """The first index in ``[low, high)`` whose string is not below ``target`` (bytes order)."""
-        blob, offsets = self._blob, self._offsets
-        while low < high:
-            middle = (low + high) // 2
-            if blob[offsets[middle]:offsets[middle + 1]].tobytes() < target:
-                low = middle + 1
-            else:
-                high = middle
-        return low
-
-    def get(self, key: str, default: int | None = None) -> int | None:
-        """The index of ``key``, or ``default``."""
-        try:
-            target = key.encode("utf-8")
-        except UnicodeEncodeError:
-            return default
-        blob, offsets, slots = self._blob, self._offsets, self._slots
-        if slots is None:
-            index = self.search(target, 0, self._count)
-            return index if index < self._count and self.encoded(index) == target else default
-        size = len(slots)
-        slot = zlib.crc32(target) % size
-        for _ in range(size):  # (an empty slot always comes first, unless the file was damaged)
-            index = slots[slot]
-            if not index:
-                break
-            if blob[offsets[index - 1]:offsets[index]].tobytes() == target:
-                return index - 1
-            slot = slot + 1 if slot + 1 < size else 0
-        return default
-
-    def prefix_dict(self, prefix: str) -> dict[str, int]:
-        """The strings that start with ``prefix`` (contiguous, being sorted), without it, mapped to their indices."""
-        encoded = prefix.encode("utf-8", "surrogatepass")
-        low = self.search(encoded, 0, self._count)
-        high = self.search(encoded + b"\xff", low, self._count)  # no UTF-8 string holds the byte 0xff
-        bounds = self._offsets[low:high + 1].tolist()
-        if len(bounds) < 2:
-            return {}
-        base, skip = bounds[0], len(encoded)
-        data = self._blob[base:bounds[-1]].tobytes()
-        return {data[start - base + skip:end - base].decode("utf-8"): index
-                for index, start, end in zip(range(low, high), bounds, bounds[1:])}
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key) is not None
-
-    @property
-    def words(self) -> SortedStrings:
-        return self
-
-
-class DecodedStrings(dict):
-    """The strings of a :class:`StringArray` by index, decoded once, on first use (a list's ``[]`` and ``len``)."""
-
-    def __init__(self, strings: StringArray) -> None:
-        super().__init__()
-        self.strings = strings
-
-    def __missing__(self, index: int) -> str:
-        value = self[index] = self.strings[index]
-        return value
-
-    def __len__(self) -> int:
-        return len(self.strings)
+def stored_strings(arrays: dict[str, np.ndarray], prefix: str, slots: np.ndarray | None = None) -> StringIndex:
+    """The strings ``PREFIX_blob``/``PREFIX_offsets`` of a table, found through ``slots`` (their hash index)
+    or, without, by binary search (they are sorted): a view of the mapped arrays, nothing copied."""
+    return StringIndex(blob=arrays[f"{prefix}_blob"], offsets=arrays[f"{prefix}_offsets"],
+                       slots=np.zeros(0, np.uint32) if slots is None else slots)
 
 
 def unusable(folder: Path, kind: str, reason: str) -> PysmtError:
@@ -287,12 +182,10 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
         ends = arrays["target_start"].astype(np.int64) + arrays["target_len"]
         check(folder, PHRASE_TABLE, int(arrays["target_start"].min()) >= 0 and int(ends.max()) <= end,
               "target_start.npy or target_len.npy points outside target_ids.npy")
-    vocabulary = SortedStrings(arrays["vocab_blob"], arrays["vocab_offsets"])
     return {
         "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
-        "sources": SortedStrings(arrays["source_blob"], arrays["source_offsets"], arrays["source_slots"]),
-        "target_vocab": vocabulary, "target_words": DecodedStrings(vocabulary),
-        "alignments": DecodedStrings(StringArray(arrays["alignment_blob"], arrays["alignment_offsets"])),
+        "sources": stored_strings(arrays, "source", arrays["source_slots"]),
+        "vocabulary": stored_strings(arrays, "vocab"), "alignments": stored_strings(arrays, "alignment"),
         "target_ids": arrays["target_ids"], "scores": arrays["scores"], "target_start": arrays["target_start"],
         "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"], "block_start": block_start,
         "header": header,
@@ -313,5 +206,4 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     check_strings(folder, REORDERING_TABLE, arrays, "key", count)
     check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
     check_values(folder, REORDERING_TABLE, arrays, {})
-    return {"rows": SortedStrings(arrays["key_blob"], arrays["key_offsets"]), "scores": arrays["scores"],
-            "header": header, "_pairs_of": (None, {})}
+    return {"rows": stored_strings(arrays, "key"), "scores": arrays["scores"], "header": header}

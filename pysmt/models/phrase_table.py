@@ -1,8 +1,11 @@
 """Moses phrase tables (``src ||| tgt ||| scores [||| alignment [||| counts]]``), text or gzip, or binarized.
 
-The table is held compactly: target words as int32 ids in one flat array, scores in one float32
-matrix, alignments interned, and one dict from source phrase to its block of entries. Entries of a
-source phrase need not be contiguous in the file; they are grouped after loading.
+The table is held compactly, as typed arrays the compiled option builder reads too
+(:class:`pysmt._core.PhraseTableView`): target words as int32 ids in one flat array, scores in one
+float32 matrix, and the source phrases, target words and alignments each as one string blob with a
+hash index (:class:`pysmt._core.StringIndex`; a dict of a table's source phrases took several times
+their size). Entries of a source phrase need not be contiguous in the file; they are grouped after
+loading.
 
 A folder written by ``pysmt binarize`` (:mod:`pysmt.models.binary_table`) holds the same arrays,
 memory-mapped: it loads in milliseconds, and its lookups give exactly the text table's entries.
@@ -18,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pysmt._core import PhraseTableView, StringIndex
 from pysmt.errors import at_line
 from pysmt.models.binary_table import load_phrase_table
 from pysmt.models.scores import log_probabilities
-from pysmt.models.vocabulary import Vocabulary
 from pysmt.textio import read_lines
 
 FIELD_SEPARATOR = "|||"
@@ -86,20 +89,29 @@ class PhraseTable:
     ``log_scores=True`` takes the values as they are, for tables that already store log scores.
 
     ``path`` may also be a binary table folder (``pysmt binarize``); it must have been made with the
-    same ``log_scores``. Either way the table offers ``lookup``, ``sources`` (source phrase to id:
-    a dict, or a sorted memory-mapped stand-in with ``get``, ``in``, ``len`` and iteration),
-    ``num_scores``, ``max_source_length`` and ``len``.
+    same ``log_scores``. Either way the table offers ``lookup``, ``sources`` (source phrase to id, a
+    :class:`~pysmt._core.StringIndex`: ``get``, ``in``, ``len``, iteration), ``vocabulary`` and
+    ``alignments`` (strings by id), ``num_scores``, ``max_source_length``, ``len``, and ``view``, the
+    arrays as the compiled option builder reads them.
     """
+
+    sources: StringIndex
+    vocabulary: StringIndex
+    alignments: StringIndex
 
     def __init__(self, path: str | Path, *, log_scores: bool = False) -> None:
         self.path = Path(path)
         if self.path.is_dir():
             self.__dict__.update(load_phrase_table(self.path, log_scores))
-            return
-        self.target_vocab = Vocabulary()
-        self.target_words = self.target_vocab.words
-        self.sources: dict[str, int] = {}
-        alignments = Vocabulary()
+        else:
+            self.load_text(log_scores)
+        self.view = PhraseTableView(sources=self.sources, vocabulary=self.vocabulary, alignments=self.alignments,
+                                    block_start=self.block_start, target_start=self.target_start,
+                                    target_len=self.target_len, target_ids=self.target_ids,
+                                    scores=np.ascontiguousarray(self.scores), alignment_id=self.alignment_id)
+
+    def load_text(self, log_scores: bool) -> None:
+        self.sources, self.vocabulary, self.alignments = StringIndex(), StringIndex(), StringIndex()
         entry_source = array("i")
         entry_target_start = array("q")
         entry_target_len = array("i")
@@ -108,20 +120,18 @@ class PhraseTable:
         flat_scores = array("d")
         self.num_scores = 0
         self.max_source_length = 0
-        add_word = self.target_vocab.add
+        add_source, add_words, add_alignment = self.sources.add, self.vocabulary.add_all, self.alignments.add
         for _, source, words, alignment, values in phrase_entries(self.path, log_scores):
             self.num_scores = len(values)
-            sid = self.sources.get(source)
-            if sid is None:
-                sid = self.sources[source] = len(self.sources)
+            sid = add_source(source)
+            if sid == len(self.sources) - 1:
                 self.max_source_length = max(self.max_source_length, source.count(" ") + 1)
             entry_source.append(sid)
             entry_target_start.append(len(target_ids))
             entry_target_len.append(len(words))
-            target_ids.extend([add_word(word) for word in words])
-            entry_alignment.append(alignments.add(alignment))
+            target_ids.extend(add_words(words))
+            entry_alignment.append(add_alignment(alignment))
             flat_scores.extend(values)
-        self.alignments = alignments.words
         scores = np.frombuffer(flat_scores, dtype=np.float64).reshape(-1, max(self.num_scores, 1))
         # Group the entries of each source phrase (stable: file order within a source is kept).
         order = np.argsort(np.frombuffer(entry_source, dtype=np.int32), kind="stable")
@@ -138,19 +148,18 @@ class PhraseTable:
 
     def lookup(self, source: str) -> list[PhraseEntry]:
         """All target sides of ``source`` in file order; empty if the phrase is not in the table."""
-        sid = self.sources.get(source)
-        if sid is None:
+        sid = self.sources.find(source)
+        if sid < 0:
             return []
         first, last = int(self.block_start[sid]), int(self.block_start[sid + 1])
-        starts = self.target_start[first:last].tolist()
-        lengths = self.target_len[first:last].tolist()
-        alignment_ids = self.alignment_id[first:last].tolist()
-        scores = self.scores[first:last].astype(np.float64)
-        words, alignments = self.target_words, self.alignments
-        base = starts[0]  # a source's target words are contiguous in target_ids
-        block = [words[i] for i in self.target_ids[base:starts[-1] + lengths[-1]].tolist()]
-        return [PhraseEntry(tuple(block[start - base:start - base + length]), scores[k], alignments[alignment])
-                for k, (start, length, alignment) in enumerate(zip(starts, lengths, alignment_ids))]
+        return [self.entry(k) for k in range(first, last)]
+
+    def entry(self, k: int) -> PhraseEntry:
+        """Entry ``k`` (a row of the table's arrays), its scores as float64."""
+        start, length = int(self.target_start[k]), int(self.target_len[k])
+        words = self.vocabulary
+        return PhraseEntry(tuple(words[i] for i in self.target_ids[start:start + length].tolist()),
+                           self.scores[k].astype(np.float64), self.alignments[int(self.alignment_id[k])])
 
 
 def regroup_targets(target_start: np.ndarray, target_len: np.ndarray, target_ids: np.ndarray,

@@ -2,7 +2,9 @@
 
 ``fe`` tables are keyed by the phrase pair, ``f`` tables by the source phrase alone. The
 probabilities are logged on load and floored at -100, as Moses does. A key given twice takes its
-last line's scores (Moses' table is a map assigned line by line).
+last line's scores (Moses' table is a map assigned line by line). The keys are one string blob with
+a hash index (:class:`pysmt._core.StringIndex`: a dict of a news table's keys took 150 MB), which
+the compiled reordering twin reads too (:class:`pysmt._core.ReorderingTableView`).
 
 A folder written by ``pysmt binarize`` (:mod:`pysmt.models.binary_table`) holds the same scores,
 memory-mapped, with the keys sorted for binary search.
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pysmt._core import ReorderingTableView, StringIndex
 from pysmt.errors import at_line
 from pysmt.models.binary_table import load_reordering_table
 from pysmt.models.phrase_table import parse_scores, split_fields
@@ -46,9 +49,12 @@ class ReorderingTable:
     """A lexicalized reordering table; ``lookup`` gives the logged scores of a pair, or None.
 
     ``path`` is a text or gzip table or a binary table folder (``pysmt binarize``) made for the
-    same ``num_scores`` and ``source_only``; ``rows`` maps a key to its row of ``scores`` (a dict,
-    or a sorted memory-mapped stand-in with ``get``, ``in``, ``len`` and iteration).
+    same ``num_scores`` and ``source_only``; ``rows`` maps a key to its row of ``scores`` (a
+    :class:`~pysmt._core.StringIndex`: ``get``, ``in``, ``len``, iteration); ``view`` is the table
+    as the compiled twin reads it.
     """
+
+    rows: StringIndex
 
     def __init__(self, path: str | Path, *, num_scores: int, source_only: bool = False) -> None:
         self.path = Path(path)
@@ -56,28 +62,24 @@ class ReorderingTable:
         self.source_only = source_only
         if self.path.is_dir():
             self.__dict__.update(load_reordering_table(self.path, num_scores, source_only))
-            return
-        self.rows: dict[str, int] = {}
-        values = array("d")
-        for _, key, scores in reordering_entries(self.path, num_scores, source_only):
-            self.rows[key] = len(values) // num_scores
-            values.extend(scores)
-        matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)
-        self.scores = log_probabilities(matrix).astype(np.float64)
+        else:
+            self.rows = StringIndex()
+            values = array("d")
+            add = self.rows.add
+            for _, key, scores in reordering_entries(self.path, num_scores, source_only):
+                row = add(key)
+                if row * num_scores < len(values):  # a key given again: its last line's scores
+                    values[row * num_scores:(row + 1) * num_scores] = array("d", scores)
+                else:
+                    values.extend(scores)
+            matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)
+            self.scores = log_probabilities(matrix).astype(np.float64)
+        self.view = ReorderingTableView(keys=self.rows, scores=self.scores)
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def lookup(self, source: str, target: str) -> tuple[float, ...] | None:
         """The logged scores for a phrase pair, or None when the table has no entry for it."""
-        if self.source_only or isinstance(self.rows, dict):
-            row = self.rows.get(reordering_key(source, None if self.source_only else target))
-        else:
-            # Binary: the keys of one source are contiguous (sorted); they are read once into a dict for
-            # the lookups that follow (the decoder looks up a source's pairs one after another).
-            last_source, pairs = self._pairs_of
-            if source != last_source:
-                pairs = self.rows.prefix_dict(f"{source} ||| ")
-                self._pairs_of = (source, pairs)
-            row = pairs.get(target)
-        return None if row is None else tuple(self.scores[row].tolist())
+        row = self.rows.find(reordering_key(source, None if self.source_only else target))
+        return None if row < 0 else tuple(self.scores[row].tolist())

@@ -45,8 +45,8 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
       std::vector<int32_t> surface;
       for (auto it = entry.nodes.rbegin(); it != entry.nodes.rend(); ++it) {
         int option = hyps_[*it].option;
-        surface.insert(surface.end(), request.target_ids + request.target_offsets[option],
-                       request.target_ids + request.target_offsets[option + 1]);
+        surface.insert(surface.end(), options_.target_ids.begin() + options_.target_offsets[option],
+                       options_.target_ids.begin() + options_.target_offsets[option + 1]);
       }
       if (!seen.insert(std::move(surface)).second) continue;
     }
@@ -78,7 +78,7 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
 // stateful features' deltas), so both engines give the same numbers to the last bit.
 NbestList Search::describe(const std::vector<Derivation> &derivations, const NbestRequest &request) const {
   NbestList out;
-  size_t k = derivations.size(), dims = static_cast<size_t>(request.model_dims);
+  size_t k = derivations.size(), dims = static_cast<size_t>(options_.dims);
   out.dims = dims;
   out.score.resize(k);
   out.offsets.resize(k + 1);
@@ -92,7 +92,7 @@ NbestList Search::describe(const std::vector<Derivation> &derivations, const Nbe
     for (auto it = d.nodes.rbegin(); it != d.nodes.rend(); ++it, ++step) {
       int option = hyps_[*it].option;
       out.options.push_back(option);
-      const double *row = request.option_scores + static_cast<size_t>(option) * dims;
+      const double *row = options_.scores.data() + static_cast<size_t>(option) * dims;
       for (size_t j = 0; j < dims; ++j) total[j] += row[j];
       const double *deltas = &deltas_[static_cast<size_t>(*it) * dims_];
       for (int s = 0; s < dims_; ++s) total[request.stateful_columns[s]] += deltas[s];

@@ -8,13 +8,15 @@
 #include <stdexcept>
 
 #include "pysmt/search/_deferred.hpp"
+#include "pysmt/search/_options.hpp"
 #include "util/murmur_hash.hh"
 
 namespace pysmt {
 
 Search::Search(const SearchSettings &settings, const SentenceOptions &options,
                std::vector<std::shared_ptr<CompiledFeature>> features, bool keep_arcs)
-    : settings_(settings), options_(options), n_(options.length), words_((options.length + 63) / 64),
+    : settings_(settings), options_(options), future_table_(future_costs(options)), n_(options.length()),
+      words_((options.length() + 63) / 64),
       keep_arcs_(keep_arcs), features_(std::move(features)) {
   for (const auto &f : features_) {
     offsets_.push_back(dims_);
@@ -22,7 +24,7 @@ Search::Search(const SearchSettings &settings, const SentenceOptions &options,
     if (f->deferred()) deferred_.push_back(static_cast<int>(offsets_.size()) - 1);
   }
   spans_.assign(n_, {});
-  for (int s = 0; s < options.num_spans; ++s)
+  for (size_t s = 0; s < options.span_start.size(); ++s)
     spans_[options.span_start[s]].push_back(Span{options.span_end[s], options.span_offsets[s], options.span_offsets[s + 1]});
 }
 
@@ -94,7 +96,7 @@ bool Search::gap_reachable(int gap, int start, int end) const {
 // FutureCost.__call__: the table's estimate summed over the uncovered runs, left to right.
 double Search::future_of(const uint64_t *cov) const {
   double cost = 0.0;
-  const double *table = options_.future_table;
+  const double *table = future_table_.data();
   int p = 0;
   while (p < n_) {
     // the next uncovered position at or after p, then the next covered one after it (or n)
@@ -348,7 +350,8 @@ NbestList search(const SentenceOptions &options, const SearchSettings &settings,
   if (request.stateful_columns.size() != stateful)
     throw std::invalid_argument("stateful_columns must name a column per stateful score");
   for (int column : request.stateful_columns)
-    if (column < 0 || column >= request.model_dims) throw std::invalid_argument("stateful column outside the score vector");
+    if (column < 0 || column >= options.dims) throw std::invalid_argument("stateful column outside the score vector");
+  for (const auto &f : features) f->prepare(options);
   Search search(settings, options, std::move(features), request.size > 1);  // arcs: n-best lists only
   NbestList found = search.nbest(search.run(), request);
   found.hypotheses = search.built();

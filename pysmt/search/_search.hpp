@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pysmt/_flat_map.hpp"
+#include "pysmt/_phrases.hpp"
 #include "pysmt/features/_stateful.hpp"
 
 namespace pysmt {
@@ -31,30 +32,12 @@ struct SearchSettings {
   int pops_per_round = 32;   // cube pruning with deferred features: pops whose candidates are scored together
 };
 
-// One sentence's translation options, as the search reads them (views of the caller's arrays).
-// Spans are sorted by (start, end); span s has options span_options[span_offsets[s]:span_offsets[s + 1]],
-// best first. future_table[start * (n + 1) + end] is the future-cost estimate of [start, end).
-struct SentenceOptions {
-  int length = 0;  // source words
-  int num_options = 0;
-  const int32_t *start = nullptr, *end = nullptr;
-  const double *isolation = nullptr;  // each option's weighted score in isolation
-  int num_spans = 0;
-  const int32_t *span_start = nullptr, *span_end = nullptr, *span_options = nullptr;
-  const int64_t *span_offsets = nullptr;
-  const double *future_table = nullptr;
-};
-
-// What n-best extraction needs to know besides the search graph.
+// What n-best extraction needs to know besides the search graph and the options.
 struct NbestRequest {
   int size = 1;
   size_t budget = 1;  // derivations examined at most (pysmt/search/nbest.py: size * NBEST_FACTOR)
   bool distinct = false;
-  const double *option_scores = nullptr;  // num_options x model_dims: each option's unweighted scores
-  int model_dims = 0;
   std::vector<int> stateful_columns;  // the model's column of each stateful score (in the features' order)
-  const int64_t *target_offsets = nullptr;  // distinct only: option k's target word ids are
-  const int32_t *target_ids = nullptr;      //   target_ids[target_offsets[k]:target_offsets[k + 1]]
 };
 
 // The n-best derivations as Python takes them: derivation i applies options[offsets[i]:offsets[i + 1]]
@@ -174,7 +157,8 @@ class Search {
   NbestList describe(const std::vector<Derivation> &derivations, const NbestRequest &request) const;
 
   SearchSettings settings_;
-  SentenceOptions options_;
+  const SentenceOptions &options_;
+  std::vector<double> future_table_;  // (n + 1) x (n + 1): the future-cost estimate of [start, end)
   int n_, words_;
   bool keep_arcs_;
   std::vector<std::shared_ptr<CompiledFeature>> features_;
@@ -190,7 +174,8 @@ class Search {
   int64_t seq_ = 1;
 };
 
-// Run the search over one sentence and return its n-best list (the bindings' one entry point).
+// Run the search over one sentence's options and return its n-best list (the bindings' one entry
+// point): the features prepare their per-option data first.
 NbestList search(const SentenceOptions &options, const SearchSettings &settings,
                  std::vector<std::shared_ptr<CompiledFeature>> features, const NbestRequest &request);
 

@@ -61,7 +61,7 @@ class LogLinearModel:
         k = self.features.index(feature)
         return self.weights[self.offsets[k]:self.offsets[k + 1]]
 
-    def _collect(self, features: Sequence[Feature], items: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    def collect(self, features: Sequence[Feature], items: Sequence) -> tuple[np.ndarray, np.ndarray]:
         """Scores and estimates of ``items`` by ``features``, as full-width matrices."""
         scores = np.zeros((len(items), self.dims))
         estimates = np.zeros((len(items), self.dims))
@@ -77,20 +77,35 @@ class LogLinearModel:
 
     def evaluate_pairs(self, pairs: Sequence[PhrasePair]) -> None:
         """Score phrase pairs with the context-free features (once per pair; cached by the caller)."""
-        scores, estimates = self._collect([f for f in self.features if f.context_free], pairs)
+        scores, estimates = self.collect([f for f in self.features if f.context_free], pairs)
         isolation, future = weighted_rows(scores, estimates, self.weights)
         for pair, row, estimate, weighted, best in zip(pairs, scores, estimates, isolation.tolist(), future.tolist()):
             pair.scores, pair.estimates, pair.isolation, pair.future = row, estimate, weighted, best
 
     def evaluate_options(self, sentence: Sentence, options: SentenceOptions) -> None:
         """Start a sentence: per-sentence features score all its options in one batch each."""
+        self.begin_sentence(sentence)
+        found = self.contextual_scores(options.options)
+        if found is not None:
+            self.apply_contextual(options, *found)
+
+    def begin_sentence(self, sentence: Sentence) -> None:
         for feature in self.features:
             feature.begin_sentence(sentence)
+
+    def contextual_scores(self, options: Sequence[TranslationOption]
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The per-sentence features' scores of a sentence's options (full-width rows), with their weighted
+        scores and estimates; None without such features or options."""
         contextual = [f for f in self.features if not f.context_free]
-        if not contextual or not options.options:
-            return
-        scores, estimates = self._collect(contextual, options.options)
-        isolation, future = weighted_rows(scores, estimates, self.weights)
+        if not contextual or not options:
+            return None
+        scores, estimates = self.collect(contextual, options)
+        return (scores, *weighted_rows(scores, estimates, self.weights))
+
+    def apply_contextual(self, options: SentenceOptions, scores: np.ndarray, isolation: np.ndarray,
+                         future: np.ndarray) -> None:
+        """Add per-sentence scores to the options' own, then sort each span's options best first again."""
         for k, option in enumerate(options.options):
             option.scores = option.pair.scores + scores[k]
             option.isolation = option.pair.isolation + float(isolation[k])

@@ -15,7 +15,8 @@ from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
 from pysmt.models import binary_writer
-from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, SortedStrings
+from pysmt._core import StringIndex
+from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE
 from pysmt.models.binary_writer import binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
@@ -221,17 +222,23 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [mine.name] and [p.name for p in mine.iterdir()] == ["notes.txt"]
 
 
-def test_sorted_strings_hash_index_and_binary_search(tmp_path):
+def test_stored_strings_found_by_hash_index_and_binary_search_and_strings_built_alike(tmp_path):
     words = sorted({f"w{k * 7919 % 100003}" for k in range(3000)} | {"", "é", "日本", "a", "a b", "ab"})
     encoded = [w.encode("utf-8") for w in words]
     assert write_strings(tmp_path, "words", encoded) == len(words)
     assert list(stored_strings(tmp_path, "words")) == encoded
     blob, offsets = (np.load(tmp_path / f"words_{name}.npy") for name in ("blob", "offsets"))
-    for strings in (SortedStrings(blob, offsets, hash_slots(encoded, len(encoded))), SortedStrings(blob, offsets)):
-        assert list(strings) == words and len(strings) == len(words)
-        assert all(strings.get(w) == k for k, w in enumerate(words))  # collisions and wrap-around included
-        assert all(strings.get(w + "x") is None for w in words) and "\ud800" not in strings
-        assert strings.prefix_dict("a") == {"": words.index("a"), " b": words.index("a b"), "b": words.index("ab")}
+    built = StringIndex()
+    shuffled = words[1::2] + words[::2]
+    assert built.add_all(shuffled) == list(range(len(words))) and built.add_all(shuffled) == list(range(len(words)))
+    for strings, order in ((StringIndex(blob=blob, offsets=offsets, slots=hash_slots(encoded, len(encoded))), words),
+                           (StringIndex(blob=blob, offsets=offsets, slots=np.zeros(0, np.uint32)), words),
+                           (built, shuffled)):
+        assert list(strings) == order and len(strings) == len(words) and strings[-1] == order[-1]
+        assert all(strings.get(w) == k and strings.find(w) == k for k, w in enumerate(order))  # collisions, wrapping
+        assert all(strings.get(w + "x") is None and strings.find(w + "x") == -1 for w in words)
+        assert "\ud800" not in strings and 3 not in strings and strings.get("\ud800", "no") == "no"
+    assert built.add("x\ud800y") == len(words) and built[len(words)] == "x\ud800y"  # any str, as it went in
 
 
 def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypatch):

@@ -312,7 +312,7 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
     Odd.values, OddLM.values = stateless, stateful
     outcomes = []
     for decoder in odd_decoders:
-        decoder.options.cache.clear()  # the pairs' scores change with the values
+        decoder.forget_options()  # the pairs' scores change with the values
         try:
             nbest = decoder.translate(line, nbest_size=8).hypotheses
         except FeatureError as err:

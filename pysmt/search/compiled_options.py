@@ -1,0 +1,101 @@
+"""The compiled option builder (``pysmt/search/_options.cpp``, in :mod:`pysmt._core`) bound to a model.
+
+It builds what :class:`~pysmt.search.options.OptionBuilder` builds (the specification: the tests
+check that both give the same options, in the same order, with the same numbers), from the phrase
+tables' typed arrays: span lookups, the built-in features' scores in isolation
+(:class:`~pysmt.features.base.CompiledScores`), ranking and the table limit, the cache of ranked
+pairs across sentences. The profile put a sentence's option building, in Python, at half of
+decoding with cube pruning; here it is a small part.
+
+Python features keep their contract. A context-free Python feature (a plugin's, such as the RNN
+plugin's ``wp``) is called once per sentence with the :class:`~pysmt.phrases.PhrasePair` s the builder
+has not seen before, as with the Python builder; per-sentence features and plugins' stateful
+features get the sentence's :class:`~pysmt.phrases.TranslationOption` s, made only when such a
+feature is there (:meth:`CompiledOptions.materialize`).
+"""
+
+from __future__ import annotations
+
+from pysmt import _core
+from pysmt.features.base import CompiledScores, Feature, PhraseSource
+from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.search.model import LogLinearModel
+
+
+class CompiledOptions:
+    """Builds each sentence's options in the compiled core, asking Python features for their scores."""
+
+    def __init__(self, model: LogLinearModel, max_phrase_length: int) -> None:
+        self.model = model
+        self.core = _core.OptionBuilder(dims=model.dims, max_phrase_length=max_phrase_length)
+        #: The phrase sources by the builder's number (a pair's ``table``).
+        self.tables: list[PhraseSource] = []
+        #: Context-free features the builder asks Python for.
+        self.python: list[Feature] = []
+        for k, feature in enumerate(model.features):
+            column = model.offsets[k]
+            if isinstance(feature, PhraseSource):
+                self.core.add_table(table=feature.core_table(), column=column, limit=feature.table_limit)
+                self.tables.append(feature)
+            elif not feature.context_free:
+                continue
+            elif isinstance(feature, CompiledScores):
+                scores = feature.core_scores()
+                if scores is not None:
+                    self.core.add_scores(scores=scores, column=column)
+            else:
+                self.python.append(feature)
+        self.core.set_python_columns([model.offsets[k] + c for k, f in enumerate(model.features) if f in self.python
+                                      for c in range(f.num_scores)])
+        #: Whether each sentence's options must be made as Python objects (for per-sentence features and
+        #: plugins' stateful features, which are given them).
+        self.objects = bool(model.deferred) or not all(f.context_free for f in model.features)
+        self.set_weights()
+
+    def set_weights(self) -> None:
+        """The model's weights (the ranked pairs are forgotten: their ranks change)."""
+        self.core.set_weights(self.model.weights.tolist())
+
+    def clear(self) -> None:
+        """Forget the ranked pairs (a feature's scores of them changed)."""
+        self.core.clear()
+
+    def build(self, sentence: Sentence) -> tuple[_core.BuiltOptions, SentenceOptions | None]:
+        """The sentence's options, and their Python objects when a feature needs them; the features have
+        begun the sentence and the per-sentence ones scored the options."""
+        built = self.core.lookup(list(sentence.words))
+        scores = estimates = None
+        pending = self.core.pending() if self.python else []
+        if pending:
+            pairs = [self.pair(table, entry, source) for table, entry, source in pending]
+            scores, estimates = self.model.collect(self.python, pairs)
+        self.core.finish(built, scores, estimates)
+        self.model.begin_sentence(sentence)
+        if not self.objects:
+            return built, None
+        options = self.materialize(built, sentence)
+        found = self.model.contextual_scores(options.options)
+        if found is not None:
+            self.model.apply_contextual(options, *found)
+            built.add_contextual(*found)
+        return built, options
+
+    def pair(self, table: int, entry: int, source: str) -> PhrasePair:
+        """An unscored phrase pair: table ``table``'s entry ``entry``, or (table -1) the unknown word ``source``."""
+        if table < 0:
+            return PhrasePair(source, (source,), table=None, table_scores=None, alignment="0-0", unknown=True)
+        return self.tables[table].pair(entry, source)
+
+    def materialize(self, built: _core.BuiltOptions, sentence: Sentence) -> SentenceOptions:
+        """The options as Python objects, scored in isolation (before any per-sentence feature)."""
+        result = SentenceOptions(sentence)
+        scores, isolation, future = built.scores, built.isolation.tolist(), built.future.tolist()
+        for k, (start, end, table, entry) in enumerate(zip(built.start.tolist(), built.end.tolist(),
+                                                           built.table.tolist(), built.entry.tolist())):
+            pair = self.pair(table, entry, " ".join(sentence.words[start:end]))
+            pair.scores, pair.isolation, pair.future = scores[k], isolation[k], future[k]
+            result.options.append(TranslationOption(start, end, pair, k))
+        offsets, members = built.span_offsets.tolist(), built.span_options.tolist()
+        for s, (start, end) in enumerate(zip(built.span_start.tolist(), built.span_end.tolist())):
+            result.by_span[(start, end)] = [result.options[k] for k in members[offsets[s]:offsets[s + 1]]]
+        return result

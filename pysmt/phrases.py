@@ -34,15 +34,17 @@ UNSCORED.flags.writeable = False
 class PhrasePair:
     """A source/target phrase pair with its feature scores, shared by every span it translates."""
 
-    __slots__ = ("source", "target", "table", "table_scores", "alignment", "unknown",
+    __slots__ = ("source", "target", "table", "entry", "table_scores", "alignment", "unknown",
                  "scores", "estimates", "isolation", "future")
 
     def __init__(self, source: str, target: tuple[str, ...], *, table: str | None, table_scores: np.ndarray | None,
-                 alignment: str = "", unknown: bool = False) -> None:
+                 alignment: str = "", unknown: bool = False, entry: int = -1) -> None:
         self.source = source
         self.target = target
         #: Name of the phrase-table feature the pair comes from (None for unknown words).
         self.table = table
+        #: The pair's entry (row) in that table, -1 for none: where scores stored with the table are.
+        self.entry = entry
         self.table_scores = table_scores
         #: Word alignment inside the pair, Moses' ``i-j`` pairs (source-target), possibly empty.
         self.alignment = alignment

@@ -14,7 +14,10 @@
   result; :func:`require_param`;
 * ``FORBIDDEN`` (-inf): the score that forbids a translation;
 * :class:`ContextTable`: compiled bookkeeping for an n-gram feature (its states are numbered contexts of
-  the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``.
+  the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``;
+* scores stored with a binary phrase table: :class:`StoredScores` (what a per-sentence feature
+  declares to have the decoder read them), :func:`stored_scores` (reading them) and
+  :class:`ScoreWriter` (storing them, as ``pysmt rnn score`` does).
 
 Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writing-a-feature.md``.
 """
@@ -25,9 +28,11 @@ from pysmt._contexts import ContextTable
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import (FORBIDDEN, PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters,
-                                 StatefulFeature, require_param)
+                                 StatefulFeature, StoredScores, require_param)
+from pysmt.models.binary_table import stored_scores
+from pysmt.models.binary_writer import ScoreWriter
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 __all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "ContextTable", "Feature", "FeatureError",
-           "Parameters", "Path", "PhrasePair", "PysmtError", "Sentence", "StatefulFeature", "SystemConfig",
-           "TranslationOption", "require_param"]
+           "Parameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence", "StatefulFeature",
+           "StoredScores", "SystemConfig", "TranslationOption", "require_param", "stored_scores"]

@@ -296,6 +296,24 @@ class CompiledScores(Protocol):
         ...
 
 
+@runtime_checkable
+class StoredScores(Protocol):
+    """A per-sentence feature (``context_free = False``) whose scores of a phrase table's pairs were
+    computed beforehand and stored with the table (a binary table's ``stored/`` scores, see
+    :mod:`pysmt.models.binary_table`; ``pysmt rnn score`` stores the RNN's): the compiled option
+    builder reads them for the options they cover, and asks ``evaluate`` only about the others (other
+    tables' pairs, unknown words), so a sentence costs what it would without the feature.
+
+    ``evaluate`` must give the stored numbers for the pairs they cover (:attr:`PhrasePair.entry` is a
+    pair's row in its table), and no estimates for them, so that both option builders agree.
+    """
+
+    def stored_scores(self, table: str) -> np.ndarray | None:
+        """The feature's scores of phrase table ``table``'s entries (the phrase-table feature's name): an
+        (entries x ``num_scores``) array, NaN where an entry has none; None when none are stored."""
+        ...
+
+
 class Parameters(dict[str, Any]):
     """A feature's config section as ``check_config`` and ``from_config`` receive it.
 

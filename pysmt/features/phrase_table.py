@@ -46,15 +46,16 @@ class PhraseTableFeature(Feature, PhraseSource):
 
     def translations(self, source: str) -> list[PhrasePair]:
         """Every target side of ``source`` (unscored, unpruned), in table order."""
-        return [PhrasePair(source, entry.target, table=self.name, table_scores=entry.scores, alignment=entry.alignment)
-                for entry in self.table.lookup(source)]
+        return [PhrasePair(source, entry.target, table=self.name, table_scores=entry.scores, alignment=entry.alignment,
+                           entry=entry.row) for entry in self.table.lookup(source)]
 
     def core_table(self) -> _core.PhraseTableView:
         return self.table.view
 
     def pair(self, entry: int, source: str) -> PhrasePair:
         found = self.table.entry(entry)
-        return PhrasePair(source, found.target, table=self.name, table_scores=found.scores, alignment=found.alignment)
+        return PhrasePair(source, found.target, table=self.name, table_scores=found.scores, alignment=found.alignment,
+                          entry=entry)
 
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         scores = np.zeros((len(phrases), self.num_scores))

@@ -37,6 +37,12 @@ reordering-table (``kind = "reordering-table"``):
 A folder is written under a temporary name beside its final one and renamed when complete, so a
 folder of the final name is always whole; a missing array, a truncated file or another format
 version is reported as one line naming the folder.
+
+Stored scores: a feature may store its scores of a binary phrase table's entries in the folder, so
+the decoder reads them instead of computing them (``pysmt rnn score`` stores the RNN's):
+``stored/NAME.npy`` (float32, entries x scores, NaN where an entry has none) beside
+``stored/NAME.json`` (what made them: ``{"entries": ..., "scores": ..., "made_by": {...}}``, which the
+feature checks against itself). They are written by :class:`pysmt.models.binary_writer.ScoreWriter`.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from pysmt.errors import PysmtError
 FORMAT = "pysmt-binary-table"
 VERSION = 1
 HEADER = "header.json"
+STORED = "stored"
 PHRASE_TABLE = "phrase-table"
 REORDERING_TABLE = "reordering-table"
 
@@ -207,3 +214,27 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
     check_values(folder, REORDERING_TABLE, arrays, {})
     return {"rows": stored_strings(arrays, "key"), "scores": arrays["scores"], "header": header}
+
+
+def stored_scores(folder: Path) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
+    """The scores stored with a binary phrase table, by name: (memory-mapped array, its record). Nothing for
+    a text table; a stored file that does not fit the table is an error naming it."""
+    found: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
+    stored = Path(folder) / STORED
+    if not stored.is_dir():
+        return found
+    entries = read_header(Path(folder)).get("counts", {}).get("entries")
+    for record_path in sorted(stored.glob("[!.]*.json")):  # not the hidden files of scores being written
+        array_path = record_path.with_suffix(".npy")
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            values = np.load(array_path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError, UnicodeDecodeError) as err:
+            raise PysmtError(f"{array_path}: unreadable stored scores ({err}); store them again") from None
+        if (not isinstance(record, dict) or values.dtype != np.float32 or values.ndim != 2
+                or values.shape != (entries, record.get("scores"))):
+            raise PysmtError(f"{array_path}: stored scores of shape {list(values.shape)} and type {values.dtype}, "
+                             f"but the table has {entries} entries (its record says {record.get('scores')!r} "
+                             "scores each); store them again")
+        found[record_path.stem] = (np.asarray(values), record)
+    return found

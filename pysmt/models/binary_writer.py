@@ -31,7 +31,8 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
-from pysmt.models.binary_table import ARRAYS, FORMAT, HEADER, PHRASE_TABLE, REORDERING_TABLE, VERSION
+from pysmt.models.binary_table import (ARRAYS, FORMAT, HEADER, PHRASE_TABLE, REORDERING_TABLE, STORED, VERSION,
+                                       read_header)
 from pysmt.models.phrase_table import phrase_entries
 from pysmt.models.reordering_table import reordering_entries
 from pysmt.models.scores import log_probabilities
@@ -351,3 +352,63 @@ def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log
             return write_reordering_table(text_path, folder, num_scores or 0, source_only, memory, scratch)
 
     return write_table(out_dir, header, write_arrays)
+
+
+class ScoreWriter:
+    """Stores a feature's scores of a binary phrase table's entries (see :mod:`pysmt.models.binary_table`),
+    chunk by chunk in entry order, resumably.
+
+    Rows go to ``stored/.NAME.partial.npy`` as they come, with ``.NAME.partial.json`` saying how many are
+    done and what makes them (``made_by``); :meth:`finish` renames both into place. A writer started
+    again with the same ``made_by`` continues where the last one stopped (:attr:`done`); with another,
+    it starts again.
+    """
+
+    def __init__(self, folder: Path, name: str, scores: int, made_by: dict[str, Any]) -> None:
+        header = read_header(folder)
+        if header.get("kind") != PHRASE_TABLE:
+            raise PysmtError(f"{folder}: not a binary phrase table, where scores are stored")
+        self.entries = int(header["counts"]["entries"])
+        self.stored = folder / STORED
+        self.stored.mkdir(exist_ok=True)
+        self.name, self.scores, self.made_by = name, scores, made_by
+        self.partial = self.stored / f".{name}.partial.npy"
+        self.progress = self.stored / f".{name}.partial.json"
+        self.done = 0
+        try:
+            previous = json.loads(self.progress.read_text(encoding="utf-8"))
+            if previous.get("made_by") == made_by and previous.get("scores") == scores:
+                self.done = int(previous["done"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        if not self.done:
+            self.record_progress()  # before the rows of another run are written over
+        with failed_writes_reported(self.partial):
+            self.values = np.lib.format.open_memmap(self.partial, mode="r+" if self.done else "w+", dtype=np.float32,
+                                                    shape=(self.entries, scores))
+
+    def write(self, rows: np.ndarray) -> None:
+        """The next rows (entries x scores), then a record of how many are done."""
+        with failed_writes_reported(self.partial):
+            self.values[self.done:self.done + len(rows)] = rows
+            self.values.flush()
+        self.done += len(rows)
+        self.record_progress()
+
+    def record_progress(self) -> None:
+        with atomic_writer(self.progress) as out:
+            out.write(json.dumps({"done": self.done, "scores": self.scores, "made_by": self.made_by}) + "\n")
+
+    def finish(self) -> Path:
+        """Move the stored scores into place (the array, then its record); their path."""
+        if self.done != self.entries:
+            raise PysmtError(f"{self.partial}: {self.done} of {self.entries} entries scored")
+        del self.values
+        final = self.stored / f"{self.name}.npy"
+        final.with_suffix(".json").unlink(missing_ok=True)  # scores without their record are not read
+        os.replace(self.partial, final)
+        with atomic_writer(final.with_suffix(".json")) as out:
+            out.write(json.dumps({"entries": self.entries, "scores": self.scores, "made_by": self.made_by},
+                                 indent=2) + "\n")
+        self.progress.unlink()
+        return final

@@ -32,11 +32,12 @@ FIELD_SEPARATOR = "|||"
 
 @dataclass(frozen=True, slots=True)
 class PhraseEntry:
-    """One target side of a source phrase, with its (logged) scores."""
+    """One target side of a source phrase, with its (logged) scores and its row in the table."""
 
     target: tuple[str, ...]
     scores: np.ndarray
     alignment: str
+    row: int
 
 
 def split_fields(line: str, path: str | Path, line_no: int, min_fields: int) -> list[str]:
@@ -159,7 +160,7 @@ class PhraseTable:
         start, length = int(self.target_start[k]), int(self.target_len[k])
         words = self.vocabulary
         return PhraseEntry(tuple(words[i] for i in self.target_ids[start:start + length].tolist()),
-                           self.scores[k].astype(np.float64), self.alignments[int(self.alignment_id[k])])
+                           self.scores[k].astype(np.float64), self.alignments[int(self.alignment_id[k])], k)
 
 
 def regroup_targets(target_start: np.ndarray, target_len: np.ndarray, target_ids: np.ndarray,

@@ -11,15 +11,23 @@ Python features keep their contract. A context-free Python feature (a plugin's, 
 plugin's ``wp``) is called once per sentence with the :class:`~pysmt.phrases.PhrasePair` s the builder
 has not seen before, as with the Python builder; per-sentence features and plugins' stateful
 features get the sentence's :class:`~pysmt.phrases.TranslationOption` s, made only when such a
-feature is there (:meth:`CompiledOptions.materialize`).
+feature is there (:meth:`CompiledOptions.materialize`). A per-sentence feature whose scores are stored
+with a binary table (:class:`~pysmt.features.base.StoredScores`: the RNN's, by ``pysmt rnn score``) is
+read from there, and asked only about the options they do not cover.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
 from pysmt import _core
-from pysmt.features.base import CompiledScores, Feature, PhraseSource
+from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.model import LogLinearModel
+from pysmt.search.plugin_results import weighted_rows
 
 
 class CompiledOptions:
@@ -47,9 +55,15 @@ class CompiledOptions:
                 self.python.append(feature)
         self.core.set_python_columns([model.offsets[k] + c for k, f in enumerate(model.features) if f in self.python
                                       for c in range(f.num_scores)])
-        #: Whether each sentence's options must be made as Python objects (for per-sentence features and
-        #: plugins' stateful features, which are given them).
-        self.objects = bool(model.deferred) or not all(f.context_free for f in model.features)
+        self.contextual = [f for f in model.features if not f.context_free]
+        #: Per-sentence features' stored scores: (table number, entries x scores) of each table that has them.
+        self.stored: dict[Feature, list[tuple[int, np.ndarray]]] = {
+            f: [(t, found) for t, table in enumerate(self.tables)
+                if (found := f.stored_scores(cast(Feature, table).name)) is not None]
+            for f in self.contextual if isinstance(f, StoredScores)}
+        #: Whether each sentence's options must all be made as Python objects (for plugins' stateful
+        #: features and per-sentence features without stored scores, which are given them).
+        self.objects = bool(model.deferred) or any(not self.stored.get(f) for f in self.contextual)
         self.set_weights()
 
     def set_weights(self) -> None:
@@ -71,14 +85,38 @@ class CompiledOptions:
             scores, estimates = self.model.collect(self.python, pairs)
         self.core.finish(built, scores, estimates)
         self.model.begin_sentence(sentence)
-        if not self.objects:
-            return built, None
-        options = self.materialize(built, sentence)
-        found = self.model.contextual_scores(options.options)
-        if found is not None:
-            self.model.apply_contextual(options, *found)
-            built.add_contextual(*found)
+        options = self.materialize(built, sentence) if self.objects else None
+        if self.contextual and len(built):
+            scores, estimates = self.contextual_scores(built, sentence, options)
+            isolation, future = weighted_rows(scores, estimates, self.model.weights)
+            if options is not None:
+                self.model.apply_contextual(options, scores, isolation, future)
+            built.add_contextual(scores, isolation, future)
         return built, options
+
+    def contextual_scores(self, built: _core.BuiltOptions, sentence: Sentence, options: SentenceOptions | None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """The per-sentence features' scores and estimates of the options (full-width rows): stored ones
+        read, the rest asked of the features, as :meth:`LogLinearModel.contextual_scores` asks for all."""
+        count = len(built)
+        scores, estimates = np.zeros((count, self.model.dims)), np.zeros((count, self.model.dims))
+        tables, entries = built.table, built.entry
+        for feature in self.contextual:
+            k = self.model.features.index(feature)
+            lo, hi = self.model.offsets[k], self.model.offsets[k + 1]
+            asked = np.ones(count, dtype=bool)
+            for table, stored in self.stored.get(feature, []):
+                rows = np.flatnonzero(tables == table)
+                found = np.asarray(stored[entries[rows]], dtype=np.float64)
+                known = ~np.isnan(found).any(axis=1)
+                scores[rows[known], lo:hi] = found[known]
+                asked[rows[known]] = False
+            indices = np.flatnonzero(asked).tolist()
+            if indices:
+                items = [options.options[i] for i in indices] if options else self.options_at(built, sentence, indices)
+                s, e = self.model.collect([feature], items)
+                scores[indices, lo:hi], estimates[indices, lo:hi] = s[:, lo:hi], e[:, lo:hi]
+        return scores, estimates
 
     def pair(self, table: int, entry: int, source: str) -> PhrasePair:
         """An unscored phrase pair: table ``table``'s entry ``entry``, or (table -1) the unknown word ``source``."""
@@ -89,13 +127,21 @@ class CompiledOptions:
     def materialize(self, built: _core.BuiltOptions, sentence: Sentence) -> SentenceOptions:
         """The options as Python objects, scored in isolation (before any per-sentence feature)."""
         result = SentenceOptions(sentence)
-        scores, isolation, future = built.scores, built.isolation.tolist(), built.future.tolist()
-        for k, (start, end, table, entry) in enumerate(zip(built.start.tolist(), built.end.tolist(),
-                                                           built.table.tolist(), built.entry.tolist())):
-            pair = self.pair(table, entry, " ".join(sentence.words[start:end]))
-            pair.scores, pair.isolation, pair.future = scores[k], isolation[k], future[k]
-            result.options.append(TranslationOption(start, end, pair, k))
+        result.options = self.options_at(built, sentence, range(len(built)))
         offsets, members = built.span_offsets.tolist(), built.span_options.tolist()
         for s, (start, end) in enumerate(zip(built.span_start.tolist(), built.span_end.tolist())):
             result.by_span[(start, end)] = [result.options[k] for k in members[offsets[s]:offsets[s + 1]]]
         return result
+
+    def options_at(self, built: _core.BuiltOptions, sentence: Sentence, indices: Sequence[int]
+                   ) -> list[TranslationOption]:
+        """Options ``indices`` as Python objects, scored in isolation."""
+        starts, ends, tables, entries = (built.start.tolist(), built.end.tolist(), built.table.tolist(),
+                                         built.entry.tolist())
+        scores, isolation, future = built.scores, built.isolation.tolist(), built.future.tolist()
+        made = []
+        for k in indices:
+            pair = self.pair(tables[k], entries[k], " ".join(sentence.words[starts[k]:ends[k]]))
+            pair.scores, pair.isolation, pair.future = scores[k], isolation[k], future[k]
+            made.append(TranslationOption(starts[k], ends[k], pair, k))
+        return made

@@ -13,11 +13,11 @@ from pysmt.binarize import binarize_system
 from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
+from pysmt._core import StringIndex
 from pysmt.folder_lock import LOCK_FILE
 from pysmt.models import binary_writer
-from pysmt._core import StringIndex
-from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE
-from pysmt.models.binary_writer import binarize_table, hash_slots, stored_strings, write_strings
+from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
+from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
 from pysmt.testing import TOY_PHRASES as TINY_PHRASES
@@ -307,3 +307,32 @@ def damage(config_path, table: str, array: str, change) -> None:
 def test_a_damaged_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
     damage(binary, table, array, change)
     fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
+
+
+def test_stored_scores_are_written_resumably_and_read_back(tiny):
+    """A feature's scores of a binary phrase table: written chunk by chunk, resumed after a stop when made
+    by the same, started again when made by something else, read back memory-mapped; a stored file that
+    does not fit the table is refused naming it."""
+    _, out = tiny
+    folder = next(Path(out).parent.glob("*phrase-table*"))
+    entries = len(PhraseTable(folder, log_scores=False))
+    values = np.arange(entries * 2, dtype=np.float32).reshape(entries, 2)
+    assert stored_scores(folder) == {}
+    writer = ScoreWriter(folder, "mine", 2, {"model": "a"})
+    writer.write(values[:3])
+    assert stored_scores(folder) == {}  # nothing before finish
+    again = ScoreWriter(folder, "mine", 2, {"model": "a"})
+    assert again.done == 3
+    assert ScoreWriter(folder, "mine", 2, {"model": "b"}).done == 0  # made otherwise: from the start
+    resumed = ScoreWriter(folder, "mine", 2, {"model": "a"})
+    assert resumed.done == 0  # the "b" writer took the partial file over
+    for first in range(0, entries, 4):
+        resumed.write(values[first:first + 4])
+    path = resumed.finish()
+    (found, record), = stored_scores(folder).values()
+    assert path == folder / "stored" / "mine.npy" and np.array_equal(found, values)
+    assert record == {"entries": entries, "scores": 2, "made_by": {"model": "a"}}
+    assert sorted(p.name for p in (folder / "stored").iterdir()) == ["mine.json", "mine.npy"]
+    np.save(folder / "stored" / "mine.npy", values[:-1])
+    with pytest.raises(PysmtError, match=r"mine.npy: stored scores of shape .* store them again"):
+        stored_scores(folder)

@@ -68,27 +68,43 @@ def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, 
 
 @rnn.command()
 @click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False), help="Model directory.")
-@click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False), help="Table to score.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
-              help="Scored table (gzip if it ends in .gz): each line's scores get p(target | source) appended.")
+@click.option("--phrase-table", "table", required=True, type=click.Path(),
+              help="Table to score: a text table (gzip or not), or a binary table folder (pysmt binarize), in "
+                   "which the scores are stored for the decoder's rnn feature.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="For a text table: the scored table (gzip if it ends in .gz), each line's scores with "
+                   "p(target | source) appended.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--batch-size", default=512, show_default=True, type=COUNT, help="Pairs scored at once.")
 @threads_option
-def score(model_dir: str, table: str, out_path: str, device: str, batch_size: int, threads: int | None) -> None:
-    """Append the RNN's p(target | source) to every line of a phrase table (the paper's way)."""
+def score(model_dir: str, table: str, out_path: str | None, device: str, batch_size: int,
+          threads: int | None) -> None:
+    """Score every pair of a phrase table with the RNN: stored in a binary table, for `pysmt decode
+    --features rnn` to read instead of running the network (a stopped run resumes), or appended to a
+    text table's lines (the paper's way: a fifth score)."""
     from pysmt.errors import PysmtError
     from pysmt.outputs import check_outputs
-    from rnn_feature.scoring import score_table
-    from rnn_feature.store import load_model
+    from rnn_feature.scoring import score_table, store_table_scores
+    from rnn_feature.store import load_model, stored_by
 
     use_training_threads(threads)
     check_device(device)
-    if not Path(table).is_file():
-        raise PysmtError(f"--phrase-table {table}: no such file")
-    check_outputs({"--out": out_path}, {"--phrase-table": table, "--model": model_dir})
+    binary = Path(table).is_dir()
+    if not binary and not Path(table).is_file():
+        raise PysmtError(f"--phrase-table {table}: no such file or folder")
+    if binary and out_path:
+        raise PysmtError(f"--out: the scores of binary table {table} are stored in its folder; give no --out")
+    if not binary and not out_path:
+        raise PysmtError(f"--out is needed: where to write {table} with its scores appended")
+    if out_path:
+        check_outputs({"--out": out_path}, {"--phrase-table": table, "--model": model_dir})
     model, source, target = load_model(Path(model_dir), device)
-    n = score_table(model, source, target, Path(table), Path(out_path), batch_size)
-    click.echo(f"pysmt rnn score: {n:,} pairs scored into {out_path}")
+    if binary:
+        stored = store_table_scores(model, source, target, Path(table), stored_by(Path(model_dir)), batch_size)
+        click.echo(f"pysmt rnn score: the scores of {table}'s pairs stored in {stored}")
+    else:
+        n = score_table(model, source, target, Path(table), Path(str(out_path)), batch_size)
+        click.echo(f"pysmt rnn score: {n:,} pairs scored into {out_path}")
 
 
 # -- analyses (the paper's Tables 2-3 and Figures 3-5) -----------------------------------------

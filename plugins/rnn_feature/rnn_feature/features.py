@@ -8,6 +8,11 @@ feature's ``[[feature]]`` section or ``--param rnn.model=DIR`` names it.
 ``rnn`` is a per-sentence feature (``context_free = False``): the decoder hands it every
 translation option of a sentence at once, and it scores the pairs it has not seen before in one
 sorted, padded batch ("buffered phrase batching"); scores are cached across sentences.
+
+Scores of a binary phrase table's pairs stored beforehand by the same model (``pysmt rnn score
+--phrase-table SYSTEM-bin/TABLE``: a :class:`~pysmt.plugin.StoredScores` column) are read instead: the
+decoder takes them for the options they cover and asks the network only about the rest (other
+tables' pairs, unknown words), so decoding with the RNN costs what decoding without it does.
 """
 
 from __future__ import annotations
@@ -19,12 +24,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.features.base import Feature, Parameters
 from pysmt.neural import coverage_warning
-from pysmt.phrases import PhrasePair, TranslationOption
-from rnn_feature.store import TARGET_VOCAB, resolve_device
+from pysmt.plugin import Feature, Parameters, PhrasePair, PysmtError, SystemConfig, TranslationOption, stored_scores
+from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
 
 if TYPE_CHECKING:
@@ -61,6 +63,8 @@ class RnnFeature(Feature):
         self.directory = directory
         self.cache: dict[tuple[str, tuple[str, ...]], float] = {}
         self.coverage_checked = False
+        #: Scores of phrase tables' entries stored by this model, by phrase-table feature name (:meth:`use_stored`).
+        self.stored: dict[str, np.ndarray] = {}
 
     @classmethod
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
@@ -72,24 +76,54 @@ class RnnFeature(Feature):
     @classmethod
     def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RnnFeature:
         device = resolve_device(params.get("device", "auto"), f"feature {name}: device =")
-        return cls(name, model_directory(name, params, system), device, params.get("batch-size", 512))
+        feature = cls(name, model_directory(name, params, system), device, params.get("batch-size", 512))
+        feature.use_stored(system)
+        return feature
+
+    def use_stored(self, system: SystemConfig) -> None:
+        """Take the scores this model stored with the system's binary phrase tables; say on stderr when a table
+        stores another model's (they are not used)."""
+        made_by = stored_by(self.directory)
+        for spec in system.features:
+            path = Path(str(spec.params.get("path", "")))
+            if spec.type != "phrase-table" or not path.is_dir():
+                continue
+            for name, (values, record) in stored_scores(path).items():
+                if record.get("made_by", {}).get("feature") != "rnn" or record.get("scores") != 1:
+                    continue
+                if record["made_by"] == made_by:
+                    self.stored[spec.name] = values
+                else:
+                    print(f"feature {self.name}: the RNN scores stored in {path} ({name}) were made by another model "
+                          f"than {self.directory}; they are not used (store this model's with pysmt rnn score)",
+                          file=sys.stderr, flush=True)
+
+    def stored_scores(self, table: str) -> np.ndarray | None:
+        return self.stored.get(table)
 
     def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
         from rnn_feature.scoring import score_phrases
 
         pairs = [option.pair if isinstance(option, TranslationOption) else option for option in phrases]
+        found = np.full(len(pairs), np.nan)  # stored scores first
+        for k, pair in enumerate(pairs):
+            stored = self.stored.get(pair.table or "") if pair.entry >= 0 else None
+            if stored is not None:
+                found[k] = stored[pair.entry, 0]
         keys = [(pair.source, tuple(pair.target)) for pair in pairs]
         if not self.coverage_checked:
             self.check_coverage(keys)
-        missing = list(dict.fromkeys(key for key in keys if key not in self.cache))
+        asked = [key for key, value in zip(keys, found.tolist()) if value != value]
+        missing = list(dict.fromkeys(key for key in asked if key not in self.cache))
         if missing:
             if len(self.cache) + len(missing) > CACHE_LIMIT:
                 self.cache.clear()
             scores = score_phrases(self.model, self.source, self.target,
                                    [(source.split(), target) for source, target in missing], self.batch_size)
             self.cache.update(zip(missing, scores.tolist()))
-        return np.array([[self.cache[key]] for key in keys]), None
+        return np.array([[value if value == value else self.cache[key]] for key, value in zip(keys, found.tolist())]), \
+            None
 
 
     def check_coverage(self, keys: Sequence[tuple[str, tuple[str, ...]]]) -> None:

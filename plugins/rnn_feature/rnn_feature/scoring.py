@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from pysmt.models.phrase_table import PhraseTable
+from pysmt.plugin import ScoreWriter
 from pysmt.textio import atomic_writer
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
@@ -80,3 +82,25 @@ def score_table(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Sh
             progress.update(len(chunk))
     progress.close()
     return done
+
+
+def store_table_scores(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist, folder: Path,
+                       made_by: dict[str, str], batch_size: int = BATCH_SIZE) -> Path:
+    """Score every entry of a binary phrase table and store the log-probabilities in its folder
+    (``stored/rnn.npy``, :class:`~pysmt.plugin.ScoreWriter`), where the ``rnn`` feature of the same model
+    reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file."""
+    table = PhraseTable(folder)
+    writer = ScoreWriter(folder, "rnn", 1, made_by)
+    source_of = np.repeat(np.arange(len(table.block_start) - 1), np.diff(table.block_start))
+    words = table.vocabulary
+    progress = tqdm(total=len(table), initial=writer.done, unit=" pairs", desc="rnn score", unit_scale=True)
+    for first in range(writer.done, len(table), CHUNK_LINES):
+        rows = range(first, min(first + CHUNK_LINES, len(table)))
+        starts, lengths = table.target_start[rows.start:rows.stop].tolist(), table.target_len[rows.start:rows.stop]
+        pairs = [(table.sources[int(source_of[k])].split(),
+                  [words[w] for w in table.target_ids[start:start + length].tolist()])
+                 for k, start, length in zip(rows, starts, lengths.tolist())]
+        writer.write(score_phrases(model, source_vocab, target_vocab, pairs, batch_size).astype(np.float32)[:, None])
+        progress.update(len(rows))
+    progress.close()
+    return writer.finish()

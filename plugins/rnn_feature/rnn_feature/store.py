@@ -9,6 +9,7 @@ of one.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,13 @@ def load_model(directory: Path, device: str | torch.device = "cpu"
     if (len(source), len(target)) != (model.source_embedding.num_embeddings, model.target_embedding.num_embeddings):
         raise PysmtError(f"{directory}: the shortlists ({len(source)}, {len(target)} words) do not match the model")
     return model, source, target
+
+
+def stored_by(directory: Path) -> dict[str, str]:
+    """What scores stored with a phrase table (``pysmt rnn score``) record as having made them: the feature
+    and the SHA-256 of the model's weights (``model.pt``), so that a decoder uses only its own model's."""
+    digest = hashlib.sha256()
+    with open(Path(directory) / MODEL, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"feature": "rnn", "model": digest.hexdigest()}

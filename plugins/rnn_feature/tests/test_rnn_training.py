@@ -162,3 +162,62 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
         assert float(scores[scores.index("RNN0=") + 1]) == pytest.approx(rnn, abs=1e-3)
         assert float(scores[scores.index("WP0=") + 1]) == -outside
     assert "six" not in target and "trois" in target
+
+
+def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
+    """`pysmt rnn score` on a binary table stores the model's scores of every entry there; `decode --features
+    rnn` then reads them (the network asked only about unknown words), both engines alike, and gives what
+    scoring in the search gives; another model's stored scores are not used, and said so."""
+    from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
+    from pysmt.models.binary_table import stored_scores
+    from pysmt.testing import write_toy_system
+
+    table = toy_table(tmp_path / "pt.gz", n=80)
+    lines = gzip.open(table, "rt", encoding="utf-8").read()
+    system = write_toy_system(tmp_path / "system", phrases=lines.replace(" ||| ||| 1 1 1", ""), reordering=None)
+    train(table, system.parent / "rnn", TINY, torch.device("cpu"), TrainingLimits(max_updates=20, valid_every=10))
+    binary = tmp_path / "bin"
+    run = [sys.executable, "-m", "pysmt.cli"]
+    assert subprocess.run(run + ["binarize", "-c", str(system), "-o", str(binary)], capture_output=True).returncode == 0
+    folder = next(binary.glob("*phrase-table*"))
+    score = run + ["rnn", "score", "--model", str(system.parent / "rnn"), "--phrase-table", str(folder),
+                   "--device", "cpu", "--batch-size", "7"]
+    proc = subprocess.run(score, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (values, record), = stored_scores(folder).values()
+    assert values.shape == (80, 1) and record["entries"] == 80 and record["made_by"]["feature"] == "rnn"
+    config = binary / "pysmt.toml"
+    model = [f"rnn.model={system.parent / 'rnn'}"]
+    decoders = {engine: Decoder(configure_system(config, ["rnn"], model), engine=engine, missing_weight=0.4)
+                for engine in ("auto", "python")}
+    plain = Decoder(configure_system(system, ["rnn"]), missing_weight=0.4)  # text table: scored in the search
+    rnn = decoders["auto"].features[-1]
+    assert rnn.stored_scores("PhraseDictionaryMemory0") is not None and not plain.features[-1].stored
+    asked: list[int] = []
+    evaluate = rnn.evaluate
+
+    def counting(phrases):
+        asked.append(len(phrases))
+        return evaluate(phrases)
+
+    rnn.evaluate = counting
+    for line in ["one two three", "four five zebra six one"]:
+        auto, python, scored = (d.translate(line, nbest_size=5).hypotheses for d in (*decoders.values(), plain))
+        assert [(c.words, c.scores.tolist(), c.total) for c in auto] == \
+            [(c.words, c.scores.tolist(), c.total) for c in python]
+        assert [c.words for c in auto] == [c.words for c in scored]
+        assert [c.total for c in auto] == pytest.approx([c.total for c in scored], abs=1e-5)
+    assert asked == [1]  # the compiled builder asked the network about "zebra" (unknown) only
+    # another model's scores: not used, and said so
+    train(table, tmp_path / "other", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
+    (tmp_path / "w.txt").write_text("RNN0= 0.4\n")
+    other = subprocess.run(run + ["decode", "-c", str(config), "--features", "rnn", "--param",
+                                  f"rnn.model={tmp_path / 'other'}", "--weights", str(tmp_path / "w.txt")],
+                           input="one two\n", capture_output=True, text=True)
+    assert "were made by another model" in other.stderr
+    # a binary table's scores are stored in it: no --out; a text table needs one
+    assert "give no --out" in subprocess.run(score + ["--out", str(tmp_path / "x.gz")], capture_output=True,
+                                             text=True).stderr
+    text_table = run + ["rnn", "score", "--model", str(system.parent / "rnn"), "--phrase-table", str(table)]
+    assert "--out is needed" in subprocess.run(text_table, capture_output=True, text=True).stderr

@@ -48,24 +48,23 @@ void KenLMTwin::clear() {
   states_.clear();
   rows_.clear();
   row_parent_.clear();
-  cells_.clear();
   scored_.clear();
   last_parent_ = last_row_ = -1;
 }
 
 int32_t KenLMTwin::row_of(int parent) {
   const lm::ngram::State &state = states_[parent];
-  if (cells_.size() + static_cast<size_t>(phrases_) > kMaxCells) {  // start again: too many states this sentence
+  if ((row_parent_.size() + 1) * static_cast<size_t>(phrases_) > kMaxCells) {  // too many states this sentence
     rows_.clear();
     row_parent_.clear();
-    cells_.clear();
     scored_.clear();
   }
   auto [row, fresh] = rows_.insert(lm::ngram::hash_value(state));
   if (fresh) {
     *row = static_cast<int32_t>(row_parent_.size());
     row_parent_.push_back(parent);
-    cells_.resize(cells_.size() + static_cast<size_t>(phrases_), -1);
+    if (cells_.size() < row_parent_.size()) cells_.emplace_back();
+    cells_[static_cast<size_t>(*row)].assign(static_cast<size_t>(phrases_), -1);
     return *row;
   }
   return states_[row_parent_[*row]] == state ? *row : -1;
@@ -77,7 +76,7 @@ double KenLMTwin::extend(int parent, int option, int, int, bool complete, double
     last_row_ = row_of(parent);
   }
   int32_t phrase = phrase_of_option_[option];
-  int32_t *cell = last_row_ < 0 ? nullptr : &cells_[static_cast<size_t>(last_row_) * phrases_ + phrase];
+  int32_t *cell = last_row_ < 0 ? nullptr : &cells_[static_cast<size_t>(last_row_)][static_cast<size_t>(phrase)];
   if (cell && *cell >= 0) {
     ++hits_;
     return finish(scored_[*cell], complete, delta);

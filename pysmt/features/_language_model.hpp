@@ -57,7 +57,7 @@ class KenLMTwin : public CompiledFeature {
     double total = 0.0;
     lm::ngram::State after;
   };
-  // The cells kept at most (rows x phrases, 4 bytes each); past this the rows start again empty.
+  // The cells used at most (rows x phrases, 4 bytes each); past this the rows start again empty.
   static constexpr size_t kMaxCells = size_t(1) << 22;
 
   // The row of hypothesis `parent`'s state (made if new), or -1 when its hash is taken by another state.
@@ -74,7 +74,8 @@ class KenLMTwin : public CompiledFeature {
   std::vector<lm::ngram::State> states_;
   FlatMap<int32_t> rows_;             // hash of a state -> its row
   std::vector<int32_t> row_parent_;   // per row: a hypothesis with that state (to check the hash)
-  std::vector<int32_t> cells_;        // row r, phrase p: index into scored_, or -1
+  std::vector<std::vector<int32_t>> cells_;  // row r, phrase p: index into scored_, or -1 (the rows' memory
+                                             // is kept from sentence to sentence: row_parent_.size() are used)
   std::vector<Scored> scored_;
   int last_parent_ = -1;  // the hypothesis extended last, and its row
   int32_t last_row_ = -1;

@@ -26,6 +26,30 @@ Search::Search(const SearchSettings &settings, const SentenceOptions &options,
   spans_.assign(n_, {});
   for (size_t s = 0; s < options.span_start.size(); ++s)
     spans_[options.span_start[s]].push_back(Span{options.span_end[s], options.span_offsets[s], options.span_offsets[s + 1]});
+  SearchStorage &kept = storage();
+  hyps_.swap(kept.hyps);
+  coverage_.swap(kept.coverage);
+  deltas_.swap(kept.deltas);
+  jumpers_.swap(kept.jumpers);
+  std::swap(seen_, kept.seen);
+}
+
+Search::~Search() {
+  SearchStorage &kept = storage();
+  hyps_.clear();
+  coverage_.clear();
+  deltas_.clear();
+  jumpers_.clear();
+  hyps_.swap(kept.hyps);
+  coverage_.swap(kept.coverage);
+  deltas_.swap(kept.deltas);
+  jumpers_.swap(kept.jumpers);
+  std::swap(seen_, kept.seen);
+}
+
+SearchStorage &Search::storage() {
+  static thread_local SearchStorage kept;
+  return kept;
 }
 
 std::vector<int> Search::run() {

@@ -62,21 +62,14 @@ struct Hyp {
 
 class Search;
 
-struct SignatureHash {
-  const Search *search;
-  size_t operator()(int hyp) const;
-};
-struct SignatureEqual {
-  const Search *search;
-  bool operator()(int a, int b) const;
-};
-
 // stack.py's Stack: threshold and histogram pruning, recombination (the loser becomes an arc).
+// Hypotheses are found by signature in an open-addressing table of positions in ids_ (a stack holds
+// a few hundred: the table stays in the processor's cache; std::unordered_set cost an allocation per
+// hypothesis).
 class Stack {
  public:
   Stack(Search *search, int size, double log_beam, bool complete, bool keep_arcs)
-      : search_(search), size_(size), beam_(log_beam), complete_(complete), keep_arcs_(keep_arcs),
-        hyps_(16, SignatureHash{search}, SignatureEqual{search}) {}
+      : search_(search), size_(size), beam_(log_beam), complete_(complete), keep_arcs_(keep_arcs), slots_(16, 0) {}
 
   double worst() const { return worst_; }
   // Whether a hypothesis of this total (score + future) would be looked at by add(), or dropped at once.
@@ -89,20 +82,39 @@ class Stack {
   std::vector<int> finish();
 
  private:
-  void sort_best_first(std::vector<int> &ids) const;
+  // Best first: higher future, then the earlier made.
+  bool better(int a, int b) const;
+  // The slot of hypothesis `id`'s signature: holding its equal's position + 1, or 0 (free) where it goes.
+  size_t slot_of(int id) const;
+  void rehash(size_t size);
 
   Search *search_;
   int size_;
   double beam_;
   bool complete_, keep_arcs_;
-  std::unordered_set<int, SignatureHash, SignatureEqual> hyps_;
+  std::vector<int> ids_;         // the hypotheses held
+  std::vector<uint32_t> slots_;  // by signature: position in ids_ + 1, 0 for a free slot
   double best_ = kNegInf, worst_ = kNegInf;
+};
+
+// The storage of a search's hypotheses, kept from one sentence to the next (a thread's own): a
+// sentence's vectors grow to tens of megabytes, and growing them afresh every sentence (copies, the
+// kernel's zeroed pages) cost a tenth of the search.
+struct SearchStorage {
+  std::vector<Hyp> hyps;
+  std::vector<uint64_t> coverage;
+  std::vector<double> deltas;
+  std::vector<int> jumpers;
+  FlatMap<char> seen;
 };
 
 class Search {
  public:
   Search(const SearchSettings &settings, const SentenceOptions &options,
          std::vector<std::shared_ptr<CompiledFeature>> features, bool keep_arcs);
+  ~Search();
+  Search(const Search &) = delete;
+  Search &operator=(const Search &) = delete;
 
   // The complete hypotheses, best first.
   std::vector<int> run();
@@ -145,6 +157,8 @@ class Search {
   int extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete);
   // Forget the newest hypothesis (no stack took it and nothing refers to it).
   void discard(int id);
+  // This thread's storage kept between sentences.
+  static SearchStorage &storage();
   // Normal search without deferred features: add a new hypothesis to its stack at once, and forget it
   // when the stack does not keep it.
   void offer(Stack &stack, int id);

@@ -5,77 +5,81 @@
 
 namespace pysmt {
 
-size_t SignatureHash::operator()(int hyp) const { return static_cast<size_t>(search->hyp(hyp).signature); }
-bool SignatureEqual::operator()(int a, int b) const { return search->same_signature(a, b); }
+bool Stack::better(int a, int b) const {
+  const Hyp &x = search_->hyp(a), &y = search_->hyp(b);
+  if (x.future != y.future) return x.future > y.future;
+  return x.seq < y.seq;
+}
 
-void Stack::sort_best_first(std::vector<int> &ids) const {
-  std::sort(ids.begin(), ids.end(), [this](int a, int b) {
-    const Hyp &x = search_->hyp(a), &y = search_->hyp(b);
-    if (x.future != y.future) return x.future > y.future;
-    return x.seq < y.seq;
-  });
+size_t Stack::slot_of(int id) const {
+  size_t mask = slots_.size() - 1;
+  for (size_t slot = static_cast<size_t>(search_->hyp(id).signature) & mask;; slot = (slot + 1) & mask) {
+    uint32_t held = slots_[slot];
+    if (!held || search_->same_signature(ids_[held - 1], id)) return slot;
+  }
+}
+
+void Stack::rehash(size_t size) {
+  slots_.assign(size, 0);
+  for (size_t k = 0; k < ids_.size(); ++k) slots_[slot_of(ids_[k])] = static_cast<uint32_t>(k + 1);
 }
 
 std::vector<int> Stack::finish() {
   prune();
-  std::vector<int> out(hyps_.begin(), hyps_.end());
-  sort_best_first(out);
+  std::vector<int> out = ids_;
+  std::sort(out.begin(), out.end(), [this](int a, int b) { return better(a, b); });
   return out;
 }
 
 // Stack.add: threshold, recombination (the loser becomes an arc), lazy pruning at twice the size.
 bool Stack::add(int id) {
   if (!admits(search_->hyp(id).future)) return false;  // also drops nan (a score that overflowed)
-  if (!complete_) search_->seal(id);
-  const Hyp &h = search_->hyp(id);
+  int *existing = nullptr;
+  size_t slot = 0;
   if (complete_) {  // complete hypotheses all recombine: one signature
-    if (!hyps_.empty()) {
-      int existing = *hyps_.begin();
-      int winner = existing, loser = id;
-      if (h.future > search_->hyp(existing).future) {
-        hyps_.clear();
-        hyps_.insert(id);
-        winner = id;
-        loser = existing;
-      }
-      if (keep_arcs_) search_->add_arc(winner, loser);
-      return winner == id;
-    }
+    if (!ids_.empty()) existing = &ids_[0];
   } else {
-    auto it = hyps_.find(id);
-    if (it != hyps_.end()) {
-      int existing = *it;
-      int winner = existing, loser = id;
-      if (h.future > search_->hyp(existing).future) {
-        hyps_.erase(it);
-        hyps_.insert(id);
-        winner = id;
-        loser = existing;
-      }
-      if (keep_arcs_) search_->add_arc(winner, loser);
-      return winner == id;
-    }
+    search_->seal(id);
+    slot = slot_of(id);
+    if (slots_[slot]) existing = &ids_[slots_[slot] - 1];
   }
-  hyps_.insert(id);
-  if (h.future > best_) {
-    best_ = h.future;
+  if (existing) {
+    int held = *existing;
+    bool wins = search_->hyp(id).future > search_->hyp(held).future;
+    if (wins) *existing = id;  // the same signature: the same slot
+    if (keep_arcs_) search_->add_arc(wins ? id : held, wins ? held : id);
+    return wins;
+  }
+  ids_.push_back(id);
+  if (!complete_) {
+    slots_[slot] = static_cast<uint32_t>(ids_.size());
+    if (2 * ids_.size() > slots_.size()) rehash(2 * slots_.size());
+  }
+  double future = search_->hyp(id).future;
+  if (future > best_) {
+    best_ = future;
     worst_ = std::max(worst_, best_ + beam_);
   }
-  if (static_cast<int>(hyps_.size()) >= 2 * size_) prune();
+  if (static_cast<int64_t>(ids_.size()) >= 2 * static_cast<int64_t>(size_)) prune();
   return true;
 }
 
-// Stack.prune (Moses' PruneToSize)
+// Stack.prune (Moses' PruneToSize): the best `size` within the beam of the best.
 void Stack::prune() {
-  if (static_cast<int>(hyps_.size()) <= size_) return;
-  std::vector<int> ranked(hyps_.begin(), hyps_.end());
-  sort_best_first(ranked);
+  if (static_cast<int64_t>(ids_.size()) <= size_) return;
+  std::nth_element(ids_.begin(), ids_.begin() + (size_ - 1), ids_.end(), [this](int a, int b) { return better(a, b); });
   std::vector<int> kept;
-  for (int k = 0; k < size_ && k < static_cast<int>(ranked.size()); ++k)
-    if (search_->hyp(ranked[k]).future > best_ + beam_) kept.push_back(ranked[k]);
-  if (static_cast<int>(kept.size()) == size_) worst_ = std::max(worst_, search_->hyp(kept.back()).future);
-  hyps_.clear();
-  hyps_.insert(kept.begin(), kept.end());
+  double lowest = kNegInf;
+  for (int k = 0; k < size_; ++k) {
+    double future = search_->hyp(ids_[k]).future;
+    if (future > best_ + beam_) {
+      lowest = kept.empty() ? future : std::min(lowest, future);
+      kept.push_back(ids_[k]);
+    }
+  }
+  if (static_cast<int>(kept.size()) == size_) worst_ = std::max(worst_, lowest);
+  ids_.swap(kept);
+  rehash(slots_.size());
 }
 
 }  // namespace pysmt

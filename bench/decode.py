@@ -7,9 +7,14 @@
     python bench/decode.py --nbest-size 100                  # with 100-best lists, as MERT decodes
     python bench/decode.py --null-feature                    # plus a do-nothing plugin stateful feature:
                                                              #   what the plugin callback path costs
+    python bench/decode.py --features rnn --param rnn.model=SYSTEM/rnn   # with plugin features
+    python bench/decode.py --pop-limit 5000 --stack-size 500 # other search limits (bench/search_curves.py)
 
 Speed is process time of decoding only (model loading excluded, as in the Moses figures we
-compare with); each configuration runs in its own process so peak memory is its own.
+compare with); each configuration runs in its own process so peak memory is its own. Also printed:
+the mean model score of the best translations (the search's objective: higher is better at equal
+weights), hypotheses scored per second, and KenLM word queries per source word beside the words the
+LM scored (the rest came from the compiled search's per-sentence (state, phrase) cache).
 """
 
 from __future__ import annotations
@@ -54,15 +59,26 @@ def null_feature() -> type:
     return NullFeature
 
 
+def lm_counts(decoder) -> tuple[int, int]:  # noqa: ANN001 - any version's Decoder
+    """KenLM word queries of the compiled search's LM twins so far, and the words they scored (asked of
+    KenLM or from their cache); (0, 0) where the twins do not count."""
+    twins = [core for _, core in getattr(decoder.compiled, "twins", [])]
+    return (sum(getattr(t, "queries", 0) for t in twins), sum(getattr(t, "words", 0) for t in twins))
+
+
 def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str,
-            nbest_size: int, null: bool) -> dict:
-    from pysmt.decoder import Decoder
+            nbest_size: int, null: bool, features: list[str], params: list[str], limits: dict[str, int]) -> dict:
+    from dataclasses import replace
+
     from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
     from pysmt.testing import registered
 
     start = time.process_time()
     with registered(null=null_feature()):
-        decoder = Decoder(configure_system(config, ["null"] if null else []), algorithm=algorithm, engine=engine)
+        system = configure_system(config, features + (["null"] if null else []), params)
+        system = replace(system, search=replace(system.search, **limits))
+        decoder = Decoder(system, algorithm=algorithm, engine=engine, missing_weight=0.1)
     load = time.process_time() - start
     sentences = Path(input_path).read_text(encoding="utf-8").splitlines()[:lines]
     if hasattr(decoder, "preprocess"):
@@ -72,17 +88,21 @@ def measure(config: str, input_path: str, lines: int, algorithm: str, profile: b
     start = time.process_time()
     if profiler:
         profiler.enable()
-    for k, sentence in enumerate(sentences):
-        decoder.translate(sentence, k, nbest_size=nbest_size)
+    best = [decoder.translate(sentence, k, nbest_size=nbest_size).hypotheses[0].total
+            for k, sentence in enumerate(sentences)]
     if profiler:
         profiler.disable()
     seconds = time.process_time() - start
-    result = {"algorithm": algorithm + ("+null" if null else ""), "nbest_size": nbest_size,
+    queries, scored = lm_counts(decoder)
+    hypotheses = getattr(decoder.compiled, "hypotheses", 0)
+    result = {"algorithm": algorithm + ("+null" if null else ""), "nbest_size": nbest_size, **limits,
               "sentences": len(sentences), "source_words": words,
               "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
               "load_s": round(load, 2),
-              "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
-              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+              "decode_s": round(seconds, 3), "words_per_s": round(words / seconds, 1),
+              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+              "model_score": sum(best) / len(best), "hypotheses_per_s": round(hypotheses / seconds),
+              "lm_queries_per_word": round(queries / words, 1), "lm_words_per_word": round(scored / words, 1)}
     if profiler:
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
@@ -102,28 +122,39 @@ def main() -> None:
     parser.add_argument("--nbest-size", type=int, default=1, help="n-best list size asked for (default 1)")
     parser.add_argument("--null-feature", action="store_true",
                         help="also decode with a do-nothing plugin stateful feature (the callback path's cost)")
+    parser.add_argument("--features", default="", help="features to add, as decode's --features (e.g. rnn,cslm)")
+    parser.add_argument("--param", action="append", default=[], help="as decode's --param (repeatable)")
+    parser.add_argument("--pop-limit", type=int, help="cube pruning's pop limit (default: the system's)")
+    parser.add_argument("--stack-size", type=int, help="the stack size (default: the system's)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    limits = {key: value for key, value in (("pop_limit", args.pop_limit), ("stack_size", args.stack_size))
+              if value is not None}
     if args.one:
         algorithm, _, null = args.one.partition("+")
         print(json.dumps(measure(args.config, args.input, args.lines, algorithm, args.profile, args.engine,
-                                 args.nbest_size, bool(null))))
+                                 args.nbest_size, bool(null), [f for f in args.features.split(",") if f],
+                                 args.param, limits)))
         return
     print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}, "
           f"{args.nbest_size}-best")
     print(f"{'search':12} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'ms/sent':>8} {'words/s':>8} "
-          f"{'peak MB':>8}")
+          f"{'peak MB':>8} {'model score':>11} {'hyps/s':>9} {'LM queries/word':>15}")
     runs = args.algorithms.split(",")
     if args.null_feature:
         runs = [run for algorithm in runs for run in (algorithm, algorithm + "+null")]
     for algorithm in runs:
         cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
-               "--lines", str(args.lines), "--engine", args.engine, "--nbest-size", str(args.nbest_size)]
+               "--lines", str(args.lines), "--engine", args.engine, "--nbest-size", str(args.nbest_size),
+               "--features", args.features, *[f"--param={p}" for p in args.param]]
         cmd += ["--profile"] if args.profile else []
+        cmd += [f"--{key.replace('_', '-')}={value}" for key, value in limits.items()]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         print(f"{r['algorithm']:12} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
-              f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f}")
+              f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f} "
+              f"{r['model_score']:11.4f} {r['hypotheses_per_s']:9,d} "
+              f"{r['lm_queries_per_word']:6.1f} of {r['lm_words_per_word']:6.1f}")
         if "profile" in r:
             print(r["profile"])
 

@@ -273,8 +273,8 @@ PYBIND11_MODULE(_core, m) {
       m, "KenLMTwin", "The KenLM feature's compiled twin")
       .def(py::init<std::shared_ptr<pysmt::LanguageModel>>(), "model"_a)
       .def_property_readonly("queries", &pysmt::KenLMTwin::queries, "Words asked of KenLM so far")
-      .def_property_readonly("cache_hits", &pysmt::KenLMTwin::cache_hits,
-                             "Extensions answered from the sentence's (state, phrase) cache so far");
+      .def_property_readonly("words", &pysmt::KenLMTwin::words,
+                             "Words scored so far: asked of KenLM, or taken from the sentence's (state, phrase) cache");
   py::class_<pysmt::DistortionTwin, pysmt::CompiledFeature, std::shared_ptr<pysmt::DistortionTwin>>(
       m, "DistortionTwin", "The distortion feature's compiled twin")
       .def(py::init<>());

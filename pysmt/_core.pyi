@@ -219,14 +219,14 @@ class KenLMTwin(CompiledFeature):
     def __init__(self, model: LanguageModel) -> None:
         ...
     @property
-    def cache_hits(self) -> int:
-        """
-        Extensions answered from the sentence's (state, phrase) cache so far
-        """
-    @property
     def queries(self) -> int:
         """
         Words asked of KenLM so far
+        """
+    @property
+    def words(self) -> int:
+        """
+        Words scored so far: asked of KenLM, or taken from the sentence's (state, phrase) cache
         """
 class DistortionTwin(CompiledFeature):
     """

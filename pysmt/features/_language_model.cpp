@@ -21,7 +21,7 @@ void LanguageModelEstimates::score(const PairView &pair, double *, double *estim
 void KenLMTwin::prepare(const SentenceOptions &options) {
   size_t count = options.size();
   ids_.resize(options.target_ids.size());
-  for (size_t w = 0; w < ids_.size(); ++w) ids_[w] = words_(options.target_ids[w], *options.vocabulary);
+  for (size_t w = 0; w < ids_.size(); ++w) ids_[w] = lm_ids_(options.target_ids[w], *options.vocabulary);
   offsets_.assign(options.target_offsets.begin(), options.target_offsets.end());
   // Number the distinct LM-id sequences: the first option with one represents it.
   phrase_of_option_.assign(count, -1);
@@ -49,7 +49,7 @@ void KenLMTwin::clear() {
   rows_.clear();
   row_parent_.clear();
   scored_.clear();
-  last_parent_ = last_row_ = -1;
+  row_of_hyp_.clear();
 }
 
 int32_t KenLMTwin::row_of(int parent) {
@@ -58,6 +58,7 @@ int32_t KenLMTwin::row_of(int parent) {
     rows_.clear();
     row_parent_.clear();
     scored_.clear();
+    std::fill(row_of_hyp_.begin(), row_of_hyp_.end(), kNoRowYet);
   }
   auto [row, fresh] = rows_.insert(lm::ngram::hash_value(state));
   if (fresh) {
@@ -71,16 +72,15 @@ int32_t KenLMTwin::row_of(int parent) {
 }
 
 double KenLMTwin::extend(int parent, int option, int, int, bool complete, double *delta) {
-  if (parent != last_parent_) {
-    last_parent_ = parent;
-    last_row_ = row_of(parent);
+  int32_t row = row_of_hyp_[static_cast<size_t>(parent)];
+  if (row == kNoRowYet) {
+    row = row_of(parent);
+    row_of_hyp_[static_cast<size_t>(parent)] = row;
   }
   int32_t phrase = phrase_of_option_[option];
-  int32_t *cell = last_row_ < 0 ? nullptr : &cells_[static_cast<size_t>(last_row_)][static_cast<size_t>(phrase)];
-  if (cell && *cell >= 0) {
-    ++hits_;
-    return finish(scored_[*cell], complete, delta);
-  }
+  int32_t *cell = row < 0 ? nullptr : &cells_[static_cast<size_t>(row)][static_cast<size_t>(phrase)];
+  words_ += static_cast<uint64_t>(offsets_[option + 1] - offsets_[option]);
+  if (cell && *cell >= 0) return finish(scored_[*cell], complete, delta);
   lm::ngram::State state = states_[parent], out;
   double total = 0.0;
   for (int64_t k = offsets_[option]; k < offsets_[option + 1]; ++k) {
@@ -102,8 +102,10 @@ double KenLMTwin::finish(const Scored &scored, bool complete, double *delta) {
     lm::ngram::State out;
     delta[0] += static_cast<double>(model_->base(scored.after, model_->end(), out)) * kLog10ToLn;
     ++queries_;
+    ++words_;
   }
   states_.push_back(scored.after);
+  row_of_hyp_.push_back(kNoRowYet);
   return weigh(delta);
 }
 

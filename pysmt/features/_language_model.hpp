@@ -6,8 +6,8 @@
 // search's on the news system. So the twin keeps, per sentence, a row per LM state it has extended
 // from, with a cell per target phrase: the (state, phrase) results it has asked KenLM for. A
 // hypothesis is extended by many options in a row, so its state's row is found once (a hash probe)
-// and its cells are read one after another (phrases are numbered in option order). The scores are
-// KenLM's, summed in the same order: the cache changes no number.
+// and its cells are read one after another (phrases are numbered in option order); each hypothesis
+// keeps its row. The scores are KenLM's, summed in the same order: the cache changes no number.
 #pragma once
 
 #include <cstddef>
@@ -35,21 +35,27 @@ class LanguageModelEstimates : public IsolationScores {
 
 class KenLMTwin : public CompiledFeature {
  public:
-  explicit KenLMTwin(std::shared_ptr<LanguageModel> model) : CompiledFeature(1), model_(model), words_(model) {}
+  explicit KenLMTwin(std::shared_ptr<LanguageModel> model) : CompiledFeature(1), model_(model), lm_ids_(model) {}
 
   // Per sentence: each option's target words as the LM's ids, and its phrase number.
   void prepare(const SentenceOptions &options) override;
 
   void clear() override;
-  void initial() override { states_.push_back(model_->begin()); }
+  void initial() override {
+    states_.push_back(model_->begin());
+    row_of_hyp_.push_back(kNoRowYet);
+  }
   double extend(int parent, int option, int start, int end, bool complete, double *delta) override;
-  void pop() override { states_.pop_back(); }
+  void pop() override {
+    states_.pop_back();
+    row_of_hyp_.pop_back();
+  }
   uint64_t hash(int hyp) const override { return lm::ngram::hash_value(states_[hyp]); }
   bool equal(int a, int b) const override { return states_[a] == states_[b]; }
 
-  // Counts since the twin was made: words asked of KenLM, and extensions answered from the cache.
+  // Counts since the twin was made: words asked of KenLM, and words scored (asked, or from the cache).
   uint64_t queries() const { return queries_; }
-  uint64_t cache_hits() const { return hits_; }
+  uint64_t words() const { return words_; }
 
  private:
   // What a (state, phrase) gives: KenLM's log10 sum of the phrase's words and the state after them.
@@ -66,7 +72,7 @@ class KenLMTwin : public CompiledFeature {
   double finish(const Scored &scored, bool complete, double *delta);
 
   std::shared_ptr<LanguageModel> model_;
-  LmWordIds words_;
+  LmWordIds lm_ids_;
   std::vector<uint32_t> ids_;  // option k's words as LM ids: ids_[offsets_[k]:offsets_[k + 1]]
   std::vector<int64_t> offsets_;
   std::vector<int32_t> phrase_of_option_;  // options with the same target words share a phrase number
@@ -77,9 +83,9 @@ class KenLMTwin : public CompiledFeature {
   std::vector<std::vector<int32_t>> cells_;  // row r, phrase p: index into scored_, or -1 (the rows' memory
                                              // is kept from sentence to sentence: row_parent_.size() are used)
   std::vector<Scored> scored_;
-  int last_parent_ = -1;  // the hypothesis extended last, and its row
-  int32_t last_row_ = -1;
-  uint64_t queries_ = 0, hits_ = 0;
+  std::vector<int32_t> row_of_hyp_;  // each hypothesis' row: kNoRowYet until asked, -1 for none
+  static constexpr int32_t kNoRowYet = -2;
+  uint64_t queries_ = 0, words_ = 0;
 };
 
 }  // namespace pysmt

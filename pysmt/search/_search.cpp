@@ -31,7 +31,6 @@ Search::Search(const SearchSettings &settings, const SentenceOptions &options,
   coverage_.swap(kept.coverage);
   deltas_.swap(kept.deltas);
   jumpers_.swap(kept.jumpers);
-  std::swap(seen_, kept.seen);
 }
 
 Search::~Search() {
@@ -44,7 +43,6 @@ Search::~Search() {
   coverage_.swap(kept.coverage);
   deltas_.swap(kept.deltas);
   jumpers_.swap(kept.jumpers);
-  std::swap(seen_, kept.seen);
 }
 
 SearchStorage &Search::storage() {
@@ -295,13 +293,14 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
 
 namespace {
 
+// A candidate in the heap: its hypothesis and where it lies in its edge (fill_stack's `points`). In
+// cube pruning no hypothesis is ever discarded, so ids follow creation: the id stands for cube.py's seq.
 struct Candidate {
   double future;  // nan (a score that overflowed) ranked as -inf: cube.heap_key
-  int64_t seq;
-  int hyp, edge, x, y;
+  int32_t hyp, point;
   bool operator<(const Candidate &o) const {  // for std::priority_queue: the top is the best
     if (future != o.future) return future < o.future;
-    return seq > o.seq;
+    return hyp > o.hyp;
   }
 };
 
@@ -309,23 +308,31 @@ struct Candidate {
 
 // fill_stack in cube.py: the heap holds complete candidates; new ones are scored a round at a time.
 void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
+  struct Point {
+    int edge, x, y;
+  };
   std::priority_queue<Candidate> heap;
   std::vector<uint64_t> next(words_);
-  struct Fresh {
-    int hyp, edge, x, y;
-  };
-  std::vector<Fresh> fresh;
+  std::vector<Point> points;
+  std::vector<int32_t> fresh;  // built, not scored by the deferred features yet: indices into points
   std::vector<int> fresh_ids;
-  // grid point (x, y) of edge e is number first[e] + x * count + y: one number space for the stack's edges
-  seen_.clear();
-  std::vector<uint64_t> first(edges.size());
-  uint64_t points = 0;
-  for (size_t e = 0; e < edges.size(); ++e) {
-    first[e] = points;
-    points += static_cast<uint64_t>(edges[e].num_hyps) * static_cast<uint64_t>(edges[e].count);
-  }
-  auto point = [&](int e, int x, int y) {
-    return first[e] + static_cast<uint64_t>(x) * static_cast<uint64_t>(edges[e].count) + static_cast<uint64_t>(y);
+  // The grid points built, a bit each: an edge's bits (num_hyps x count) are made when it is first popped.
+  std::vector<int64_t> &bits_of = edge_bits_;
+  bits_of.assign(edges.size(), -1);
+  std::vector<uint64_t> &bits = bits_;
+  bits.clear();
+  auto unseen = [&](int e, int x, int y) {  // whether (x, y) of edge e is new; marks it seen
+    const Edge &edge = edges[e];
+    if (bits_of[e] < 0) {
+      bits_of[e] = static_cast<int64_t>(bits.size());
+      bits.resize(bits.size() + static_cast<size_t>((edge.num_hyps * edge.count + 63) / 64), 0);
+    }
+    uint64_t k = static_cast<uint64_t>(x) * static_cast<uint64_t>(edge.count) + static_cast<uint64_t>(y);
+    uint64_t &word = bits[static_cast<size_t>(bits_of[e]) + (k >> 6)];
+    uint64_t bit = uint64_t(1) << (k & 63);
+    if (word & bit) return false;
+    word |= bit;
+    return true;
   };
   auto build = [&](int e, int x, int y) {
     const Edge &edge = edges[e];
@@ -334,19 +341,23 @@ void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
     const uint64_t *cov = &coverage_[parent * words_];
     std::copy(cov, cov + words_, next.begin());
     for (int p = options_.start[option]; p < options_.end[option]; ++p) next[p >> 6] |= uint64_t(1) << (p & 63);
-    fresh.push_back(Fresh{extend(parent, option, next.data(), edge.cost, edge.complete), e, x, y});
+    extend(parent, option, next.data(), edge.cost, edge.complete);
+    fresh.push_back(static_cast<int32_t>(points.size()));
+    points.push_back(Point{e, x, y});
   };
+  auto hyp_of = [&](int32_t point) { return first_hyp_ + point; };  // one hypothesis per point, in order
+  first_hyp_ = static_cast<int>(hyps_.size());
   int round = deferred_.empty() ? 1 : std::max(settings_.pops_per_round, 1);
   for (size_t e = 0; e < edges.size(); ++e) build(static_cast<int>(e), 0, 0);
   int pops = 0;
   while (pops < settings_.pop_limit) {
     if (!fresh.empty()) {
       fresh_ids.clear();
-      for (const Fresh &f : fresh) fresh_ids.push_back(f.hyp);
+      for (int32_t point : fresh) fresh_ids.push_back(hyp_of(point));
       resolve(fresh_ids);
-      for (const Fresh &f : fresh) {
-        double future = hyps_[f.hyp].future;
-        heap.push(Candidate{std::isnan(future) ? kNegInf : future, hyps_[f.hyp].seq, f.hyp, f.edge, f.x, f.y});
+      for (int32_t point : fresh) {
+        double future = hyps_[hyp_of(point)].future;
+        heap.push(Candidate{std::isnan(future) ? kNegInf : future, hyp_of(point), point});
       }
       fresh.clear();
     }
@@ -358,9 +369,10 @@ void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
       heap.pop();
       stack.add(c.hyp);
       ++pops;
-      const Edge &edge = edges[c.edge];
-      if (c.y + 1 < edge.count && seen_.insert(point(c.edge, c.x, c.y + 1)).second) build(c.edge, c.x, c.y + 1);
-      if (c.x + 1 < edge.num_hyps && seen_.insert(point(c.edge, c.x + 1, c.y)).second) build(c.edge, c.x + 1, c.y);
+      Point at = points[static_cast<size_t>(c.point)];
+      const Edge &edge = edges[at.edge];
+      if (at.y + 1 < edge.count && unseen(at.edge, at.x, at.y + 1)) build(at.edge, at.x, at.y + 1);
+      if (at.x + 1 < edge.num_hyps && unseen(at.edge, at.x + 1, at.y)) build(at.edge, at.x + 1, at.y);
     }
   }
 }

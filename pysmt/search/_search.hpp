@@ -15,7 +15,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "pysmt/_flat_map.hpp"
 #include "pysmt/_phrases.hpp"
 #include "pysmt/features/_stateful.hpp"
 
@@ -105,7 +104,6 @@ struct SearchStorage {
   std::vector<uint64_t> coverage;
   std::vector<double> deltas;
   std::vector<int> jumpers;
-  FlatMap<char> seen;
 };
 
 class Search {
@@ -183,8 +181,10 @@ class Search {
   std::vector<uint64_t> coverage_;
   std::vector<double> deltas_;
   std::unordered_map<int, std::vector<int>> arcs_;
-  std::vector<int> jumpers_;  // cube pruning: the hypotheses of every edge of the sentence
-  FlatMap<char> seen_;        // cube pruning: the grid points (edge, x, y) built while filling a stack
+  std::vector<int> jumpers_;     // cube pruning: the hypotheses of every edge of the sentence
+  std::vector<int64_t> edge_bits_;  // cube pruning, per edge of the stack being filled: its first word in bits_
+  std::vector<uint64_t> bits_;      //   (or -1), a bit per grid point built
+  int first_hyp_ = 0;               //   the hypothesis of its first grid point
   int64_t seq_ = 1;
 };
 

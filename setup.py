@@ -74,15 +74,17 @@ def core_extension() -> Pybind11Extension:
         if has_header(header):
             macros.append((macro, None))
             libraries.append(library)
-    headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pysmt").rglob("_*.hpp"))
+    headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pysmt").rglob("*.h*"))
     return Pybind11Extension(
         "pysmt._core", [*CORE_SOURCES, *sources], depends=headers,
-        include_dirs=[str(kenlm), str(ROOT)], define_macros=macros, libraries=libraries, cxx_std=17,
+        include_dirs=[str(kenlm), str(ROOT), str(ROOT / "pysmt" / "include")], define_macros=macros,
+        libraries=libraries, cxx_std=17,
         extra_compile_args=["-O3", "-Wno-deprecated-declarations",
                             "-ffp-contract=off"])  # sums in the Python reference's order, never fused
 
 
 ParallelCompile("PYSMT_BUILD_JOBS", default=0).install()  # all cores: KenLM is ~40 files
-CONTEXTS = Pybind11Extension("pysmt._contexts", ["pysmt/_contexts.cpp"], cxx_std=17, extra_compile_args=["-O3"])
+CONTEXTS = Pybind11Extension("pysmt._contexts", ["pysmt/_contexts.cpp"], include_dirs=[str(ROOT / "pysmt" / "include")],
+                             depends=["pysmt/include/pysmt/context_table.hpp"], cxx_std=17, extra_compile_args=["-O3"])
 
 setup(ext_modules=[core_extension(), CONTEXTS])

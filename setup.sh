@@ -18,6 +18,9 @@ bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles 
 # packages. Users with their own CUDA build of torch install the plugins directly instead.
 .venv/bin/python -m pip install --quiet torch==2.13.0
 .venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
-.venv/bin/python -m pip install --quiet -e plugins/cslm
+# The CSLM's compiled scorer builds against pysmt's headers (pysmt.get_include()): in this environment,
+# with pysmt-mt already installed (not in an isolated build environment, which could not find it).
+.venv/bin/python -m pip install --quiet "pybind11==3.1.0" "setuptools>=68"
+.venv/bin/python -m pip install --quiet --no-build-isolation -e plugins/cslm
 .venv/bin/python -m pip install --quiet -e examples/pysmt-example-features   # the documented example plugins
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

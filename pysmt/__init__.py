@@ -1,3 +1,11 @@
 """pysmt: phrase-based statistical machine translation with Moses-compatible models and feature plugins."""
 
 __version__ = "0.1.0"
+
+
+def get_include() -> str:
+    """The folder of pysmt's C and C++ headers, for plugins that compile against them (as ``numpy.get_include()``):
+    ``pysmt/compiled_scorer.h`` (a compiled scorer for the search) and ``pysmt/context_table.hpp``."""
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parent / "include")

@@ -16,6 +16,7 @@
 
 #include "pysmt/_phrases.hpp"
 #include "pysmt/_strings.hpp"
+#include "pysmt/compiled_scorer.h"
 #include "pysmt/features/_distortion.hpp"
 #include "pysmt/features/_isolation.hpp"
 #include "pysmt/features/_language_model.hpp"
@@ -310,13 +311,33 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<std::shared_ptr<pysmt::LanguageModel>>(), "model"_a);
 
   // -- search
+  py::register_exception<pysmt::FeatureFault>(m, "FeatureFault", PyExc_RuntimeError);
   py::class_<pysmt::DeferredFeature, pysmt::CompiledFeature, std::shared_ptr<pysmt::DeferredFeature>>(
-      m, "DeferredFeature", "A Python stateful feature, asked through its array interface a batch at a time")
+      m, "DeferredFeature",
+      "A plugin's stateful feature, asked a batch at a time: through its array interface in Python, or through the "
+      "compiled scorer it offers (include/pysmt/compiled_scorer.h), whose faults are FeatureFaults naming it")
       .def(py::init([](py::object calls, int num_scores, int buffer_size) {
              return std::make_shared<pysmt::DeferredFeature>(ask_python(std::move(calls), num_scores), num_scores,
                                                             buffer_size);
            }),
            "calls"_a, "num_scores"_a, "buffer_size"_a)
+      .def(py::init([](py::capsule scorer, const std::string &name, int buffer_size) {
+             if (std::string(scorer.name() ? scorer.name() : "") != PYSMT_SCORER_CAPSULE)
+               throw std::invalid_argument("feature " + name + ": compiled_scorer() must give a PyCapsule named " +
+                                           PYSMT_SCORER_CAPSULE);
+             const auto *given = scorer.get_pointer<pysmt_scorer>();
+             if (!given || given->version != PYSMT_SCORER_VERSION || given->num_scores < 1 || !given->start ||
+                 !given->score)
+               throw std::invalid_argument("feature " + name + ": its compiled scorer is not of this pysmt's version (" +
+                                           std::to_string(PYSMT_SCORER_VERSION) + ") or lacks a function");
+             auto calls = std::make_shared<pysmt::ScorerCalls>(given, name);
+             // the capsule (and the feature behind it) lives as long as the callbacks that use it
+             auto keep = std::make_shared<py::object>(std::move(scorer));
+             return std::make_shared<pysmt::DeferredFeature>(
+                 [calls, keep](const auto &requests, auto &scores, auto &states) { calls->score(requests, scores, states); },
+                 given->num_scores, buffer_size, [calls](const pysmt::SentenceOptions &options) { return calls->start(options); });
+           }),
+           py::kw_only(), "scorer"_a, "name"_a, "buffer_size"_a)
       .def("set_initial", &pysmt::DeferredFeature::set_initial, "state"_a, "Per sentence: the empty hypothesis' state id");
 
   py::enum_<pysmt::Algorithm>(m, "Algorithm", "The search algorithms")

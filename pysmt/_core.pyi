@@ -6,7 +6,8 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
+import typing_extensions
+__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'FeatureFault', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
 class StringIndex:
     """
     Strings in one UTF-8 blob with a hash index (a table's sources, keys, words): built here by add(), or a view of a binary table's arrays
@@ -271,11 +272,17 @@ class LanguageModelEstimates(IsolationScores):
     """
     def __init__(self, model: LanguageModel) -> None:
         ...
+class FeatureFault(RuntimeError):
+    pass
 class DeferredFeature(CompiledFeature):
     """
-    A Python stateful feature, asked through its array interface a batch at a time
+    A plugin's stateful feature, asked a batch at a time: through its array interface in Python, or through the compiled scorer it offers (include/pysmt/compiled_scorer.h), whose faults are FeatureFaults naming it
     """
+    @typing.overload
     def __init__(self, calls: typing.Any, num_scores: typing.SupportsInt | typing.SupportsIndex, buffer_size: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @typing.overload
+    def __init__(self, *, scorer: typing_extensions.CapsuleType, name: str, buffer_size: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     def set_initial(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
         """

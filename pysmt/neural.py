@@ -50,7 +50,11 @@ def coverage_warning(feature: str, words: Sequence[str], vocabulary: Any, what: 
     """
     if len(words) < 10:
         return None
-    covered = sum(1 for w in words if w in vocabulary) / len(words)
+    return coverage_note(feature, sum(1 for w in words if w in vocabulary) / len(words), what, where)
+
+
+def coverage_note(feature: str, covered: float, what: str, where: Path) -> str | None:
+    """The warning for a model that knows only the share ``covered`` of some words, or None when that is enough."""
     if covered >= LOW_COVERAGE:
         return None
     return (f"pysmt: warning: feature {feature}: only {covered:.0%} of the {what} are in the model's vocabulary "

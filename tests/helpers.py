@@ -1,5 +1,5 @@
 """What the tests share besides fixtures: the shared data, the toy system under the tests' name, a
-raw-text system, running ``pysmt`` commands and watching the processes they start.
+raw-text system, test feature plugins, running ``pysmt`` commands and watching the processes they start.
 
 Test modules import these (``from tests.helpers import fails, pysmt``: ``tests`` is a package); the
 fixtures are in ``conftest.py``, which nothing imports. The toy system is :mod:`pysmt.testing`'s,
@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
+import numpy as np
+
 from pysmt.config_files import load_config, write_toml
+from pysmt.features.base import BatchedStatefulFeature, StatefulFeature
 from pysmt.testing import write_toy_system as write_moses_system  # the toy system, under the tests' name
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -47,6 +50,65 @@ def raw_text_system(directory: Path) -> Path:
     toml = directory / "pysmt.toml"
     write_toml(replace(config, processing=ProcessingConfig("en", "fr", tokenize=True)), toml)
     return toml
+
+
+# -- test feature plugins (registered by conftest.py's fake_registry) --------------------------------
+
+class BigramBonus(StatefulFeature):
+    """+1 for each target bigram in a fixed list; state: the last target word."""
+
+    default_label = "Bigram"
+    GOOD = {("x", "y"), ("y", "z"), ("z", "x")}
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        return cls(name, 1)
+
+    def default_weights(self):
+        return [0.7]
+
+    def initial_state(self, sentence):
+        return "<s>"
+
+    def score(self, state, target):
+        bonus = 0.0
+        for word in target:
+            bonus += (state, word) in self.GOOD
+            state = word
+        return (bonus,), state
+
+    def extend(self, state, option):
+        return self.score(state, option.target)
+
+    def final(self, state):
+        return (0.5 if state == "z" else 0.0,)
+
+
+class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
+    """BigramBonus's scores through the array interface, with its own state ids and a tiny buffer."""
+
+    buffer_size = 3
+
+    def __init__(self, name, num_scores):
+        super().__init__(name, num_scores)
+        self.calls = self.asked = 0
+
+    def start(self, sentence, options):
+        self.options, self.words, self.ids = options, ["<s>"], {"<s>": 0}
+        return 0
+
+    def score_batch(self, states, options, ends):
+        assert len(states) <= self.buffer_size
+        self.calls += 1
+        self.asked += len(states)
+        scores, new_states = np.zeros((len(states), 1)), np.zeros(len(states), dtype=np.int64)
+        for k, (state, option, end) in enumerate(zip(states.tolist(), options.tolist(), ends.tolist())):
+            (bonus,), word = self.score(self.words[state], self.options[option].target)
+            scores[k] = bonus + (self.final(word)[0] if end else 0.0)
+            new_states[k] = self.ids.setdefault(word, len(self.words))
+            if new_states[k] == len(self.words):
+                self.words.append(word)
+        return scores, new_states
 
 
 # -- running the pysmt command ---------------------------------------------------------------------

@@ -297,6 +297,22 @@ class CompiledScores(Protocol):
 
 
 @runtime_checkable
+class CompiledScorer(Protocol):
+    """A plugin's stateful feature that hands the compiled search a scorer written in C or C++ (the C
+    interface ``pysmt/compiled_scorer.h``, under :func:`pysmt.get_include`), which the search calls
+    directly instead of :meth:`StatefulFeature.score_batch`: no Python call per batch of requests, and
+    no Python objects for the sentence's options. It must compute exactly what ``start`` and
+    ``score_batch`` compute (state ids may differ: only their equality counts), which stay the
+    feature's contract for the Python reference search. See ``docs/writing-a-feature.md``.
+    """
+
+    def compiled_scorer(self) -> Any:
+        """The scorer: a PyCapsule named ``pysmt.compiled_scorer`` holding a ``pysmt_scorer *`` valid while the
+        feature lives, the same one at every call; or None to be called from Python after all."""
+        ...
+
+
+@runtime_checkable
 class StoredScores(Protocol):
     """A per-sentence feature (``context_free = False``) whose scores of a phrase table's pairs were
     computed beforehand and stored with the table (a binary table's ``stored/`` scores, see

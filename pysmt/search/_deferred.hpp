@@ -1,16 +1,20 @@
-// A stateful feature written in Python (a plugin), asked through its array interface in batches:
-// score_batch(states, options, ends) -> (scores, new state ids). Its states are the feature's ids.
-// The search asks only for the hypotheses it has built, each distinct request once a sentence, a
-// buffer at a time (pysmt/search/model.py's LogLinearModel.resolve is the specification). How a
-// batch reaches Python is the bindings' business (pysmt/_core.cpp): here it is a callback.
+// A plugin's stateful feature, asked through its array interface in batches: score_batch(states,
+// options, ends) -> (scores, new state ids). Its states are the feature's ids. The search asks only
+// for the hypotheses it has built, each distinct request once a sentence, a buffer at a time
+// (pysmt/search/model.py's LogLinearModel.resolve is the specification). How a batch reaches the
+// feature is a callback: into Python (the bindings, pysmt/_core.cpp), or into a compiled scorer the
+// plugin offers (include/pysmt/compiled_scorer.h: ScorerCalls, below), without Python.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "pysmt/compiled_scorer.h"
 #include "pysmt/features/_stateful.hpp"
 
 namespace pysmt {
@@ -33,10 +37,17 @@ class DeferredFeature : public CompiledFeature {
   using Ask = std::function<void(const std::vector<Request> &requests, std::vector<double> &scores,
                                  std::vector<int64_t> &states)>;
 
-  DeferredFeature(Ask ask, int num_scores, int buffer_size)
-      : CompiledFeature(num_scores), ask_(std::move(ask)), buffer_size_(buffer_size < 1 ? 1 : buffer_size) {}
+  // Per sentence, for a compiled scorer: start it over the sentence's options; the empty hypothesis' state.
+  using Start = std::function<int64_t(const SentenceOptions &options)>;
+
+  DeferredFeature(Ask ask, int num_scores, int buffer_size, Start start = nullptr)
+      : CompiledFeature(num_scores), ask_(std::move(ask)), start_(std::move(start)),
+        buffer_size_(buffer_size < 1 ? 1 : buffer_size) {}
 
   void set_initial(int64_t id) { initial_id_ = id; }
+  void prepare(const SentenceOptions &options) override {
+    if (start_) initial_id_ = start_(options);
+  }
   void clear() override {
     states_.clear();
     answers_.clear();
@@ -61,10 +72,32 @@ class DeferredFeature : public CompiledFeature {
   };
 
   Ask ask_;
+  Start start_;
   int buffer_size_;
   int64_t initial_id_ = 0;
   std::vector<int64_t> states_;
   std::unordered_map<Request, Answer, RequestHash> answers_;
+};
+
+// A plugin's compiled scorer (include/pysmt/compiled_scorer.h) as a deferred feature's callbacks, with
+// what the search checks of its answers (as plugin_results.py checks a Python feature's): scores
+// finite or -inf, state ids not negative. A fault is a FeatureFault naming the feature.
+struct FeatureFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ScorerCalls {
+ public:
+  ScorerCalls(const pysmt_scorer *scorer, std::string feature) : scorer_(scorer), feature_(std::move(feature)) {}
+  int64_t start(const SentenceOptions &options) const;
+  void score(const std::vector<DeferredFeature::Request> &requests, std::vector<double> &scores,
+             std::vector<int64_t> &states) const;
+
+ private:
+  // A FeatureFault naming the feature; `reported`: the scorer said it failed (its message is added).
+  [[noreturn]] void fail(const std::string &what, bool reported = false) const;
+  const pysmt_scorer *scorer_;
+  std::string feature_;
 };
 
 }  // namespace pysmt

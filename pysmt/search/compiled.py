@@ -27,7 +27,8 @@ import numpy as np
 
 from pysmt import _core
 from pysmt.config import SearchConfig
-from pysmt.features.base import CompiledTwin
+from pysmt.errors import FeatureError
+from pysmt.features.base import CompiledScorer, CompiledTwin, StatefulFeature
 from pysmt.phrases import SentenceOptions
 from pysmt.search.model import LogLinearModel
 from pysmt.search.nbest import NBEST_FACTOR
@@ -49,6 +50,8 @@ class CompiledSearch:
             if isinstance(feature, CompiledTwin):
                 core = feature.core_feature()
                 self.twins.append((feature, core))
+            elif (scorer := compiled_scorer(feature)) is not None:
+                core = _core.DeferredFeature(scorer=scorer, name=feature.name, buffer_size=feature.buffer_size)
             else:
                 core = _core.DeferredFeature(model.calls[k], feature.num_scores, model.calls[k].buffer_size)
                 self.deferred.append((k, core))
@@ -66,7 +69,7 @@ class CompiledSearch:
         for core, weights in zip(self.cores, model.stateful_weights):
             core.set_weights(list(weights))
         for k, deferred in self.deferred:
-            assert options is not None, "plugins' stateful features need the options as Python objects"
+            assert options is not None, "plugins' stateful features called from Python need the options as objects"
             deferred.set_initial(model.calls[k].start(options.sentence, options.options))
         settings = _core.SearchSettings(
             algorithm=_core.Algorithm.__members__[config.algorithm], stack_size=config.stack_size,
@@ -74,8 +77,17 @@ class CompiledSearch:
             distortion_limit=config.distortion_limit, pops_per_round=config.pops_per_round)
         request = _core.NbestRequest(size=size, budget=size * NBEST_FACTOR, distinct=distinct,
                                      stateful_columns=self.stateful_columns)
-        found = _core.search(options=built, settings=settings, features=self.cores, nbest=request)
+        try:
+            found = _core.search(options=built, settings=settings, features=self.cores, nbest=request)
+        except _core.FeatureFault as fault:  # a compiled scorer's unusable answer, naming its feature
+            raise FeatureError(str(fault)) from None
         self.hypotheses += found.hypotheses
         offsets, chosen = found.offsets.tolist(), found.options.tolist()
         return [(chosen[lo:hi], score, scores)
                 for lo, hi, score, scores in zip(offsets[:-1], offsets[1:], found.score.tolist(), found.scores)]
+
+
+def compiled_scorer(feature: StatefulFeature) -> Any:
+    """The compiled scorer a plugin's stateful feature offers (:class:`~pysmt.features.base.CompiledScorer`),
+    or None."""
+    return feature.compiled_scorer() if isinstance(feature, CompiledScorer) else None

@@ -26,6 +26,7 @@ import numpy as np
 from pysmt import _core
 from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
+from pysmt.search.compiled import compiled_scorer
 from pysmt.search.model import LogLinearModel
 from pysmt.search.plugin_results import weighted_rows
 
@@ -62,8 +63,9 @@ class CompiledOptions:
                 if (found := f.stored_scores(cast(Feature, table).name)) is not None]
             for f in self.contextual if isinstance(f, StoredScores)}
         #: Whether each sentence's options must all be made as Python objects (for plugins' stateful
-        #: features and per-sentence features without stored scores, which are given them).
-        self.objects = bool(model.deferred) or any(not self.stored.get(f) for f in self.contextual)
+        #: features called from Python and per-sentence features without stored scores: they are given them).
+        self.objects = any(compiled_scorer(model.stateful[k]) is None for k in model.deferred) \
+            or any(not self.stored.get(f) for f in self.contextual)
         self.set_weights()
 
     def set_weights(self) -> None:

@@ -1,11 +1,13 @@
 """
-The CSLM's compiled forward pass (see pysmt_cslm/scoring.py)
+The CSLM's compiled forward pass and compiled scorer (see pysmt_cslm/scoring.py, features.py)
 """
 from __future__ import annotations
+import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['HiddenStore', 'Network']
+import typing_extensions
+__all__: list[str] = ['CompiledCslm', 'HiddenStore', 'Network']
 class Network:
     """
     The CSLM's weights, as the decoder's forward pass uses them
@@ -37,4 +39,34 @@ class HiddenStore:
     def sums(self, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], words: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], owners: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], requests: typing.SupportsInt | typing.SupportsIndex, minus: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Per request, its n-grams' logits minus `minus`, summed in order
+        """
+class CompiledCslm:
+    """
+    The CSLM as a compiled scorer for pysmt's search (self-normalized scores; see _scorer.hpp)
+    """
+    def __init__(self, *, network: Network, words: collections.abc.Sequence[str], ids: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], backoff: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], unknown_id: typing.SupportsInt | typing.SupportsIndex, unseen: typing.SupportsFloat | typing.SupportsIndex, begin_id: typing.SupportsInt | typing.SupportsIndex, end_id: typing.SupportsInt | typing.SupportsIndex, cache_size: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def capsule(self) -> typing_extensions.CapsuleType:
+        """
+        The scorer as pysmt's search takes it: a PyCapsule named pysmt.compiled_scorer
+        """
+    @property
+    def computed(self) -> int:
+        """
+        Contexts put through the network so far
+        """
+    @property
+    def coverage(self) -> tuple[int, int]:
+        """
+        The first sentence's option words (the first with ten or more) and how many the shortlist has; (0, 0) until then
+        """
+    @property
+    def ngrams(self) -> int:
+        """
+        N-grams scored so far
+        """
+    @property
+    def requests(self) -> int:
+        """
+        Requests scored so far
         """

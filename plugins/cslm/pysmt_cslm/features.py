@@ -32,10 +32,10 @@ import numpy as np
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Parameters
-from pysmt.neural import coverage_warning
+from pysmt.neural import coverage_note, coverage_warning
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.plugin import ContextTable
-from pysmt_cslm._network import HiddenStore
+from pysmt_cslm._network import CompiledCslm, HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
 from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, UNK_ID
@@ -134,6 +134,8 @@ class CslmFeature(BatchedStatefulFeature):
         self.future_cost = future_cost
         self.warned = False
         self.requests = self.ngrams = 0  # statistics, for benchmarks
+        self.compiled: CompiledCslm | None = None  # the compiled scorer, once asked for
+        self.capsule: object = None
         self.start(None, [])
 
     @classmethod
@@ -245,5 +247,32 @@ class CslmFeature(BatchedStatefulFeature):
         return self.cache.table.contexts(np.arange(len(self.cache.table)))
 
     def end_sentence(self) -> None:
-        """Per-sentence tables go; the context and phrase caches stay."""
+        """Per-sentence tables go; the context and phrase caches stay. The compiled scorer's first sentence
+        says how many option words the shortlist has (the same warning as :meth:`check_coverage`)."""
         self.option_ids = self.option_ids[:0]
+        if self.compiled is not None and not self.warned and self.compiled.coverage[0]:
+            self.warned = True
+            words, known = self.compiled.coverage
+            warning = coverage_note(self.name, known / words, "first sentence's candidate target words (the CSLM's "
+                                    "shortlist)", self.directory)
+            if warning:
+                print(warning, file=sys.stderr, flush=True)
+
+    # -- the compiled scorer ------------------------------------------------------------------------
+
+    def compiled_scorer(self) -> object:
+        """The feature as a compiled scorer for pysmt's search (``pysmt/compiled_scorer.h``, implemented in
+        ``_scorer.cpp``): what :meth:`start` and :meth:`score_batch` compute, without a Python call per
+        batch. Self-normalized scores only: with ``normalization = "exact"`` (log Z in torch) it is None
+        and the search calls :meth:`score_batch`."""
+        if self.normalization != "self":
+            return None
+        if self.compiled is None:
+            words = list(self.words)
+            self.compiled = CompiledCslm(network=self.scorer.network, words=words,
+                                         ids=[self.words[w][0] for w in words],
+                                         backoff=[self.words[w][1] for w in words], unknown_id=UNK_ID,
+                                         unseen=self.backoff.unseen, begin_id=BOS_ID, end_id=EOS_ID,
+                                         cache_size=self.cache.size)
+            self.capsule = self.compiled.capsule()
+        return self.capsule

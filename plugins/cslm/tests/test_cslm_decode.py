@@ -72,6 +72,24 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(system, search, normalizat
     assert all(len(one) > 3 for one in lists[0])
 
 
+@pytest.mark.parametrize("search", ["normal", "cube"])
+def test_the_compiled_scorer_gives_what_the_array_interface_gives(system, search, monkeypatch):
+    """Self-normalized, the search calls the feature's compiled scorer (no score_batch call from Python) and
+    gets the n-best lists, scores and all, that score_batch gives it and that the Python search gets."""
+    compiled, python = decoder_for(system, search=search), decoder_for(system, search=search, engine="python")
+    with monkeypatch.context() as patched:  # the array interface, as for a plugin without a compiled scorer
+        patched.setattr(CslmFeature, "compiled_scorer", lambda self: None)
+        called = decoder_for(system, search=search)
+    feature = compiled.features[-1]
+    feature.score_batch = None  # never called: the compiled scorer answers
+    through_python = [nbest(called, line) for line in LINES]
+    assert [nbest(compiled, line) for line in LINES] == through_python
+    assert through_python == [nbest(python, line) for line in LINES]
+    assert feature.compiled.requests > 0 and feature.compiled.computed > 0 and called.features[-1].requests > 0
+    exact = decoder_for(system, "cslm.normalization=exact", search=search)
+    assert exact.features[-1].compiled_scorer() is None  # log Z needs torch: the array interface
+
+
 def test_the_cslm_score_of_a_translation_is_its_perplexity_score(system, tmp_path):
     """CSLM0 in an n-best list = the sum of score_text over the translation's tokens (</s> included)."""
     decoder = decoder_for(system, "cslm.normalization=exact")

@@ -83,10 +83,17 @@ double LexicalReorderingTwin::extend(int parent, int option, int start, int end,
     previous_row = prev.row;
   }
   int row = row_of_option_[option];
-  if (row >= 0 && backward_) delta[backward_slots_[taken]] = rows_[row * width_ + taken];
-  if (previous_row >= 0) delta[forward_slots_[taken]] = rows_[previous_row * width_ + forward_table_offset_ + taken];
+  int backward = row >= 0 && backward_ ? backward_slots_[taken] : -1;
+  int forward = previous_row >= 0 ? forward_slots_[taken] : -1;
+  if (backward >= 0) delta[backward] = rows_[row * width_ + taken];
+  if (forward >= 0) delta[forward] = rows_[previous_row * width_ + forward_table_offset_ + taken];
   states_.push_back(State{start, end, forward_ ? row : -1, false});
-  return weigh(delta);
+  if (num_scores == 1) return weigh(delta);
+  // weigh(delta), whose other products are zeros that change no sum (a backward slot precedes the forward ones)
+  double sum = 0.0;
+  if (backward >= 0) sum += weights[static_cast<size_t>(backward)] * delta[backward];
+  if (forward >= 0) sum += weights[static_cast<size_t>(forward)] * delta[forward];
+  return sum;
 }
 
 uint64_t LexicalReorderingTwin::hash(int hyp) const {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <queue>
 #include <stdexcept>
 
 #include "pysmt/search/_deferred.hpp"
@@ -259,23 +258,43 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
     }
     std::vector<int> hyps = stacks[i].finish();
     if (i == n_) return hyps;
-    // group by coverage, groups in order of their best hypothesis
-    std::vector<std::vector<int>> groups;
-    std::unordered_map<std::string, size_t> group_of;
+    // group by coverage, groups in order of their best hypothesis: members_[group_start_[g]:group_start_[g + 1]]
+    group_of_.clear();
+    size_t groups = 0;
     for (int id : hyps) {
-      std::string key(reinterpret_cast<const char *>(&coverage_[id * words_]), words_ * sizeof(uint64_t));
-      auto found = group_of.emplace(std::move(key), groups.size());
-      if (found.second) groups.emplace_back();
-      groups[found.first->second].push_back(id);
+      const uint64_t *cov = &coverage_[id * words_];
+      int32_t group;
+      if (words_ == 1) {  // the coverage itself is the key
+        auto [known, fresh] = groups_by_word_.insert(cov[0]);
+        if (fresh) *known = static_cast<int32_t>(groups++);
+        group = *known;
+      } else {
+        auto found = groups_by_key_.emplace(std::string(reinterpret_cast<const char *>(cov), words_ * sizeof(uint64_t)),
+                                            static_cast<int32_t>(groups));
+        if (found.second) ++groups;
+        group = found.first->second;
+      }
+      group_of_.push_back(group);
     }
-    for (const auto &group : groups) {
+    groups_by_word_.clear();
+    groups_by_key_.clear();
+    group_start_.assign(groups + 1, 0);
+    for (int32_t group : group_of_) ++group_start_[static_cast<size_t>(group) + 1];
+    for (size_t g = 0; g < groups; ++g) group_start_[g + 1] += group_start_[g];
+    members_.resize(hyps.size());
+    std::vector<int64_t> &fill = group_fill_;
+    fill.assign(group_start_.begin(), group_start_.end() - 1);
+    for (size_t k = 0; k < hyps.size(); ++k) members_[static_cast<size_t>(fill[static_cast<size_t>(group_of_[k])]++)] = hyps[k];
+    for (size_t g = 0; g < groups; ++g) {
+      const int *group = &members_[static_cast<size_t>(group_start_[g])];
+      size_t members = static_cast<size_t>(group_start_[g + 1] - group_start_[g]);
       const uint64_t *coverage = &coverage_[group[0] * words_];
       int gap = first_gap(coverage);
       for (int start = gap; start < n_; ++start) {
         if (covered_at(coverage, start)) continue;
         int64_t first = static_cast<int64_t>(jumpers_.size());
-        for (int id : group)
-          if (jump_allowed(hyps_[id].end, hyps_[id].option >= 0, start)) jumpers_.push_back(id);
+        for (size_t m = 0; m < members; ++m)
+          if (jump_allowed(hyps_[group[m]].end, hyps_[group[m]].option >= 0, start)) jumpers_.push_back(group[m]);
         int64_t jumpers = static_cast<int64_t>(jumpers_.size()) - first;
         if (!jumpers) continue;
         for (const Span &span : spans_[start]) {
@@ -291,31 +310,17 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
   return {};
 }
 
-namespace {
-
-// A candidate in the heap: its hypothesis and where it lies in its edge (fill_stack's `points`). In
-// cube pruning no hypothesis is ever discarded, so ids follow creation: the id stands for cube.py's seq.
-struct Candidate {
-  double future;  // nan (a score that overflowed) ranked as -inf: cube.heap_key
-  int32_t hyp, point;
-  bool operator<(const Candidate &o) const {  // for std::priority_queue: the top is the best
-    if (future != o.future) return future < o.future;
-    return hyp > o.hyp;
-  }
-};
-
-}  // namespace
-
 // fill_stack in cube.py: the heap holds complete candidates; new ones are scored a round at a time.
+// (Its vectors are members, kept from stack to stack.)
 void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
-  struct Point {
-    int edge, x, y;
-  };
-  std::priority_queue<Candidate> heap;
+  std::vector<Candidate> &heap = heap_;
+  std::vector<Point> &points = points_;
+  std::vector<int32_t> &fresh = fresh_;  // built, not scored by the deferred features yet: indices into points
+  std::vector<int> &fresh_ids = fresh_ids_;
+  heap.clear();
+  points.clear();
+  fresh.clear();
   std::vector<uint64_t> next(words_);
-  std::vector<Point> points;
-  std::vector<int32_t> fresh;  // built, not scored by the deferred features yet: indices into points
-  std::vector<int> fresh_ids;
   // The grid points built, a bit each: an edge's bits (num_hyps x count) are made when it is first popped.
   std::vector<int64_t> &bits_of = edge_bits_;
   bits_of.assign(edges.size(), -1);
@@ -357,16 +362,18 @@ void Search::fill_stack(Stack &stack, std::vector<Edge> &edges) {
       resolve(fresh_ids);
       for (int32_t point : fresh) {
         double future = hyps_[hyp_of(point)].future;
-        heap.push(Candidate{std::isnan(future) ? kNegInf : future, hyp_of(point), point});
+        heap.push_back(Candidate{std::isnan(future) ? kNegInf : future, hyp_of(point), point});
+        std::push_heap(heap.begin(), heap.end());
       }
       fresh.clear();
     }
-    if (heap.empty() || !(heap.top().future >= stack.worst())) break;
+    if (heap.empty() || !(heap.front().future >= stack.worst())) break;
     for (int popped = 0;
-         !heap.empty() && pops < settings_.pop_limit && popped < round && heap.top().future >= stack.worst();
+         !heap.empty() && pops < settings_.pop_limit && popped < round && heap.front().future >= stack.worst();
          ++popped) {
-      Candidate c = heap.top();
-      heap.pop();
+      std::pop_heap(heap.begin(), heap.end());
+      Candidate c = heap.back();
+      heap.pop_back();
       stack.add(c.hyp);
       ++pops;
       Point at = points[static_cast<size_t>(c.point)];

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "pysmt/_flat_map.hpp"
 #include "pysmt/_phrases.hpp"
 #include "pysmt/features/_stateful.hpp"
 
@@ -144,6 +145,19 @@ class Search {
     std::vector<int> nodes;  // hypotheses, last applied option first
     double score;
   };
+  // cube pruning: a candidate in a stack's heap, its hypothesis and where it lies in its edge (a Point).
+  // No hypothesis is ever discarded in cube pruning, so ids follow creation: the id stands for cube.py's seq.
+  struct Candidate {
+    double future;  // nan (a score that overflowed) ranked as -inf: cube.heap_key
+    int32_t hyp, point;
+    bool operator<(const Candidate &o) const {  // a max-heap: the top is the best
+      if (future != o.future) return future < o.future;
+      return hyp > o.hyp;
+    }
+  };
+  struct Point {
+    int edge, x, y;
+  };
 
   bool covered_at(const uint64_t *cov, int position) const { return (cov[position >> 6] >> (position & 63)) & 1; }
   bool overlaps(const uint64_t *cov, int start, int end) const;
@@ -182,6 +196,17 @@ class Search {
   std::vector<double> deltas_;
   std::unordered_map<int, std::vector<int>> arcs_;
   std::vector<int> jumpers_;     // cube pruning: the hypotheses of every edge of the sentence
+  // cube pruning, the finished stack's coverage groups: each hypothesis' group, members by group
+  std::vector<int32_t> group_of_;
+  std::vector<int64_t> group_start_, group_fill_;
+  std::vector<int> members_;
+  FlatMap<int32_t> groups_by_word_;                         // (sentences of at most 64 words)
+  std::unordered_map<std::string, int32_t> groups_by_key_;  // (longer ones)
+  // cube pruning, the stack being filled: its heap, its grid points built, those not scored yet
+  std::vector<Candidate> heap_;
+  std::vector<Point> points_;
+  std::vector<int32_t> fresh_;
+  std::vector<int> fresh_ids_;
   std::vector<int64_t> edge_bits_;  // cube pruning, per edge of the stack being filled: its first word in bits_
   std::vector<uint64_t> bits_;      //   (or -1), a bit per grid point built
   int first_hyp_ = 0;               //   the hypothesis of its first grid point

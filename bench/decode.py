@@ -149,7 +149,10 @@ def main() -> None:
                "--features", args.features, *[f"--param={p}" for p in args.param]]
         cmd += ["--profile"] if args.profile else []
         cmd += [f"--{key.replace('_', '-')}={value}" for key, value in limits.items()]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{algorithm}: failed: {done.stderr.strip().splitlines()[-1]}")
+        out = done.stdout
         r = json.loads(out.strip().splitlines()[-1])
         print(f"{r['algorithm']:12} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
               f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f} "

@@ -306,6 +306,16 @@ PYBIND11_MODULE(_core, m) {
   py::class_<pysmt::UnknownWordScores, pysmt::IsolationScores, std::shared_ptr<pysmt::UnknownWordScores>>(
       m, "UnknownWordScores", "`value` for an unknown word passed through, 0 for a phrase pair")
       .def(py::init<double>(), "value"_a);
+  py::class_<pysmt::WordScores, pysmt::IsolationScores, std::shared_ptr<pysmt::WordScores>>(
+      m, "WordScores",
+      "A score, or with estimate=True an estimate, that sums a value per target word (`fallback` for words not "
+      "listed), in word order from 0: a plugin's per-word feature computed by the option builder")
+      .def(py::init([](const py::sequence &words, std::vector<double> values, double fallback, bool estimate) {
+             std::vector<std::string> listed = utf8_all(words);
+             if (listed.size() != values.size()) throw std::invalid_argument("a value per word");
+             return std::make_shared<pysmt::WordScores>(listed, values, fallback, estimate);
+           }),
+           py::kw_only(), "words"_a, "values"_a, "fallback"_a, "estimate"_a);
   py::class_<pysmt::LanguageModelEstimates, pysmt::IsolationScores, std::shared_ptr<pysmt::LanguageModelEstimates>>(
       m, "LanguageModelEstimates", "The KenLM feature's estimate of a phrase: its log probability without left context")
       .def(py::init<std::shared_ptr<pysmt::LanguageModel>>(), "model"_a);

@@ -7,7 +7,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'FeatureFault', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
+__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'FeatureFault', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'WordScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
 class StringIndex:
     """
     Strings in one UTF-8 blob with a hash index (a table's sources, keys, words): built here by add(), or a view of a binary table's arrays
@@ -265,6 +265,12 @@ class UnknownWordScores(IsolationScores):
     `value` for an unknown word passed through, 0 for a phrase pair
     """
     def __init__(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class WordScores(IsolationScores):
+    """
+    A score, or with estimate=True an estimate, that sums a value per target word (`fallback` for words not listed), in word order from 0: a plugin's per-word feature computed by the option builder
+    """
+    def __init__(self, *, words: collections.abc.Sequence, values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], fallback: typing.SupportsFloat | typing.SupportsIndex, estimate: bool) -> None:
         ...
 class LanguageModelEstimates(IsolationScores):
     """

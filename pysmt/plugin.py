@@ -17,7 +17,10 @@
   the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``;
 * scores stored with a binary phrase table: :class:`StoredScores` (what a per-sentence feature
   declares to have the decoder read them), :func:`stored_scores` (reading them) and
-  :class:`ScoreWriter` (storing them, as ``pysmt rnn score`` does).
+  :class:`ScoreWriter` (storing them, as ``pysmt rnn score`` does);
+* compiled work in place of Python: :class:`CompiledScores` with :class:`WordScores` (a context-free
+  score or estimate that sums a value per target word, computed by the option builder), and
+  :class:`CompiledScorer` (a stateful feature's scorer in C or C++: ``pysmt/compiled_scorer.h``).
 
 Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writing-a-feature.md``.
 """
@@ -25,14 +28,16 @@ Tests use :mod:`pysmt.testing`. The contract itself is documented in ``docs/writ
 from pathlib import Path
 
 from pysmt._contexts import ContextTable
+from pysmt._core import WordScores
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import (FORBIDDEN, PARAMETER_KINDS, BatchedStatefulFeature, Feature, Parameters,
-                                 StatefulFeature, StoredScores, require_param)
+from pysmt.features.base import (FORBIDDEN, PARAMETER_KINDS, BatchedStatefulFeature, CompiledScorer, CompiledScores,
+                                 Feature, Parameters, StatefulFeature, StoredScores, require_param)
 from pysmt.models.binary_table import stored_scores
 from pysmt.models.binary_writer import ScoreWriter
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
-__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "ContextTable", "Feature", "FeatureError",
-           "Parameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence", "StatefulFeature",
-           "StoredScores", "SystemConfig", "TranslationOption", "require_param", "stored_scores"]
+__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "CompiledScorer", "CompiledScores", "ContextTable",
+           "Feature", "FeatureError", "Parameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence",
+           "StatefulFeature", "StoredScores", "SystemConfig", "TranslationOption", "WordScores", "require_param",
+           "stored_scores"]

@@ -285,9 +285,10 @@ class CompiledTwin(Protocol[Twin]):
 @runtime_checkable
 class CompiledScores(Protocol):
     """A context-free feature whose scores in isolation the compiled option builder computes itself (the
-    built-in penalties' and the KenLM estimate): exactly what the feature's ``evaluate`` gives a phrase
-    pair, which stays the specification. Every other context-free feature, a plugin's included, is asked
-    from Python, once per sentence, for the phrase pairs the builder has not seen before.
+    built-in penalties' and the KenLM estimate; a plugin's per-word sums with
+    :class:`pysmt._core.WordScores`): exactly what the feature's ``evaluate`` gives a phrase pair, which
+    stays the specification. Every other context-free feature is asked from Python, once per sentence,
+    for the phrase pairs the builder has not seen before.
     """
 
     def core_scores(self) -> _core.IsolationScores | None:

@@ -11,7 +11,6 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "pysmt/compiled_scorer.h"
@@ -50,7 +49,10 @@ class DeferredFeature : public CompiledFeature {
   }
   void clear() override {
     states_.clear();
-    answers_.clear();
+    answered_.clear();
+    answer_scores_.clear();
+    answer_states_.clear();
+    std::fill(slots_.begin(), slots_.end(), 0);
   }
   void initial() override { states_.push_back(initial_id_); }
   double extend(int, int, int, int, bool, double *delta) override;
@@ -59,24 +61,33 @@ class DeferredFeature : public CompiledFeature {
   bool equal(int a, int b) const override { return states_[a] == states_[b]; }
   bool deferred() const override { return true; }
 
-  // Ask for every request not answered yet this sentence, a buffer at a time.
-  void answer(const std::vector<Request> &requests);
+  // Ask for every request not answered yet this sentence, a buffer at a time; `answers`: the answer
+  // of each request (for settle).
+  void answer(const std::vector<Request> &requests, std::vector<int32_t> &answers);
   int64_t state(int hyp) const { return states_[hyp]; }
-  // Fill a resolved hypothesis' state and scores; return its weighted score.
-  double settle(int hyp, const Request &request, double *delta);
+  // Fill a resolved hypothesis' state and scores from its request's answer; return its weighted score.
+  double settle(int hyp, int32_t answer, double *delta);
 
  private:
-  struct Answer {
-    std::vector<double> scores;
-    int64_t state;
-  };
+  // The answer of a request, made (unanswered yet) if new: its number; `added` says which.
+  int32_t answer_of(const Request &request, bool &added);
 
   Ask ask_;
   Start start_;
   int buffer_size_;
   int64_t initial_id_ = 0;
   std::vector<int64_t> states_;
-  std::unordered_map<Request, Answer, RequestHash> answers_;
+  // The sentence's answers, by number: the request, its scores (num_scores each) and new state; found
+  // through an open-addressing table of answer numbers + 1 (no allocation per request).
+  std::vector<Request> answered_;
+  std::vector<double> answer_scores_;
+  std::vector<int64_t> answer_states_;
+  std::vector<int32_t> slots_ = std::vector<int32_t>(1024, 0);
+  // buffers of answer(), kept from call to call
+  std::vector<int32_t> asked_;
+  std::vector<Request> batch_;
+  std::vector<double> batch_scores_;
+  std::vector<int64_t> batch_states_;
 };
 
 // A plugin's compiled scorer (include/pysmt/compiled_scorer.h) as a deferred feature's callbacks, with
@@ -91,13 +102,16 @@ class ScorerCalls {
   ScorerCalls(const pysmt_scorer *scorer, std::string feature) : scorer_(scorer), feature_(std::move(feature)) {}
   int64_t start(const SentenceOptions &options) const;
   void score(const std::vector<DeferredFeature::Request> &requests, std::vector<double> &scores,
-             std::vector<int64_t> &states) const;
+             std::vector<int64_t> &states);
 
  private:
   // A FeatureFault naming the feature; `reported`: the scorer said it failed (its message is added).
   [[noreturn]] void fail(const std::string &what, bool reported = false) const;
   const pysmt_scorer *scorer_;
   std::string feature_;
+  std::vector<int64_t> parents_;  // buffers of score(), kept from call to call
+  std::vector<int32_t> options_;
+  std::vector<uint8_t> ends_;
 };
 
 }  // namespace pysmt

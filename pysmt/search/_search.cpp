@@ -186,19 +186,20 @@ void Search::offer(Stack &stack, int id) {
 // LogLinearModel.resolve: the deferred features' scores of new hypotheses, asked in batches.
 void Search::resolve(const std::vector<int> &ids) {
   if (deferred_.empty() || ids.empty()) return;
-  std::vector<std::vector<DeferredFeature::Request>> requests(deferred_.size());
+  requests_.resize(deferred_.size());
+  answers_.resize(deferred_.size());
   for (size_t d = 0; d < deferred_.size(); ++d) {
     auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
-    requests[d].reserve(ids.size());
-    for (int id : ids) requests[d].push_back({f->state(hyps_[id].prev), hyps_[id].option, hyps_[id].covered == n_});
-    f->answer(requests[d]);
+    requests_[d].clear();
+    for (int id : ids) requests_[d].push_back({f->state(hyps_[id].prev), hyps_[id].option, hyps_[id].covered == n_});
+    f->answer(requests_[d], answers_[d]);
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     int id = ids[i];
     double gained = 0.0;
     for (size_t d = 0; d < deferred_.size(); ++d) {
       auto *f = static_cast<DeferredFeature *>(features_[deferred_[d]].get());
-      gained += f->settle(id, requests[d][i], &deltas_[static_cast<size_t>(id) * dims_ + offsets_[deferred_[d]]]);
+      gained += f->settle(id, answers_[d][i], &deltas_[static_cast<size_t>(id) * dims_ + offsets_[deferred_[d]]]);
     }
     hyps_[id].score += gained;
     hyps_[id].future += gained;

@@ -18,6 +18,7 @@
 #include "pysmt/_flat_map.hpp"
 #include "pysmt/_phrases.hpp"
 #include "pysmt/features/_stateful.hpp"
+#include "pysmt/search/_deferred.hpp"
 
 namespace pysmt {
 
@@ -207,6 +208,9 @@ class Search {
   std::vector<Point> points_;
   std::vector<int32_t> fresh_;
   std::vector<int> fresh_ids_;
+  // resolve(): per deferred feature, the requests of the hypotheses being resolved and their answers
+  std::vector<std::vector<DeferredFeature::Request>> requests_;
+  std::vector<std::vector<int32_t>> answers_;
   std::vector<int64_t> edge_bits_;  // cube pruning, per edge of the stack being filled: its first word in bits_
   std::vector<uint64_t> bits_;      //   (or -1), a bit per grid point built
   int first_hyp_ = 0;               //   the hypothesis of its first grid point

@@ -4,10 +4,10 @@
 // makes the module pysmt_cslm._network.
 //
 // Every number is computed one context (or one n-gram) at a time by the same loops, whatever else
-// is in the call, so scores do not depend on batching, buffer size, cache or request order; the
-// build turns off floating-point contraction (-ffp-contract=off) so that the scalar and vector
-// clones of a loop round alike. Dot products use 16 running partial sums combined in a fixed order,
-// which the compiler can vectorize without reassociating anything.
+// is in the call, so scores do not depend on batching, buffer size, cache or request order. Products
+// are explicit fused multiply-adds and the build turns off any other contraction (-ffp-contract=off),
+// so that the scalar and vector clones of a loop round alike. Dot products use 16 running partial sums
+// combined in a fixed order, which the compiler can vectorize without reassociating anything.
 #pragma once
 
 #include <pybind11/numpy.h>

@@ -34,7 +34,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Parameters
 from pysmt.neural import coverage_note, coverage_warning
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-from pysmt.plugin import ContextTable
+from pysmt.plugin import ContextTable, WordScores
 from pysmt_cslm._network import CompiledCslm, HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
@@ -166,6 +166,15 @@ class CslmFeature(BatchedStatefulFeature):
             return None, None
         estimates = [self.phrase(phrase.target)[2] for phrase in phrases]
         return None, np.array(estimates, dtype=np.float64)[:, None]
+
+    def core_scores(self) -> WordScores | None:
+        """:meth:`evaluate`'s estimates, computed by the decoder's compiled option builder: the sum of the
+        phrase's words' unigram estimates, in word order (None without the future-cost estimate)."""
+        if not self.future_cost:
+            return None
+        words = list(self.words)
+        unseen = self.backoff.unigram_ids[UNK_ID] + self.backoff.unseen  # word_terms' estimate of any other word
+        return WordScores(words=words, values=[self.words[w][2] for w in words], fallback=unseen, estimate=True)
 
     def phrase(self, target: tuple[str, ...]) -> tuple[tuple[int, ...], float, float]:
         """A target phrase's input ids, back-off term and unigram estimate, cached: the same phrases come

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pysmt.neural import coverage_warning
-from pysmt.plugin import Feature, Parameters, PhrasePair, PysmtError, SystemConfig, TranslationOption, stored_scores
+from pysmt.plugin import (Feature, Parameters, PhrasePair, PysmtError, SystemConfig, TranslationOption, WordScores,
+                          stored_scores)
 from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
 
@@ -169,3 +170,9 @@ class ShortlistPenaltyFeature(Feature):
     def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         counts = [sum(word not in self.shortlist for word in pair.target) for pair in phrases]
         return -np.array(counts, dtype=np.float64)[:, None], None
+
+    def core_scores(self) -> WordScores:
+        """:meth:`evaluate`, computed by the decoder's compiled option builder: -1 per target word outside the
+        shortlist (its two symbols are no words)."""
+        words = self.shortlist.words[2:]
+        return WordScores(words=words, values=[0.0] * len(words), fallback=-1.0, estimate=False)

@@ -104,8 +104,7 @@ double KenLMTwin::finish(const Scored &scored, bool complete, double *delta) {
     ++queries_;
     ++words_;
   }
-  states_.push_back(scored.after);
-  row_of_hyp_.push_back(kNoRowYet);
+  pending_ = scored.after;
   return weigh(delta);
 }
 

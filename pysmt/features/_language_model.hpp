@@ -46,6 +46,10 @@ class KenLMTwin : public CompiledFeature {
     row_of_hyp_.push_back(kNoRowYet);
   }
   double extend(int parent, int option, int start, int end, bool complete, double *delta) override;
+  void commit() override {
+    states_.push_back(pending_);
+    row_of_hyp_.push_back(kNoRowYet);
+  }
   void pop() override {
     states_.pop_back();
     row_of_hyp_.pop_back();
@@ -68,7 +72,7 @@ class KenLMTwin : public CompiledFeature {
 
   // The row of hypothesis `parent`'s state (made if new), or -1 when its hash is taken by another state.
   int32_t row_of(int parent);
-  // The extension's scores and state from a (state, phrase) result, plus </s> when `complete`.
+  // The extension's scores and (pending) state from a (state, phrase) result, plus </s> when `complete`.
   double finish(const Scored &scored, bool complete, double *delta);
 
   std::shared_ptr<LanguageModel> model_;
@@ -84,6 +88,7 @@ class KenLMTwin : public CompiledFeature {
                                              // is kept from sentence to sentence: row_parent_.size() are used)
   std::vector<Scored> scored_;
   std::vector<int32_t> row_of_hyp_;  // each hypothesis' row: kNoRowYet until asked, -1 for none
+  lm::ngram::State pending_;
   static constexpr int32_t kNoRowYet = -2;
   uint64_t queries_ = 0, words_ = 0;
 };

@@ -87,7 +87,7 @@ double LexicalReorderingTwin::extend(int parent, int option, int start, int end,
   int forward = previous_row >= 0 ? forward_slots_[taken] : -1;
   if (backward >= 0) delta[backward] = rows_[row * width_ + taken];
   if (forward >= 0) delta[forward] = rows_[previous_row * width_ + forward_table_offset_ + taken];
-  states_.push_back(State{start, end, forward_ ? row : -1, false});
+  pending_ = State{start, end, forward_ ? row : -1, false};
   if (num_scores == 1) return weigh(delta);
   // weigh(delta), whose other products are zeros that change no sum (a backward slot precedes the forward ones)
   double sum = 0.0;

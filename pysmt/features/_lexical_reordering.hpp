@@ -45,6 +45,7 @@ class LexicalReorderingTwin : public CompiledFeature {
   void clear() override { states_.clear(); }
   void initial() override { states_.push_back(State{-1, -1, -1, true}); }
   double extend(int parent, int option, int start, int end, bool complete, double *delta) override;
+  void commit() override { states_.push_back(pending_); }
   void pop() override { states_.pop_back(); }
   uint64_t hash(int hyp) const override;
   bool equal(int a, int b) const override {
@@ -72,6 +73,7 @@ class LexicalReorderingTwin : public CompiledFeature {
   std::vector<int32_t> row_of_option_;
   std::vector<double> rows_;
   std::vector<State> states_;
+  State pending_{-1, -1, -1, true};
 };
 
 }  // namespace pysmt

@@ -27,11 +27,14 @@ class CompiledFeature {
   virtual void clear() = 0;
   // Append the state of hypothesis 0, the empty one.
   virtual void initial() = 0;
-  // Append the state of a new hypothesis (extending hypothesis `parent` by option `option`, which
-  // covers [start, end)); write its unweighted scores to `delta` and return their weighted sum, as
-  // LogLinearModel.extend adds them. `complete`: the new hypothesis covers the whole sentence.
+  // Score a new hypothesis (extending hypothesis `parent` by option `option`, which covers [start,
+  // end)): write its unweighted scores to `delta` and return their weighted sum, as
+  // LogLinearModel.extend adds them; keep its state pending. `complete`: it covers the whole sentence.
   virtual double extend(int parent, int option, int start, int end, bool complete, double *delta) = 0;
-  // Forget the state of the newest hypothesis (the search drops a hypothesis no stack takes at once).
+  // Append the pending state, as the newest hypothesis' (the search stores the hypothesis): normal
+  // search stores only the hypotheses a stack takes, most are dropped at once.
+  virtual void commit() = 0;
+  // Forget the state of the newest hypothesis (a hypothesis that lost its stack's recombination).
   virtual void pop() = 0;
   virtual uint64_t hash(int hyp) const = 0;
   virtual bool equal(int a, int b) const = 0;

@@ -10,7 +10,6 @@
 namespace pysmt {
 
 double DeferredFeature::extend(int, int, int, int, bool, double *delta) {
-  states_.push_back(-1);  // known once resolved
   std::fill(delta, delta + num_scores, 0.0);
   return 0.0;
 }

@@ -56,6 +56,7 @@ class DeferredFeature : public CompiledFeature {
   }
   void initial() override { states_.push_back(initial_id_); }
   double extend(int, int, int, int, bool, double *delta) override;
+  void commit() override { states_.push_back(-1); }  // known once resolved
   void pop() override { states_.pop_back(); }
   uint64_t hash(int hyp) const override { return static_cast<uint64_t>(states_[hyp]) * 0x9e3779b97f4a7c15ULL; }
   bool equal(int a, int b) const override { return states_[a] == states_[b]; }

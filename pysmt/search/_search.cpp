@@ -64,6 +64,7 @@ std::vector<int> Search::run() {
   coverage_.assign(words_, 0);
   for (auto &f : features_) f->initial();
   deltas_.assign(dims_, 0.0);
+  pending_deltas_.assign(dims_, 0.0);
   jumpers_.clear();
   double cost = future_of(&coverage_[0]);
   hyps_.push_back(Hyp{-1, -1, 0, 0, 0.0, cost, 0, 0});
@@ -152,20 +153,32 @@ uint64_t Search::signature(int id) const {
 }
 
 // LogLinearModel.extend
-int Search::extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete) {
+double Search::score(int parent, int option, bool complete) {
   const Hyp &p = hyps_[parent];
-  int id = static_cast<int>(hyps_.size());
   int start = options_.start[option], end = options_.end[option];
   double score = p.score + options_.isolation[option];
-  deltas_.resize(deltas_.size() + dims_);
-  double *delta = &deltas_[static_cast<size_t>(id) * dims_];
+  double *delta = pending_deltas_.data();
   for (const auto &f : features_) {
     score += f->extend(parent, option, start, end, complete, delta);
     delta += f->num_scores;
   }
+  ++seq_;  // every hypothesis scored takes a number, stored or not (normal.py's seq)
+  return score;
+}
+
+int Search::commit(int parent, int option, const uint64_t *new_coverage, double score, double cost) {
+  const Hyp &p = hyps_[parent];
+  int id = static_cast<int>(hyps_.size());
+  deltas_.insert(deltas_.end(), pending_deltas_.begin(), pending_deltas_.end());
+  for (const auto &f : features_) f->commit();
   coverage_.insert(coverage_.end(), new_coverage, new_coverage + words_);
-  hyps_.push_back(Hyp{parent, option, p.covered + end - start, end, score, score + cost, seq_++, 0});
+  int covered = p.covered + options_.end[option] - options_.start[option];
+  hyps_.push_back(Hyp{parent, option, covered, options_.end[option], score, score + cost, seq_ - 1, 0});
   return id;
+}
+
+int Search::extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete) {
+  return commit(parent, option, new_coverage, score(parent, option, complete), cost);
 }
 
 void Search::discard(int id) {
@@ -175,12 +188,11 @@ void Search::discard(int id) {
   for (auto &f : features_) f->pop();
 }
 
-void Search::offer(Stack &stack, int id) {
-  if (!stack.admits(hyps_[id].future)) {
-    discard(id);
-  } else if (!stack.add(id) && !keep_arcs_) {
-    discard(id);
-  }
+void Search::offer(Stack &stack, int parent, int option, const uint64_t *new_coverage, double cost, bool complete) {
+  double total = score(parent, option, complete);
+  if (!stack.admits(total + cost)) return;  // dropped: never stored
+  int id = commit(parent, option, new_coverage, total, cost);
+  if (!stack.add(id) && !keep_arcs_) discard(id);
 }
 
 // LogLinearModel.resolve: the deferred features' scores of new hypotheses, asked in batches.
@@ -233,11 +245,10 @@ std::vector<int> Search::normal(std::vector<Stack> &stacks) {
           double cost = future_of(next.data());
           int covered = i + span.end - start;
           for (int64_t k = span.begin; k < span.stop; ++k) {
-            int child = extend(id, options_.span_options[k], next.data(), cost, covered == n_);
             if (immediate)
-              offer(stacks[covered], child);
+              offer(stacks[covered], id, options_.span_options[k], next.data(), cost, covered == n_);
             else
-              built.push_back(child);
+              built.push_back(extend(id, options_.span_options[k], next.data(), cost, covered == n_));
           }
         }
       }

@@ -167,14 +167,20 @@ class Search {
   bool gap_reachable(int gap, int start, int end) const;
   double future_of(const uint64_t *cov) const;
   uint64_t signature(int id) const;
+  // Score extending hypothesis `parent` by `option` (the features keep the new states pending, the
+  // deltas wait in pending_deltas_); its score.
+  double score(int parent, int option, bool complete);
+  // Store the hypothesis just scored; its id.
+  int commit(int parent, int option, const uint64_t *new_coverage, double score, double cost);
+  // score, then commit.
   int extend(int parent, int option, const uint64_t *new_coverage, double cost, bool complete);
   // Forget the newest hypothesis (no stack took it and nothing refers to it).
   void discard(int id);
   // This thread's storage kept between sentences.
   static SearchStorage &storage();
-  // Normal search without deferred features: add a new hypothesis to its stack at once, and forget it
-  // when the stack does not keep it.
-  void offer(Stack &stack, int id);
+  // Normal search without deferred features: score a new hypothesis and add it to its stack at once;
+  // store it only when the stack takes it (most are dropped), forget it when it loses a recombination.
+  void offer(Stack &stack, int parent, int option, const uint64_t *new_coverage, double cost, bool complete);
   void resolve(const std::vector<int> &ids);
   void with_span(int hyp, int start, int end, uint64_t *out) const;
   std::vector<int> normal(std::vector<Stack> &stacks);
@@ -195,6 +201,7 @@ class Search {
   std::vector<Hyp> hyps_;
   std::vector<uint64_t> coverage_;
   std::vector<double> deltas_;
+  std::vector<double> pending_deltas_;  // the deltas of the hypothesis scored last
   std::unordered_map<int, std::vector<int>> arcs_;
   std::vector<int> jumpers_;     // cube pruning: the hypotheses of every edge of the sentence
   // cube pruning, the finished stack's coverage groups: each hypothesis' group, members by group

@@ -19,15 +19,19 @@ using pysmt_cslm::Network;
 
 PYBIND11_MODULE(_network, m) {
   m.doc() = "The CSLM's compiled forward pass and compiled scorer (see pysmt_cslm/scoring.py, features.py)";
+  m.def("kernel_versions", &pysmt_cslm::kernel_versions,
+        "The versions of the hidden layers' inner loops this processor runs, fastest first");
   py::class_<Network, std::shared_ptr<Network>>(m, "Network", "The CSLM's weights, as the decoder's forward pass uses them")
       .def(py::init<Array<float>, int, Array<float>, Array<float>, Array<float>, Array<float>>(), py::arg("first"),
            py::arg("width"), py::arg("w2t"), py::arg("b2"), py::arg("w3"), py::arg("b3"))
-      .def("hidden", [](const Network &net, Array<int32_t> contexts) {
+      .def("hidden", [](const Network &net, Array<int32_t> contexts, const std::string &version) {
         if (contexts.ndim() != 2 || contexts.shape(1) != net.width()) throw std::invalid_argument("contexts must be (n, width)");
         Array<float> out({contexts.shape(0), static_cast<py::ssize_t>(net.hidden_size())});
-        net.forward(contexts.data(), static_cast<size_t>(contexts.shape(0)), out.mutable_data());
+        net.forward(contexts.data(), static_cast<size_t>(contexts.shape(0)), out.mutable_data(), version);
         return out;
-      }, py::arg("contexts"), "h2 (float32, n x hidden) of contexts (n x width word ids)")
+      }, py::arg("contexts"), py::arg("version") = "",
+      "h2 (float32, n x hidden) of contexts (n x width word ids), by the inner loops of `version` (one of\n"
+      "kernel_versions(); empty: the fastest), which all give the same numbers")
       .def("logits", [](const Network &net, Array<float> hidden, Array<int64_t> words) {
         if (hidden.ndim() != 2 || hidden.shape(1) != net.hidden_size() || hidden.shape(0) != words.size())
           throw std::invalid_argument("logits: hidden (n x hidden) and words (n) disagree");

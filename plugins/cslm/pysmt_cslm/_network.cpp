@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 // Products are fused multiply-adds, written as such (the single rounding of C's fmaf): the processor's
 // FMA instructions in the AVX2 and AVX-512 clones (half the instructions of a multiply and an add), the
@@ -18,9 +23,6 @@ namespace pysmt_cslm {
 namespace {
 
 constexpr int kLanes = 16;
-// Contexts whose second layer is computed together, each row of w2t read once for all of them (a row
-// serves every context of the group from the processor's cache; each context's sums are the same).
-constexpr size_t kGroup = 8;
 
 PYSMT_CLONES float dot(const float *__restrict a, const float *__restrict b, int n) {
   float part[kLanes] = {};
@@ -33,33 +35,166 @@ PYSMT_CLONES float dot(const float *__restrict a, const float *__restrict b, int
   return sum;
 }
 
-// For each of `count` (<= kGroup) contexts: h1 = relu(sum of the context's first-layer rows);
-// out = relu(b2 + sum_i h1[i] * w2t[i]), the sum over i in order for each context.
-PYSMT_CLONES void forward_group(const float *__restrict first, int64_t vocab, int width, int h1_size,
-                                const float *__restrict w2t, const float *__restrict b2, int h2_size,
-                                const int32_t *contexts, size_t count, float *__restrict h1, float *__restrict out) {
-  for (size_t c = 0; c < count; ++c) {
-    const int32_t *context = contexts + c * static_cast<size_t>(width);
-    float *h = h1 + c * static_cast<size_t>(h1_size);
-    const float *row = first + static_cast<int64_t>(context[0]) * h1_size;
-    for (int i = 0; i < h1_size; ++i) h[i] = row[i];
-    for (int p = 1; p < width; ++p) {
-      row = first + (p * vocab + context[p]) * h1_size;
-      for (int i = 0; i < h1_size; ++i) h[i] += row[i];
-    }
-    float *o = out + c * static_cast<size_t>(h2_size);
-    for (int j = 0; j < h2_size; ++j) o[j] = b2[j];
+// The numbers (from `first`) of the positive units of h1, in order, into active; their count.
+int positive_units_scalar(const float *h1, int size, int32_t *active, int first = 0) {
+  int count = 0;
+  for (int i = 0; i < size; ++i) {  // without a branch: a unit's number is written, kept if positive
+    active[count] = first + i;
+    count += h1[i] > 0.f;
   }
-  for (int i = 0; i < h1_size; ++i) {
-    const float *w = w2t + static_cast<int64_t>(i) * h2_size;
-    for (size_t c = 0; c < count; ++c) {
-      float a = h1[c * static_cast<size_t>(h1_size) + static_cast<size_t>(i)];
-      if (!(a > 0.f)) continue;  // the rectifier's zeros add nothing
-      float *o = out + c * static_cast<size_t>(h2_size);
-      for (int j = 0; j < h2_size; ++j) o[j] = __builtin_fmaf(a, w[j], o[j]);
-    }
+  return count;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+// 16 units at a time: their signs as a mask, the numbers under it stored side by side
+__attribute__((target("avx512f,popcnt"))) int positive_units_avx512(const float *h1, int size, int32_t *active) {
+  int count = 0, i = 0;
+  __m512i numbers = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (; i + 16 <= size; i += 16, numbers = _mm512_add_epi32(numbers, _mm512_set1_epi32(16))) {
+    __mmask16 positive = _mm512_cmp_ps_mask(_mm512_loadu_ps(h1 + i), _mm512_set1_ps(0.f), _CMP_GT_OQ);
+    _mm512_mask_compressstoreu_epi32(active + count, positive, numbers);
+    count += __builtin_popcount(positive);
   }
-  for (size_t c = 0; c < count * static_cast<size_t>(h2_size); ++c) out[c] = out[c] > 0.f ? out[c] : 0.f;
+  return count + positive_units_scalar(h1 + i, size - i, active + count, i);
+}
+#endif
+
+// h1 = the sum of the context's first-layer rows (rows[0] + rows[1] + ... in that order, unit by unit,
+// 16 units at a time).
+PYSMT_CLONES void first_layer(const float *const *rows, int width, int h1_size, float *__restrict h1) {
+  // 16 floats as one value (a vector register, or two or four in the narrower clones); unaligned
+  typedef float Floats __attribute__((vector_size(kLanes * sizeof(float)), aligned(4), may_alias));
+  int i = 0;
+  for (; i + kLanes <= h1_size; i += kLanes) {
+    Floats sum = *reinterpret_cast<const Floats *>(rows[0] + i);
+    for (int p = 1; p < width; ++p) sum += *reinterpret_cast<const Floats *>(rows[p] + i);
+    *reinterpret_cast<Floats *>(h1 + i) = sum;
+  }
+  for (; i < h1_size; ++i) {
+    float sum = rows[0][i];
+    for (int p = 1; p < width; ++p) sum += rows[p][i];
+    h1[i] = sum;
+  }
+}
+
+// out[j] = relu(b2[j] + sum over the active units i, in order, of h1[i] * w2t[i][j]), each product a
+// fused multiply-add. The x86 versions keep a block of out in vector registers while the active rows
+// of w2t stream past (no load and store of out per row); every version adds the same products in
+// the same order, so all give the same numbers. (Two contexts at once, over the rows either uses,
+// measured slower: 1,386 against 964 ns a context.)
+PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_size, const float *h1, const int32_t *active,
+                         int count, float *out, int from = 0) {
+  for (int j = from; j < h2_size; ++j) out[j] = b2[j];
+  for (int k = 0; k < count; ++k) {
+    const float a = h1[active[k]], *w = w2t + static_cast<int64_t>(active[k]) * h2_size;
+    for (int j = from; j < h2_size; ++j) out[j] = __builtin_fmaf(a, w[j], out[j]);
+  }
+  for (int j = from; j < h2_size; ++j) out[j] = out[j] > 0.f ? out[j] : 0.f;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define PYSMT_VECTOR_LAYER 1
+// GCC 12 warns of the `undefined` vector inside its own _mm512_max_ps
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Columns [base, base + B * LANES) of the second layer, B vectors in registers (a macro: each instruction
+// set's function must contain its own loops; VEC, LOAD, FMA, SPLAT, MAX and STORE are its intrinsics).
+// max(x, +0) is +0 for either zero and for NaN, as `x > 0 ? x : 0`.
+#define PYSMT_BLOCK(B)                                                                                        \
+  {                                                                                                           \
+    VEC acc[B];                                                                                               \
+    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = LOAD(b2 + base + q * LANES);               \
+    for (int k = 0; k < count; ++k) {                                                                         \
+      const float *w = w2t + static_cast<int64_t>(active[k]) * h2_size + base;                                \
+      const VEC a = SPLAT(h1[active[k]]);                                                                     \
+      _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = FMA(a, LOAD(w + q * LANES), acc[q]);      \
+    }                                                                                                         \
+    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) STORE(out + base + q * LANES, MAX(acc[q], SPLAT(0.f))); \
+  }
+
+// The second layer in blocks of BLOCK vectors of LANES floats, then one vector at a time, then the rest
+// as the scalar version.
+#define PYSMT_SECOND_LAYER(NAME, TARGET, BLOCK)                                                              \
+  __attribute__((target(TARGET))) void NAME(const float *w2t, const float *b2, int h2_size, const float *h1, \
+                                            const int32_t *active, int count, float *out) {                  \
+    int base = 0;                                                                                          \
+    for (; base + BLOCK * LANES <= h2_size; base += BLOCK * LANES) PYSMT_BLOCK(BLOCK)                      \
+    for (; base + LANES <= h2_size; base += LANES) PYSMT_BLOCK(1)                                          \
+    second_layer_scalar(w2t, b2, h2_size, h1, active, count, out, base);                                   \
+  }
+
+#define LANES 16
+#define VEC __m512
+#define LOAD _mm512_loadu_ps
+#define FMA _mm512_fmadd_ps
+#define SPLAT _mm512_set1_ps
+#define MAX _mm512_max_ps
+#define STORE _mm512_storeu_ps
+PYSMT_SECOND_LAYER(second_layer_avx512, "avx512f", 16)  // 16 of the 32 registers
+#undef LANES
+#undef VEC
+#undef LOAD
+#undef FMA
+#undef SPLAT
+#undef MAX
+#undef STORE
+#define LANES 8
+#define VEC __m256
+#define LOAD _mm256_loadu_ps
+#define FMA _mm256_fmadd_ps
+#define SPLAT _mm256_set1_ps
+#define MAX _mm256_max_ps
+#define STORE _mm256_storeu_ps
+PYSMT_SECOND_LAYER(second_layer_avx2, "avx2,fma", 12)  // 12 of the 16 registers
+#undef LANES
+#undef VEC
+#undef LOAD
+#undef FMA
+#undef SPLAT
+#undef MAX
+#undef STORE
+#undef PYSMT_SECOND_LAYER
+#undef PYSMT_BLOCK
+#endif
+
+using PositiveUnits = int (*)(const float *, int, int32_t *);
+using SecondLayer = void (*)(const float *, const float *, int, const float *, const int32_t *, int, float *);
+
+// One version of the hidden layers' inner loops: all give the same numbers.
+struct Kernel {
+  std::string name;
+  PositiveUnits positive_units;
+  SecondLayer second_layer;
+};
+
+// The versions this processor runs, fastest first; "portable" last.
+const std::vector<Kernel> &kernels() {
+  static const std::vector<Kernel> found = [] {
+    std::vector<Kernel> k;
+#ifdef PYSMT_VECTOR_LAYER
+    __builtin_cpu_init();
+    PositiveUnits scalar_units = [](const float *h1, int size, int32_t *active) {
+      return positive_units_scalar(h1, size, active);
+    };
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt"))
+      k.push_back({"avx512", positive_units_avx512, second_layer_avx512});
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      k.push_back({"avx2", scalar_units, second_layer_avx2});
+#endif
+    k.push_back({"portable",
+                 [](const float *h1, int size, int32_t *active) { return positive_units_scalar(h1, size, active); },
+                 [](const float *w2t, const float *b2, int h2_size, const float *h1, const int32_t *active, int count,
+                    float *out) { second_layer_scalar(w2t, b2, h2_size, h1, active, count, out); }});
+    return k;
+  }();
+  return found;
+}
+
+const Kernel &kernel(const std::string &version) {
+  if (version.empty()) return kernels().front();
+  for (const Kernel &k : kernels())
+    if (k.name == version) return k;
+  throw std::invalid_argument("no kernel version '" + version + "' on this processor");
 }
 
 }  // namespace
@@ -76,14 +211,32 @@ Network::Network(Array<float> first, int width, Array<float> w2t, Array<float> b
   outputs_ = w3.shape(0);
 }
 
-void Network::forward(const int32_t *contexts, size_t count, float *out) const {
+std::vector<std::string> kernel_versions() {
+  std::vector<std::string> names;
+  for (const Kernel &k : kernels()) names.push_back(k.name);
+  return names;
+}
+
+void Network::forward(const int32_t *contexts, size_t count, float *out, const std::string &version) const {
+  const Kernel &use = kernel(version);
   for (size_t k = 0; k < count * static_cast<size_t>(width_); ++k)
     if (contexts[k] < 0 || contexts[k] >= vocab_) throw std::out_of_range("a context word id is out of range");
-  std::vector<float> h1(kGroup * static_cast<size_t>(h1_));
-  for (size_t first = 0; first < count; first += kGroup)
-    forward_group(first_.data(), vocab_, width_, h1_, w2t_.data(), b2_.data(), h2_,
-                  contexts + first * static_cast<size_t>(width_), std::min(kGroup, count - first), h1.data(),
-                  out + first * static_cast<size_t>(h2_));
+  const size_t width = static_cast<size_t>(width_), row_bytes = static_cast<size_t>(h1_) * sizeof(float);
+  std::vector<float> h1(static_cast<size_t>(h1_));
+  std::vector<int32_t> active(static_cast<size_t>(h1_));
+  std::vector<const float *> rows(width);
+  for (size_t c = 0; c < count; ++c) {
+    for (size_t p = 0; p < width; ++p) rows[p] = first_.data() + (p * vocab_ + contexts[c * width + p]) * h1_;
+    if (c + 1 < count) {  // the next context's first-layer rows (random rows of a large table) on their way
+      for (size_t p = 0; p < width; ++p) {
+        const char *row = reinterpret_cast<const char *>(first_.data() + (p * vocab_ + contexts[(c + 1) * width + p]) * h1_);
+        for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
+      }
+    }
+    first_layer(rows.data(), width_, h1_, h1.data());
+    int n = use.positive_units(h1.data(), h1_, active.data());  // the rectifier's zeros add nothing after
+    use.second_layer(w2t_.data(), b2_.data(), h2_, h1.data(), active.data(), n, out + c * static_cast<size_t>(h2_));
+  }
 }
 
 double Network::logit(const float *hidden, int64_t word) const {
@@ -92,15 +245,18 @@ double Network::logit(const float *hidden, int64_t word) const {
 }
 
 void HiddenStore::compute(const int64_t *ids, const int32_t *contexts, size_t count) {
-  const size_t h = static_cast<size_t>(net_->hidden_size());
-  std::vector<float> out(count * h);
-  net_->forward(contexts, count, out.data());
+  const size_t h = static_cast<size_t>(net_->hidden_size()), width = static_cast<size_t>(net_->width());
+  int64_t top = -1;
   for (size_t k = 0; k < count; ++k) {
     if (ids[k] < 0) throw std::out_of_range("a context id is negative");
-    size_t at = static_cast<size_t>(ids[k]) * h;
-    if (at + h > values_.size()) values_.resize(std::max(at + h, 2 * values_.size()));
-    std::copy(out.begin() + static_cast<std::ptrdiff_t>(k * h), out.begin() + static_cast<std::ptrdiff_t>((k + 1) * h),
-              values_.begin() + static_cast<std::ptrdiff_t>(at));
+    top = std::max(top, ids[k]);
+  }
+  size_t needed = static_cast<size_t>(top + 1) * h;
+  if (needed > values_.size()) values_.resize(std::max(needed, 2 * values_.size()));
+  // straight into place, a run of consecutive ids at a time (a batch's new contexts are mostly one run)
+  for (size_t k = 0, end; k < count; k = end) {
+    for (end = k + 1; end < count && ids[end] == ids[end - 1] + 1;) ++end;
+    net_->forward(contexts + k * width, end - k, &values_[static_cast<size_t>(ids[k]) * h]);
   }
 }
 
@@ -113,7 +269,13 @@ const float *HiddenStore::at(int64_t id) const {
 void HiddenStore::sums(const int64_t *rows, const int32_t *words, const int64_t *owners, size_t count,
                        const double *minus, double *total, size_t requests) const {
   std::fill(total, total + requests, 0.0);
+  const size_t row_bytes = static_cast<size_t>(net_->hidden_size()) * sizeof(float);
   for (size_t k = 0; k < count; ++k) {
+    if (k + 2 < count && words[k + 2] >= 0 && words[k + 2] < net_->outputs()) {
+      // two n-grams ahead, the output row (random rows of a large matrix) on its way
+      const char *row = reinterpret_cast<const char *>(net_->output_row(words[k + 2]));
+      for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
+    }
     int64_t owner = owners[k];
     if (owner < 0 || static_cast<size_t>(owner) >= requests) throw std::out_of_range("an n-gram's request is out of range");
     double score = net_->logit(at(rows[k]), words[k]);

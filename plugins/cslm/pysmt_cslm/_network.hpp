@@ -14,9 +14,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace pysmt_cslm {
+
+// The versions of the hidden layers' inner loops this processor runs, fastest first ("avx512", "avx2",
+// "portable").
+std::vector<std::string> kernel_versions();
 
 template <typename T>
 using Array = pybind11::array_t<T, pybind11::array::c_style | pybind11::array::forcecast>;
@@ -30,10 +35,12 @@ class Network {
   int hidden_size() const { return h2_; }
   int64_t outputs() const { return outputs_; }
   int64_t vocabulary() const { return vocab_; }
-  // h2 of contexts[k * width ...] into out[k * hidden_size ...], k < count, each context alone.
-  void forward(const int32_t *contexts, size_t count, float *out) const;
+  // h2 of contexts[k * width ...] into out[k * hidden_size ...], k < count, each context alone, by the
+  // inner loops of `version` (kernel_versions(); empty: the fastest), which all give the same numbers.
+  void forward(const int32_t *contexts, size_t count, float *out, const std::string &version = "") const;
   // W3[word] . hidden + b3[word], as a double.
   double logit(const float *hidden, int64_t word) const;
+  const float *output_row(int64_t word) const { return w3_.data() + word * h2_; }
 
  private:
   Array<float> first_, w2t_, b2_, w3_, b3_;

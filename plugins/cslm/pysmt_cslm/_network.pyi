@@ -7,16 +7,17 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['CompiledCslm', 'HiddenStore', 'Network']
+__all__: list[str] = ['CompiledCslm', 'HiddenStore', 'Network', 'kernel_versions']
 class Network:
     """
     The CSLM's weights, as the decoder's forward pass uses them
     """
     def __init__(self, first: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], width: typing.SupportsInt | typing.SupportsIndex, w2t: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], b2: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], w3: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], b3: typing.Annotated[numpy.typing.ArrayLike, numpy.float32]) -> None:
         ...
-    def hidden(self, contexts: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> numpy.typing.NDArray[numpy.float32]:
+    def hidden(self, contexts: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], version: str = '') -> numpy.typing.NDArray[numpy.float32]:
         """
-        h2 (float32, n x hidden) of contexts (n x width word ids)
+        h2 (float32, n x hidden) of contexts (n x width word ids), by the inner loops of `version` (one of
+        kernel_versions(); empty: the fastest), which all give the same numbers
         """
     def logits(self, hidden: typing.Annotated[numpy.typing.ArrayLike, numpy.float32], words: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -70,3 +71,7 @@ class CompiledCslm:
         """
         Requests scored so far
         """
+def kernel_versions() -> list[str]:
+    """
+    The versions of the hidden layers' inner loops this processor runs, fastest first
+    """

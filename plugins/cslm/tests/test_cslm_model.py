@@ -79,6 +79,29 @@ def test_precomputed_first_layer_gives_the_models_numbers(tiny_model):
     assert np.allclose(scorer.score(contexts, words, "self") - log_z, exact, atol=1e-5)
 
 
+@pytest.mark.parametrize("h1, h2", [(37, 300), (64, 256), (5, 7)])
+def test_every_processor_version_of_the_hidden_layers_gives_the_portable_ones_bits(h1, h2):
+    """The AVX-512 and AVX2 loops (blocks of outputs in registers, tails, zeros skipped) compute what the
+    portable loop does, bit for bit, and what relu(W2 relu(h1) + b2) is, to float precision."""
+    from pysmt_cslm._network import Network, kernel_versions
+
+    rng = np.random.default_rng(h1 * h2)
+    vocab, width = 11, 3
+    first = rng.normal(size=(width * vocab, h1)).astype(np.float32)
+    w2t, b2 = rng.normal(size=(h1, h2)).astype(np.float32), rng.normal(size=h2).astype(np.float32)
+    network = Network(first, width, w2t, b2, rng.normal(size=(4, h2)).astype(np.float32), np.zeros(4, np.float32))
+    contexts = rng.integers(0, vocab, (50, width)).astype(np.int32)
+    portable = network.hidden(contexts, "portable")
+    assert kernel_versions()[-1] == "portable"
+    for version in ["", *kernel_versions()]:
+        assert network.hidden(contexts, version).view(np.uint32).tolist() == portable.view(np.uint32).tolist(), version
+    units = np.maximum(sum(first[p * vocab + contexts[:, p]].astype(np.float64) for p in range(width)), 0)
+    assert np.allclose(portable, np.maximum(units @ w2t + b2, 0), rtol=1e-4, atol=1e-4)
+    assert (portable == 0).any() and (portable > 0).any()
+    with pytest.raises(ValueError, match="no kernel version 'sse9'"):
+        network.hidden(contexts, "sse9")
+
+
 @pytest.mark.parametrize("normalization", ["exact", "self"])
 def test_scores_do_not_depend_on_the_batch(tiny_model, normalization):
     """Every n-gram's score is the same bit for bit alone, in a batch, in any order, across log Z's

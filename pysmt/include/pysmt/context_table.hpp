@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -68,10 +67,14 @@ class ContextTable {
   // The slot holding `context`, or the empty slot where it belongs.
   size_t find(const int32_t *context) const {
     size_t mask = slots_.size() - 1, slot = hash(context) & mask;
-    while (slots_[slot] != kEmpty && std::memcmp(&words_[static_cast<size_t>(slots_[slot]) * static_cast<size_t>(width_)],
-                                                 context, static_cast<size_t>(width_) * sizeof(int32_t)))
+    while (slots_[slot] != kEmpty && !same(&words_[static_cast<size_t>(slots_[slot]) * static_cast<size_t>(width_)], context))
       slot = (slot + 1) & mask;
     return slot;
+  }
+  bool same(const int32_t *a, const int32_t *b) const {  // a loop the compiler inlines (memcmp was a call)
+    for (int k = 0; k < width_; ++k)
+      if (a[k] != b[k]) return false;
+    return true;
   }
   void rehash(size_t count) {  // count: a power of two
     slots_.assign(count, kEmpty);

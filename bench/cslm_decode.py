@@ -1,22 +1,25 @@
-"""Decoding speed with the ``cslm`` feature: without it, with it (self-normalized, exact), and the
-speed-up of the feature's buffered scoring over scoring each n-gram alone.
+"""Decoding speed with the ``cslm`` feature: without it, with it (self-normalized through its compiled
+scorer, as ``pysmt decode`` runs it, and through the Python array interface; exact), and the speed-up
+of the feature's buffered scoring over scoring each n-gram alone.
 
     python bench/cslm_decode.py -c SYSTEM/pysmt.toml --model SYSTEM/cslm --lines 200
 
 The input (default: ``../shared/data/news/newstest2013.en``) is prepared by the system's
 ``[processing]`` before timing. Times are process time of decoding (loading and preparation
-excluded), on one core, the fastest of ``--repeat`` runs, each from cold caches. The CSLM's weight
-is ``--weight`` (untuned: these figures are about speed).
+excluded), on one core, the fastest of ``--repeat`` runs, each from cold caches; decoding without the
+CSLM is timed between the others' runs, so that all see the same machine. The CSLM's weight is
+``--weight`` (untuned: these figures are about speed).
 
 Printed per configuration: seconds, source words per second, the ratio to decoding without the
-CSLM; for the CSLM, the time spent in the feature, calls and requests per sentence, n-grams
-requested and unique contexts put through the network per second of feature time. Then the
-per-n-gram baseline: a sample of the n-grams the decoder requested, each scored alone (one context
-through the network, and the full softmax when exact, no buffer, no cache); its cost per n-gram
-times the n-grams requested, over the feature's time, is the buffered speed-up. And the effect of
-the CSLM's future-cost estimate (``future-cost = false`` searches as Moses' CSLM did, without one):
-the mean model score of the best translations with and without it (same weights: the higher, the
-fewer search errors) and in how many sentences each search found the better one.
+CSLM; requests, n-grams and contexts put through the network per sentence. For the array interface
+(the feature called from the search through Python, a batch at a time), also the time spent in the
+feature and its calls per sentence, and the per-n-gram baseline: a sample of the n-grams the decoder
+requested, each scored alone (one context through the network, and the full softmax when exact, no
+buffer, no cache); its cost per n-gram times the n-grams requested, over the feature's time, is the
+buffered speed-up. And the effect of the CSLM's future-cost estimate (``future-cost = false``
+searches as Moses' CSLM did, without one): the mean model score of the best translations with and
+without it (same weights: the higher, the fewer search errors) and in how many sentences each search
+found the better one.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -92,29 +97,51 @@ def main() -> None:
 
     import torch
 
-    from pysmt.decoder import Decoder
+    from pysmt_cslm.features import CslmFeature
+
     from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
 
     torch.set_num_threads(1)
     plain = Decoder(configure_system(args.config))
     raw = Path(args.input).read_text(encoding="utf-8").splitlines()[:args.lines]
     lines = [plain.preprocess(line) for line in raw]
-    config = configure_system(args.config, ["cslm"], [f"cslm.model={Path(args.model).resolve()}"])
-    decoder = Decoder(config.with_weights({"CSLM0": [args.weight]}, "--weight"))
-    feature = decoder.features[-1]
+
+    def made(*params: str, compiled: bool = True) -> Decoder:
+        """A decoder with the CSLM (its compiled scorer, or its Python array interface)."""
+        config = configure_system(args.config, ["cslm"], [f"cslm.model={Path(args.model).resolve()}", *params])
+        config = config.with_weights({"CSLM0": [args.weight]}, "--weight")
+        if compiled:
+            return Decoder(config)
+        with without_compiled_scorer(CslmFeature):
+            return Decoder(config)
 
     results: dict[str, dict] = {}
     bests: dict[str, list] = {}
-    for label, normalization, count, future_cost in (
-            ("no cslm", None, args.lines, True), ("cslm self", "self", args.lines, True),
-            ("cslm self, no future cost", "self", args.lines, False), ("cslm exact", "exact", args.exact_lines, True)):
+    baselines: list[float] = []
+    for label, params, count, compiled in (
+            ("cslm self", [], args.lines, True), ("cslm self, array interface", [], args.lines, False),
+            ("cslm self, array interface, no future cost", ["cslm.future-cost=false"], args.lines, False),
+            ("cslm exact", ["cslm.normalization=exact"], args.exact_lines, False)):
         subset = lines[:count]
         words = sum(len(line.split()) for line in subset)
-        if normalization is None:
-            seconds, _ = decode(plain, subset, args.repeat)
-            results[label] = {"lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1)}
+        decoder = made(*params, compiled=compiled)
+        feature = decoder.features[-1]
+        baseline = decode(plain, subset, args.repeat)[0]
+        if count == args.lines:
+            baselines.append(baseline)
+        if compiled:
+            seconds, bests[label] = decode(decoder, subset, args.repeat)
+            scorer = feature.compiled
+            runs = args.repeat  # the scorer's counts add up over the runs
+            results[label] = {
+                "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
+                "times_without_cslm": round(seconds / baseline, 2),
+                "requests_per_sentence": round(scorer.requests / runs / count),
+                "ngrams_per_sentence": round(scorer.ngrams / runs / count),
+                "contexts_computed_per_sentence": round(scorer.computed / runs / count)}
+            print(json.dumps({label: results[label]}), flush=True)
             continue
-        feature.normalization, feature.future_cost = normalization, future_cost
         stats: dict = {}
 
         def reset() -> None:  # an empty cache and fresh counts for each run
@@ -126,28 +153,45 @@ def main() -> None:
 
         seconds, bests[label] = decode(decoder, subset, args.repeat, reset)
         del feature.score_batch, feature.request_scores
-        baseline = decode(plain, subset, args.repeat)[0] if count != args.lines else results["no cslm"]["decode_s"]
         ngrams = np.concatenate(stats["ngrams"])
-        alone = per_ngram_seconds(feature, ngrams, normalization, args.sample)
+        alone = per_ngram_seconds(feature, ngrams, feature.normalization, args.sample)
         results[label] = {
             "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
             "times_without_cslm": round(seconds / baseline, 2),
             "feature_s": round(stats["seconds"], 2),
             "calls_per_sentence": round(stats["calls"] / count),
             "requests_per_sentence": round(feature.requests / count),
+            "ngrams_per_sentence": round(len(ngrams) / count),
+            "contexts_computed_per_sentence": round(feature.cache.computed / count),
             "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
             "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
             "per_ngram_scoring_us": round(alone * 1e6, 1),
             "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)}
-        if not future_cost:  # the same model, searched without the CSLM's estimates: which search finds more?
-            other = bests["cslm self"]
+        if not feature.future_cost:  # the same model, searched without the CSLM's estimates: which search finds more?
+            other = bests["cslm self, array interface"]
             results[label]["mean_model_score"] = round(float(np.mean([h.total for h in bests[label]])), 4)
             results[label]["mean_model_score_with_future_cost"] = round(float(np.mean([h.total for h in other])), 4)
             results[label]["better_with_future_cost"] = sum(a.total > b.total + 1e-9
                                                             for a, b in zip(other, bests[label]))
             results[label]["better_without"] = sum(b.total > a.total + 1e-9 for a, b in zip(other, bests[label]))
         print(json.dumps({label: results[label]}), flush=True)
+    words = sum(len(line.split()) for line in lines)
+    results["no cslm"] = {"lines": args.lines, "decode_s": round(min(baselines), 2),
+                          "words_per_s": round(words / min(baselines), 1)}
+    same = [a.total == b.total for a, b in zip(bests["cslm self"], bests["cslm self, array interface"])]
+    results["cslm self"]["best_scores_equal_to_array_interface"] = all(same)
     print(json.dumps({"config": args.config, "model": args.model, "results": results}, indent=1))
+
+
+@contextmanager
+def without_compiled_scorer(feature_class: type) -> Iterator[None]:
+    """Decoders made inside call the feature through its Python array interface (no compiled scorer)."""
+    original = feature_class.compiled_scorer
+    feature_class.compiled_scorer = lambda self: None
+    try:
+        yield
+    finally:
+        feature_class.compiled_scorer = original
 
 
 if __name__ == "__main__":

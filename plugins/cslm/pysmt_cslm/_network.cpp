@@ -100,59 +100,37 @@ PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_
 // Columns [base, base + B * LANES) of the second layer, B vectors in registers (a macro: each instruction
 // set's function must contain its own loops; VEC, LOAD, FMA, SPLAT, MAX and STORE are its intrinsics).
 // max(x, +0) is +0 for either zero and for NaN, as `x > 0 ? x : 0`.
-#define PYSMT_BLOCK(B)                                                                                        \
-  {                                                                                                           \
-    VEC acc[B];                                                                                               \
-    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = LOAD(b2 + base + q * LANES);               \
-    for (int k = 0; k < count; ++k) {                                                                         \
-      const float *w = w2t + static_cast<int64_t>(active[k]) * h2_size + base;                                \
-      const VEC a = SPLAT(h1[active[k]]);                                                                     \
-      _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = FMA(a, LOAD(w + q * LANES), acc[q]);      \
-    }                                                                                                         \
+#define PYSMT_BLOCK(B, LANES, VEC, LOAD, FMA, SPLAT, MAX, STORE)                                            \
+  {                                                                                                         \
+    VEC acc[B];                                                                                             \
+    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = LOAD(b2 + base + q * LANES);             \
+    for (int k = 0; k < count; ++k) {                                                                       \
+      const float *w = w2t + static_cast<int64_t>(active[k]) * h2_size + base;                              \
+      const VEC a = SPLAT(h1[active[k]]);                                                                   \
+      _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = FMA(a, LOAD(w + q * LANES), acc[q]);    \
+    }                                                                                                       \
     _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) STORE(out + base + q * LANES, MAX(acc[q], SPLAT(0.f))); \
   }
 
 // The second layer in blocks of BLOCK vectors of LANES floats, then one vector at a time, then the rest
 // as the scalar version.
-#define PYSMT_SECOND_LAYER(NAME, TARGET, BLOCK)                                                              \
+#define PYSMT_SECOND_LAYER(NAME, TARGET, BLOCK, ...)                                                         \
   __attribute__((target(TARGET))) void NAME(const float *w2t, const float *b2, int h2_size, const float *h1, \
                                             const int32_t *active, int count, float *out) {                  \
+    constexpr int lanes = sizeof(PYSMT_FIRST(__VA_ARGS__)) / sizeof(float);                                \
     int base = 0;                                                                                          \
-    for (; base + BLOCK * LANES <= h2_size; base += BLOCK * LANES) PYSMT_BLOCK(BLOCK)                      \
-    for (; base + LANES <= h2_size; base += LANES) PYSMT_BLOCK(1)                                          \
+    for (; base + BLOCK * lanes <= h2_size; base += BLOCK * lanes) PYSMT_BLOCK(BLOCK, lanes, __VA_ARGS__)  \
+    for (; base + lanes <= h2_size; base += lanes) PYSMT_BLOCK(1, lanes, __VA_ARGS__)                      \
     second_layer_scalar(w2t, b2, h2_size, h1, active, count, out, base);                                   \
   }
+#define PYSMT_FIRST(first, ...) first
 
-#define LANES 16
-#define VEC __m512
-#define LOAD _mm512_loadu_ps
-#define FMA _mm512_fmadd_ps
-#define SPLAT _mm512_set1_ps
-#define MAX _mm512_max_ps
-#define STORE _mm512_storeu_ps
-PYSMT_SECOND_LAYER(second_layer_avx512, "avx512f", 16)  // 16 of the 32 registers
-#undef LANES
-#undef VEC
-#undef LOAD
-#undef FMA
-#undef SPLAT
-#undef MAX
-#undef STORE
-#define LANES 8
-#define VEC __m256
-#define LOAD _mm256_loadu_ps
-#define FMA _mm256_fmadd_ps
-#define SPLAT _mm256_set1_ps
-#define MAX _mm256_max_ps
-#define STORE _mm256_storeu_ps
-PYSMT_SECOND_LAYER(second_layer_avx2, "avx2,fma", 12)  // 12 of the 16 registers
-#undef LANES
-#undef VEC
-#undef LOAD
-#undef FMA
-#undef SPLAT
-#undef MAX
-#undef STORE
+// 16 of the 32 registers; 12 of the 16
+PYSMT_SECOND_LAYER(second_layer_avx512, "avx512f", 16, __m512, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_set1_ps,
+                   _mm512_max_ps, _mm512_storeu_ps)
+PYSMT_SECOND_LAYER(second_layer_avx2, "avx2,fma", 12, __m256, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_set1_ps,
+                   _mm256_max_ps, _mm256_storeu_ps)
+#undef PYSMT_FIRST
 #undef PYSMT_SECOND_LAYER
 #undef PYSMT_BLOCK
 #endif

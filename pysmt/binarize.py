@@ -27,7 +27,7 @@ BINARIZABLE = {"phrase-table": PHRASE_TABLE, "lexical-reordering": REORDERING_TA
 
 def binary_name(k: int, spec: FeatureSpec) -> str:
     """The folder a feature's table is binarized into: ``<index>.<type>.<table name without .gz>.bin``."""
-    return f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.bin"
+    return spec.table_file(k, "bin")
 
 
 def table_options(spec: FeatureSpec) -> dict[str, object]:

@@ -6,6 +6,7 @@ checks of its values. Nothing here needs to know which features exist.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -103,6 +104,14 @@ class FeatureSpec:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     weights: list[float] | None = None
+
+    def table_file(self, k: int, extension: str) -> str:
+        """The name of a file made from this (k-th) feature's table by filter or binarize:
+        ``<k>.<type>.<table name>.<extension>``, the table name without ``.gz`` and without the
+        ``<k>.<type>.`` a made table's name already starts with (so a filtered table binarized is
+        ``3.phrase-table.phrase-table.bin``, not ``3.phrase-table.3.phrase-table.phrase-table.bin``)."""
+        table = re.sub(rf"^\d+\.{re.escape(self.type)}\.", "", Path(self.params["path"]).name.removesuffix(".gz"))
+        return f"{k}.{self.type}.{table}.{extension}"
 
 
 @dataclass

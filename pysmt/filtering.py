@@ -44,7 +44,7 @@ def filter_table(path: str | Path, keep: set[str], out_path: Path) -> tuple[int,
 
 
 def filtered_name(k: int, spec: FeatureSpec) -> str:
-    return f"{k}.{spec.type}.{Path(spec.params['path']).name.removesuffix('.gz')}.gz"
+    return spec.table_file(k, "gz")
 
 
 def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | Path, *, prepared: bool = False) -> Path:

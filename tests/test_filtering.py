@@ -9,12 +9,17 @@ from pysmt.config_files import load_config
 from tests.helpers import fails, pysmt, raw_text_system
 
 
-def test_filter_applies_the_systems_preprocessing(tmp_path):
+def filtered_system(tmp_path: Path, text: str) -> tuple[Path, Path, Path]:
+    """A raw-text system, an input, and the system filtered to it: their paths (system and filtered configs)."""
     toml = raw_text_system(tmp_path / "system")
     source = tmp_path / "raw.txt"
-    source.write_text("a, b.\nb.\n")
+    source.write_text(text)
     assert pysmt("filter", "-c", str(toml), "-i", str(source), "-o", str(tmp_path / "filtered")).returncode == 0
-    filtered = tmp_path / "filtered" / "pysmt.toml"
+    return toml, source, tmp_path / "filtered" / "pysmt.toml"
+
+
+def test_filter_applies_the_systems_preprocessing(tmp_path):
+    toml, source, filtered = filtered_system(tmp_path, "a, b.\nb.\n")
     from pysmt.models.phrase_table import PhraseTable
     table = PhraseTable(load_config(filtered).feature("PhraseDictionaryMemory0").params["path"])
     assert sorted(table.sources) == [",", ".", "a", "a ,", "b", "b ."]  # tokenized n-grams, not "a,"
@@ -33,11 +38,7 @@ def test_filter_into_the_systems_own_folder_is_refused(tmp_path):
 
 
 def test_a_filtered_system_binarized_keeps_its_tables_names_short(tmp_path):
-    toml = raw_text_system(tmp_path / "system")
-    source = tmp_path / "raw.txt"
-    source.write_text("a, b.\n")
-    assert pysmt("filter", "-c", str(toml), "-i", str(source), "-o", str(tmp_path / "filtered")).returncode == 0
-    filtered = tmp_path / "filtered" / "pysmt.toml"
+    toml, source, filtered = filtered_system(tmp_path, "a, b.\n")
     assert pysmt("binarize", "-c", str(filtered), "-o", str(tmp_path / "bin")).returncode == 0
     spec = load_config(filtered).feature("PhraseDictionaryMemory0")
     k = load_config(filtered).features.index(spec)

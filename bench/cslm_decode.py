@@ -130,34 +130,30 @@ def main() -> None:
         baseline = decode(plain, subset, args.repeat)[0]
         if count == args.lines:
             baselines.append(baseline)
-        if compiled:
-            seconds, bests[label] = decode(decoder, subset, args.repeat)
-            scorer = feature.compiled
-            runs = args.repeat  # the scorer's counts add up over the runs
-            results[label] = {
-                "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
-                "times_without_cslm": round(seconds / baseline, 2),
-                "requests_per_sentence": round(scorer.requests / runs / count),
-                "ngrams_per_sentence": round(scorer.ngrams / runs / count),
-                "contexts_computed_per_sentence": round(scorer.computed / runs / count)}
-            print(json.dumps({label: results[label]}), flush=True)
-            continue
         stats: dict = {}
 
-        def reset() -> None:  # an empty cache and fresh counts for each run
+        def reset() -> None:  # the array interface: an empty cache and fresh counts for each run
             feature.cache = type(feature.cache)(feature.scorer, feature.cache.size)
             feature.requests = feature.ngrams = 0
             if stats:
                 del feature.score_batch, feature.request_scores  # the class's own again
             instrument(feature, stats)
 
-        seconds, bests[label] = decode(decoder, subset, args.repeat, reset)
+        seconds, bests[label] = decode(decoder, subset, args.repeat, (lambda: None) if compiled else reset)
+        results[label] = {"lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
+                          "times_without_cslm": round(seconds / baseline, 2)}
+        if compiled:  # the compiled scorer's own counts, added up over the runs
+            scorer = feature.compiled
+            results[label].update({
+                "requests_per_sentence": round(scorer.requests / args.repeat / count),
+                "ngrams_per_sentence": round(scorer.ngrams / args.repeat / count),
+                "contexts_computed_per_sentence": round(scorer.computed / args.repeat / count)})
+            print(json.dumps({label: results[label]}), flush=True)
+            continue
         del feature.score_batch, feature.request_scores
         ngrams = np.concatenate(stats["ngrams"])
         alone = per_ngram_seconds(feature, ngrams, feature.normalization, args.sample)
-        results[label] = {
-            "lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
-            "times_without_cslm": round(seconds / baseline, 2),
+        results[label].update({
             "feature_s": round(stats["seconds"], 2),
             "calls_per_sentence": round(stats["calls"] / count),
             "requests_per_sentence": round(feature.requests / count),
@@ -166,7 +162,7 @@ def main() -> None:
             "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
             "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
             "per_ngram_scoring_us": round(alone * 1e6, 1),
-            "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)}
+            "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)})
         if not feature.future_cost:  # the same model, searched without the CSLM's estimates: which search finds more?
             other = bests["cslm self, array interface"]
             results[label]["mean_model_score"] = round(float(np.mean([h.total for h in bests[label]])), 4)

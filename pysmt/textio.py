@@ -1,36 +1,118 @@
-"""Reading text files the way models and inputs need: gzip or plain, UTF-8 checked line by line."""
+"""Text files the way models, inputs and outputs need them: plain or compressed, UTF-8 checked line by line,
+damage named by file and line; outputs written atomically, or as streams where there is no file to replace.
+
+This module is the one place that says what went wrong with a file: a missing, special or damaged
+input (:func:`require_file`, :func:`raw_lines`) and a write that failed (:func:`failed_writes_reported`)
+are one line naming the file, in the system's words.
+"""
 
 from __future__ import annotations
 
+import bz2
 import errno
 import gzip
+import lzma
 import os
 import shutil
+import stat
 import sys
 import tempfile
+import zlib
+from collections.abc import Iterable
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, TextIO
+from typing import IO, BinaryIO, Iterator, TextIO
 
+import numpy as np
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
 
+#: Compressed formats read transparently, by their magic bytes (not their names): name, magic, opener.
+COMPRESSED = (("gzip", b"\x1f\x8b", gzip.open), ("bzip2", b"BZh", bz2.open), ("xz", b"\xfd7zXZ\x00", lzma.open))
+#: What the decompressors raise for a file cut short or damaged (bz2 raises OSError, gzip BadGzipFile).
+DAMAGED_DATA = (EOFError, zlib.error, lzma.LZMAError, OSError)
+#: The UTF-8 byte-order mark some editors put at the start of a file: not part of the first word.
+BOM = b"\xef\xbb\xbf"
+#: The files whose byte-order mark has been reported (once each).
+_bom_reported: set[str] = set()
+
+
+def require_file(path: str | Path, label: str = "", folder_ok: bool = False) -> Path:
+    """``path``, if it names a regular file (through links; or, with ``folder_ok``, a folder); otherwise one
+    line saying what it is.
+
+    A named pipe or a device given as a model or input is refused rather than read: reading a FIFO
+    that nobody writes to would hang, and a model read twice (counted, then loaded) needs a file.
+    """
+    path = Path(path)
+    shown = f"{label} {path}" if label else str(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise PysmtError(f"{shown}: no such file{' or folder' if folder_ok else ''}") from None
+    except OSError as err:
+        raise PysmtError(f"{shown}: {err.strerror}") from None
+    if stat.S_ISDIR(mode):
+        if folder_ok:
+            return path
+        raise PysmtError(f"{shown}: is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        kind = "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise PysmtError(f"{shown}: not a regular file ({kind}); give a file")
+    return path
+
+
+def compression_of(path: str | Path) -> str | None:
+    """The compressed format of a file by its magic bytes ("gzip", "bzip2", "xz"), or None for plain."""
+    with open(path, "rb") as probe:
+        magic = probe.read(6)
+    return next((name for name, start, _ in COMPRESSED if magic.startswith(start)), None)
+
 
 def open_binary(path: str | Path) -> BinaryIO:
-    """Open a plain or gzip file (detected by its magic bytes, not its name) for binary reading."""
-    path = Path(path)
-    if not path.is_file():
-        raise PysmtError(f"{path}: no such file")
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+    """Open a plain, gzip, bzip2 or xz file (detected by its magic bytes, not its name) for binary reading."""
+    path = require_file(path)
+    kind = compression_of(path)
+    for name, _, opener in COMPRESSED:
+        if name == kind:
+            return opener(path, "rb")  # type: ignore[no-any-return]
     return open(path, "rb")
 
 
+def raw_lines(handle: Iterable[bytes], path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """``(line_no, bytes)`` for each line of an open file; compressed data that is cut short or damaged
+    is one line naming the file and the line reached, after every complete line before it."""
+    line_no = 0
+    try:
+        for line_no, raw in enumerate(handle, start=1):
+            yield line_no, raw
+    except DAMAGED_DATA as err:
+        if isinstance(err, OSError) and err.errno is not None:  # a real read error (EIO), not the data
+            raise PysmtError(f"{path}, line {line_no + 1}: {err.strerror}") from None
+        reason = str(err) or type(err).__name__
+        raise at_line(path, line_no + 1, f"the compressed file is truncated or damaged ({reason})") from None
+
+
+def without_bom(start: bytes, path: str | Path) -> bytes:
+    """A file's first bytes without a UTF-8 byte-order mark; dropping one is said on stderr, once per file."""
+    if not start.startswith(BOM):
+        return start
+    if str(path) not in _bom_reported:
+        _bom_reported.add(str(path))
+        print(f"pysmt: {path}: dropped the UTF-8 byte-order mark at its start", file=sys.stderr, flush=True)
+    return start[len(BOM):]
+
+
 def decode_line(raw: bytes, path: str | Path, line_no: int) -> str:
-    """Decode one line as UTF-8 without its line ending (LF or CRLF); invalid bytes name the line."""
+    """Decode one line as UTF-8 without its line ending (LF or CRLF); invalid bytes name the line.
+
+    A byte-order mark at the start of line 1 is dropped (said once per file on stderr): left in, it
+    would be part of the first word, and the first line would translate differently, silently.
+    """
+    if line_no == 1:
+        raw = without_bom(raw, path)
     try:
         return raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError as err:
@@ -38,23 +120,35 @@ def decode_line(raw: bytes, path: str | Path, line_no: int) -> str:
 
 
 def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_no, text)`` for every line of a plain or gzip UTF-8 file.
+    """Yield ``(line_no, text)`` for every line of a plain or compressed UTF-8 file.
 
     With ``progress`` (a label), a progress bar over the file's bytes on disk goes to stderr once
     reading has taken more than a couple of seconds (a 5.5M-pair table takes a minute to load).
     """
     with open_binary(path) as handle:
         if progress is None:
-            for line_no, raw in enumerate(handle, start=1):
+            for line_no, raw in raw_lines(handle, path):
                 yield line_no, decode_line(raw, path, line_no)
             return
-        raw_file = getattr(handle, "fileobj", handle)  # a gzip file's position in the compressed bytes
+        raw_file = getattr(handle, "fileobj", None) or getattr(handle, "_fp", handle)  # the compressed bytes' position
         with tqdm(total=Path(path).stat().st_size, desc=progress, unit="B", unit_scale=True, delay=2,
                   file=sys.stderr, leave=False) as bar:
-            for line_no, raw in enumerate(handle, start=1):
+            for line_no, raw in raw_lines(handle, path):
                 if line_no % 65536 == 0:
                     bar.update(raw_file.tell() - bar.n)
                 yield line_no, decode_line(raw, path, line_no)
+
+
+def count_lines(path: str | Path) -> int:
+    """The lines of a plain or compressed file, as :func:`read_lines` reads them (damage named as there)."""
+    with open_binary(path) as handle:
+        return sum(1 for _ in raw_lines(handle, path))
+
+
+def write_array(array: np.ndarray, handle: IO[bytes]) -> None:
+    """Append an array's bytes to a binary file through the file's own ``write``, so that a failed write
+    is an ``OSError`` with its errno (``ndarray.tofile`` says only "N requested and M written")."""
+    handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
 
 
 def current_umask() -> int:
@@ -98,12 +192,14 @@ def scratch_folder(beside: Path, temp_dir: Path | None = None) -> Iterator[Path]
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def write_failure(path: Path, err: BaseException) -> PysmtError | None:
-    """The one-line error for a write to ``path`` that failed for lack of room, or None for any other error.
+def write_failure(path: Path, err: BaseException, temporary: Path | None = None) -> PysmtError | None:
+    """The one-line error for a write to ``path`` (through ``temporary``) that failed, in the system's words,
+    or None for an error that is not about this write (another file's, or not an ``OSError``).
 
     torch reports a failed write as a ``RuntimeError`` ("file write failed"), not an ``OSError``.
     """
-    if isinstance(err, OSError) and err.errno in NO_ROOM:
+    ours = (None, str(path), str(temporary) if temporary else None)
+    if isinstance(err, OSError) and err.errno is not None and err.filename in ours:
         reason = err.strerror
     elif isinstance(err, RuntimeError) and any(word in str(err) for word in TORCH_WRITE_ERRORS):
         reason = "the write failed (is the disk full?)"
@@ -113,16 +209,86 @@ def write_failure(path: Path, err: BaseException) -> PysmtError | None:
 
 
 @contextmanager
-def failed_writes_reported(path: Path) -> Iterator[None]:
-    """Inside, a write to ``path`` (a file, or a folder being filled) that fails for lack of room is
+def failed_writes_reported(path: Path, temporary: Path | None = None) -> Iterator[None]:
+    """Inside, a write to ``path`` (a file, or a folder being filled; through ``temporary``) that fails is
     raised as its one-line error (:func:`write_failure`); any other error as it is."""
     try:
         yield
     except (OSError, RuntimeError) as err:
-        failure = write_failure(path, err)
+        failure = write_failure(path, err, temporary)
         if failure is None:
             raise
         raise failure from None
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where writing to an output path leads, decided once for every kind of output.
+
+    * ``stream``: the path is the file behind this process' stdout or stderr (``/dev/stdout``, or
+      ``out.txt`` with ``> out.txt``): written through that stream, so that its lines keep their
+      order among the others and nothing replaces the file the stream writes (which would lose them).
+    * ``special``: a device, FIFO or socket: opened and written directly, as a stream; there is no
+      file to replace, and no temporary sibling can be made beside ``/proc/PID/fd/pipe:[N]``.
+    * otherwise a regular file (or a new name) at ``target`` (through symbolic links, as a shell's
+      ``>`` writes): written to a temporary sibling that replaces it when complete.
+    """
+
+    path: Path
+    target: Path
+    stream: TextIO | None = None
+    special: bool = False
+
+
+def file_identity(fd: int) -> tuple[int, int] | None:
+    """(device, inode) of an open descriptor, or None where there is none."""
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def stream_descriptor(stream: object) -> int | None:
+    """The descriptor of a standard stream, or None (a test's in-memory stream has none)."""
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def destination(path: str | Path) -> Destination:
+    """Where an output path leads (:class:`Destination`): by device and inode, whatever its name."""
+    path = Path(path)
+    try:
+        info = os.stat(path)  # through links, /dev/stdout and /proc/self/fd/N included
+    except OSError:
+        return Destination(path, Path(os.path.realpath(path)))
+    for stream in (sys.stdout, sys.stderr):
+        fd = stream_descriptor(stream)
+        if fd is not None and file_identity(fd) == (info.st_dev, info.st_ino):
+            return Destination(path, path, stream=stream)
+    if not stat.S_ISREG(info.st_mode):
+        return Destination(path, path, special=True)
+    return Destination(path, Path(os.path.realpath(path)))
+
+
+def standard_file(stream: object) -> Path | None:
+    """The regular file behind a standard stream (``< in.txt``, ``> out.txt``), or None for a terminal,
+    a pipe, a device or an in-memory stream: what an output must not overwrite, or an input not be."""
+    fd = stream_descriptor(stream)
+    if fd is None:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+    except OSError:
+        return None
+    link = Path(f"/proc/self/fd/{fd}")
+    if link.exists():  # Linux: the file's name (os.stat through the link finds it even if renamed)
+        named = Path(os.readlink(link))
+        return named if named.exists() and os.path.samefile(named, link) else link
+    return Path(f"/dev/fd/{fd}")
 
 
 @contextmanager
@@ -132,18 +298,27 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     Every file pysmt writes goes through here (text through :func:`atomic_writer`, binary outputs such
     as checkpoints and arrays directly), so an interrupted job never leaves a half-written file under
     the final name, a rerun can trust that an existing output is complete, and every output gets the
-    same permissions (``mkstemp``'s 0600 would surprise users sharing a system). A write that runs
-    out of room is a one-line error naming the file (:func:`write_failure`).
+    same permissions (``mkstemp``'s 0600 would surprise users sharing a system). A write that fails
+    (a full disk) is a one-line error naming the file (:func:`write_failure`). A device or FIFO is
+    given as it is (written directly, as a stream); a path that is this command's stdout or stderr is
+    refused (a binary output through the stream's file would overwrite what the stream wrote).
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(path)
+    where = destination(path)
+    if where.stream is not None:
+        name = "stdout" if where.stream is sys.stdout else "stderr"
+        raise PysmtError(f"{path} is this command's {name}: give this output a file name of its own")
+    if where.special:
+        yield where.path
+        return
+    target = where.target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = temporary_file(target)
     os.close(fd)
     try:
-        with failed_writes_reported(path):
+        with failed_writes_reported(Path(path), tmp):
             yield tmp
             os.chmod(tmp, 0o666 & ~current_umask())
-            os.replace(tmp, path)
+            os.replace(tmp, target)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -151,8 +326,17 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextmanager
 def atomic_writer(path: str | Path, gzip_output: bool | None = None) -> Iterator[TextIO]:
-    """Write a text file atomically (see :func:`atomic_path`); gzip when the name ends in ``.gz``."""
+    """Write a text file atomically (see :func:`atomic_path`); gzip when the name ends in ``.gz``.
+
+    A path that is this command's stdout or stderr is written through that stream, in order with what
+    else it carries (``rescore --out /dev/stdout``).
+    """
     path = Path(path)
+    where = destination(path)
+    if where.stream is not None:
+        yield where.stream
+        where.stream.flush()
+        return
     compress = path.suffix == ".gz" if gzip_output is None else gzip_output
     with atomic_path(path) as tmp:
         if compress:

@@ -37,7 +37,14 @@ from pysmt.models.phrase_table import phrase_entries
 from pysmt.models.reordering_table import reordering_entries
 from pysmt.models.scores import log_probabilities
 from pysmt.models.vocabulary import Vocabulary
-from pysmt.textio import atomic_writer, current_umask, failed_writes_reported, scratch_folder, temporary_folder
+from pysmt.textio import (
+    atomic_writer,
+    current_umask,
+    failed_writes_reported,
+    scratch_folder,
+    temporary_folder,
+    write_array,
+)
 
 #: What a record costs in memory beyond its bytes (the bytes object and its list slot), measured.
 RECORD_OVERHEAD = 80
@@ -120,7 +127,7 @@ class ArrayWriter:
         if self.width:
             values = values.reshape(-1, self.width)
         values = (self.convert(values) if self.convert else values).astype(self.dtype)
-        values.tofile(self.raw)
+        write_array(values, self.raw)
         self.count += len(values)
         self.buffer = array(self.source)
 

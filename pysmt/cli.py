@@ -10,7 +10,6 @@ declared once (:mod:`pysmt.shared_options`).
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from importlib.metadata import entry_points
@@ -47,12 +46,24 @@ def silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def flush_stdout() -> None:
+    """Write out what stdout still buffers before an error ends the command; if stdout itself has failed (its
+    disk is full, its reader gone), silence it, so that Python's final flush adds no second message."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        silence_stdout()
+
+
 class PysmtGroup(click.Group):
     """Turns user errors into one-line messages and adds the plugins' subcommands.
 
     Exit statuses: 1 for an error (one line on stderr, no traceback), 2 for a bad option (click's),
     130 for Ctrl-C and 143 for SIGTERM (the shell's convention: 128 + the signal), 0 when the
     output's reader stops early. SIGTERM is handled as Ctrl-C is (:mod:`pysmt.processes`).
+    Errors of the system that name their file (a permission, a vanished folder) are one line in the
+    system's words; every write pysmt makes names its file itself (:mod:`pysmt.textio`), so an
+    ``OSError`` that names none is a bug, and shown whole.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -60,6 +71,7 @@ class PysmtGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PysmtError as err:
+            flush_stdout()
             raise click.ClickException(str(err)) from None
         except BrokenPipeError:
             silence_stdout()  # output piped into `head`: stop quietly
@@ -70,11 +82,11 @@ class PysmtGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("\npysmt: interrupted", err=True)
             raise click.exceptions.Exit(130) from None
-        except OSError as err:  # a full disk, a vanished folder: the system's words, without a traceback
-            if err.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
-                silence_stdout()
-            where = f"{err.filename}: " if err.filename else "writing output: "
-            raise click.ClickException(f"{where}{err.strerror or err}") from None
+        except OSError as err:
+            if err.filename is None:
+                raise
+            flush_stdout()
+            raise click.ClickException(f"{err.filename}: {err.strerror or err}") from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | {ep.name for ep in entry_points(group=COMMANDS_GROUP)})
@@ -126,14 +138,15 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     from pysmt.decoder import Decoder
     from pysmt.config_files import configure_system
     from pysmt.features.registry import system_inputs
-    from pysmt.outputs import check_outputs
+    from pysmt.outputs import check_outputs, standard_inputs
     from pysmt.runner import translate_stream
 
     only_one_place(threads, cluster)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
-    check_outputs(outputs, {"--input": input_path, "--config": config_path, "--weights": weights_path})
+    text = {"--input": input_path} if input_path else standard_inputs()
+    check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
     config = configure_system(config_path, split_names(features), params, weights_path)
-    check_outputs(outputs, system_inputs(config))
+    check_outputs(outputs, system_inputs(config), writes_stdout=True)
     if cluster:
         from pysmt.cluster import Cluster, SystemRecipe
 
@@ -152,18 +165,20 @@ def decode_stream(labels: Any, input_path: str | None, nbest_path: str | None, n
                   alignment_path: str | None, prepared: bool, translate: Callable[..., int]) -> None:
     """Read the input, ``translate`` it, and write translations, n-best lists and alignments in input order."""
     from pysmt.formats import alignment_line, nbest_line
-    from pysmt.outputs import streamed_output
+    from pysmt.outputs import standard_output, streamed_output
     from pysmt.runner import input_lines
+    from pysmt.textio import count_lines, open_binary
 
-    handle = open(input_path, "rb") if input_path else sys.stdin.buffer
+    handle = open_binary(input_path) if input_path else sys.stdin.buffer
     name = input_path or "<stdin>"
-    total = sum(1 for _ in open(input_path, "rb")) if input_path else None
+    total = count_lines(input_path) if input_path else None
+    stdout = standard_output()
     with streamed_output(nbest_path) as nbest_out, streamed_output(alignment_path) as alignment_out, \
             tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress:
 
         def emit(translation: Any) -> None:
-            sys.stdout.write(translation.output + "\n")
-            sys.stdout.flush()
+            stdout.write(translation.output + "\n")
+            stdout.flush()
             if nbest_out:
                 for candidate in translation.hypotheses[:nbest_size]:
                     nbest_out.write(nbest_line(translation.index, candidate, labels) + "\n")
@@ -254,7 +269,7 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
             workers.log(f"done: {workers.where()}")
     else:
         n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
-    click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}")
+    click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}", err=True)  # --out may be stdout
 
 
 @main.command()
@@ -304,9 +319,6 @@ def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
     """Estimate a modified Kneser-Ney n-gram LM with KenLM's lmplz and binarize it."""
     from pysmt.training.language_model import build_language_model
 
-    for text in texts:
-        if not Path(text).is_file():
-            raise PysmtError(f"{text}: no such file")
     build_language_model([Path(t) for t in texts], Path(out_path), order)
     click.echo(f"pysmt lm: wrote {out_path}")
 

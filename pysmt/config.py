@@ -122,6 +122,8 @@ class SystemConfig:
     features: list[FeatureSpec]
     search: SearchConfig = field(default_factory=SearchConfig)
     processing: ProcessingConfig | None = None
+    #: The weights file (``--weights``) whose weights replaced the config's, if any: named in messages.
+    weights_file: str | None = None
 
     @property
     def directory(self) -> Path:
@@ -142,7 +144,7 @@ class SystemConfig:
                              f"the system has {', '.join(sorted(names))}")
         features = [replace(spec, weights=finite_weights(weights[spec.name], f"{source}: {spec.name}"))
                     if spec.name in weights else spec for spec in self.features]
-        return replace(self, features=features)
+        return replace(self, features=features, weights_file=source)
 
     def with_table_paths(self, paths: dict[int, Path]) -> SystemConfig:
         """A copy whose feature number ``k`` reads its table (its ``path``) from ``paths[k]`` (filter, binarize)."""

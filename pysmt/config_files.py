@@ -41,7 +41,7 @@ from pysmt.config import PROCESSING_PATHS, FeatureSpec, ProcessingConfig, Search
 from pysmt.errors import PysmtError, at_line
 from pysmt.features.registry import (add_feature_types, apply_params, default_label, feature_class, feature_params,
                                      registered_names)
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.textio import atomic_writer, read_lines, require_file, without_bom
 
 #: Moses feature names and the pysmt feature types that read the same models.
 MOSES_FEATURE_TYPES = {
@@ -69,9 +69,7 @@ MOSES_RUN_SECTIONS = {"threads": "give `pysmt decode --threads N`",
 
 def load_config(path: str | Path) -> SystemConfig:
     """Read a ``pysmt.toml`` or a ``moses.ini`` (by extension: ``.toml`` is TOML, anything else Moses)."""
-    path = Path(path)
-    if not path.is_file():
-        raise PysmtError(f"{path}: no such file")
+    path = require_file(path)
     return read_toml(path) if path.suffix == ".toml" else read_moses_ini(path)
 
 
@@ -98,7 +96,7 @@ def check_unique_names(features: list[FeatureSpec], path: Path) -> None:
 def read_toml(path: Path) -> SystemConfig:
     """Read a ``pysmt.toml`` system config."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(without_bom(path.read_bytes(), path).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise PysmtError(f"{path}: not valid TOML ({err})") from None
     search_keys = {f.name.replace("_", "-"): f.name for f in fields(SearchConfig)}

@@ -20,7 +20,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from pysmt.errors import PysmtError
-from pysmt.textio import read_lines
+from pysmt.textio import read_lines, require_file
 
 #: Resamples of the paired bootstrap test (sacrebleu's default).
 BOOTSTRAP_SAMPLES = 1000
@@ -39,8 +39,7 @@ class Scores:
 
 def read_text(path: Path, label: str) -> list[str]:
     """The lines of a text file (plain or gzip, UTF-8 checked); a missing file is an error naming ``label``."""
-    if not Path(path).is_file():
-        raise PysmtError(f"{label} {path}: no such file")
+    require_file(path, label)
     return [text for _, text in read_lines(path)]
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import NOT_CONTENT, lock_folder, release_folder
-from pysmt.textio import atomic_writer
+from pysmt.textio import atomic_writer, require_file
 
 JOB_FILE = "job.json"
 JSONValue = Any
@@ -91,8 +91,7 @@ def holds_files(folder: Path) -> bool:
 
 def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
     """Size and modification time of a file, or of every file under a folder (a missing path is an error)."""
-    if not path.exists():
-        raise PysmtError(f"{label} {path}: no such file or folder")
+    require_file(path, label, folder_ok=True)
     if path.is_dir():
         files = content_files(path)
         stats = [p.stat() for p in files]

@@ -27,7 +27,7 @@ from pysmt.errors import PysmtError
 from pysmt.folder_lock import NOT_CONTENT, release_folder
 from pysmt.jobs import JOB_FILE, Job
 from pysmt.processes import Terminated, stop_on_sigterm
-from pysmt.textio import atomic_path
+from pysmt.textio import atomic_path, require_file
 
 if TYPE_CHECKING:
     import torch
@@ -99,17 +99,20 @@ def save_checkpoint(path: Path, state: dict[str, Any], model_type: str) -> None:
         torch.save({"model_type": model_type, **state}, tmp)
 
 
-def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked_ok: bool = False) -> dict[str, Any]:
+def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked_ok: bool = False,
+                    mapped: bool = False) -> dict[str, Any]:
     """A checkpoint of ``model_type``, or one clear line for a missing, corrupt or foreign file.
 
-    ``unmarked_ok`` accepts checkpoints written before they were marked with their type.
+    ``unmarked_ok`` accepts checkpoints written before they were marked with their type. ``mapped``
+    maps the weights instead of reading them: what a feature's ``check_config`` uses to refuse a
+    foreign model (a CSLM given an RNN's folder) in milliseconds, before any table is loaded.
     """
     import torch
 
     if not path.is_file():
         raise PysmtError(f"{path}: no such checkpoint (train one with `{train_command}`)")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=False, mmap=mapped)
     except Exception as err:  # noqa: BLE001 - a user's file: whatever torch makes of garbage is one clear error
         reason = first_line(err) if path.stat().st_size else "an empty file"
         raise PysmtError(f"{path}: not a readable {model_type} checkpoint ({reason}); "
@@ -220,8 +223,8 @@ def start_training_job(out: Path, command: str, hp: Hyperparameters, inputs: Map
     without ``force``.
     """
     for label, path in inputs.items():
-        if path is not None and not path.is_file():
-            raise PysmtError(f"{label} {path}: {'not a file' if path.exists() else 'no such file'}")
+        if path is not None:
+            require_file(path, label)
     if out.exists() and not out.is_dir():
         raise PysmtError(f"--out {out}: is a file, not a folder")
     record_only = out.is_dir() and [p.name for p in out.iterdir() if p.name not in NOT_CONTENT] == [JOB_FILE]

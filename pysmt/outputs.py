@@ -1,9 +1,11 @@
 """Where a command may write: checked before any work, so a mistake costs nothing and destroys nothing.
 
 Every command names its outputs and its inputs here first. No output may be an input (``decode -i
-in.txt --nbest in.txt`` would empty ``in.txt``), no two outputs may be the same file, and every
-output's folder must be writable. The checks run before any model is loaded, so a typo in an
-output path fails in a second rather than after minutes of loading.
+in.txt --nbest in.txt`` would empty ``in.txt``), whatever its name or channel: the file behind stdin
+(``decode --nbest x < x``) is an input and the file behind stdout an output, compared by device and
+inode. No two outputs may be the same file, and every output's folder must be writable. The checks
+run before any model is loaded, so a typo in an output path fails in a second rather than after
+minutes of loading.
 
 Files that are filled as the work goes (n-best lists, alignments) are written through
 :func:`streamed_output`: into a temporary file beside the final name, moved into place when the run
@@ -14,6 +16,7 @@ disk fills up.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -21,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pysmt.errors import PysmtError
-from pysmt.textio import current_umask, temporary_file
+from pysmt.textio import current_umask, destination, standard_file, temporary_file
 
 PathLike = str | Path
 #: An input: one path, several, or None (not given).
@@ -59,26 +62,55 @@ def writable_folder(folder: Path, label: str, create: bool) -> None:
         raise PysmtError(f"{label}: cannot create files in {probe} ({err.strerror})") from None
 
 
+def standard_inputs() -> dict[str, list[Path]]:
+    """stdin's file, when stdin is one (``< in.txt``): an input like ``--input``, for commands that read it."""
+    found = standard_file(sys.stdin)
+    return {"stdin": [found]} if found is not None else {}
+
+
 def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
-                  folders: Mapping[str, PathLike | None] | None = None, create: bool = False) -> None:
+                  folders: Mapping[str, PathLike | None] | None = None, create: bool = False,
+                  writes_stdout: bool = False) -> None:
     """Check, before any work, that no output is an input or another output and that all can be written.
 
     ``outputs`` are files, ``folders`` output folders; both are labelled by the option that named
-    them, and so are the ``inputs``, which may include the files a config refers to. Output folders,
-    and with ``create`` the folders of output files, may be missing (the command makes them) as
-    long as their nearest existing parent is writable; otherwise a file's folder must exist, as a
-    shell redirection needs.
+    them, and so are the ``inputs``, which may include the files a config refers to and stdin's
+    (:func:`standard_inputs`). Files are compared by device and inode (hard links and ``/dev/fd/N``
+    count as the same file), then by path. With ``writes_stdout`` the file behind stdout (``> x``)
+    is an output too. A named output that is the file behind stdout or stderr is written through that
+    stream, in order (:func:`pysmt.textio.destination`), so it is checked as that stream's file.
+    Output folders, and with ``create`` the folders of output files, may be missing (the command
+    makes them) as long as their nearest existing parent is writable; otherwise a file's folder must
+    exist, as a shell redirection needs.
     """
-    files = {label: Path(path) for label, path in outputs.items() if path is not None}
     named_inputs = [(label, path) for label, value in inputs.items() for path in _paths(value)]
-    for label, path in files.items():
-        if path.is_dir():
-            raise PysmtError(f"{label} {path}: is a folder, not a file")
+
+    def not_an_input(label: str, path: Path) -> None:
         for input_label, input_path in named_inputs:
             if same_file(path, input_path):
                 raise PysmtError(f"{label} {path} is also the input {input_label} {input_path}: "
                                  "an output may not overwrite an input; choose another path")
+
+    stdout = standard_file(sys.stdout) if writes_stdout else None
+    if stdout is not None:
+        not_an_input("stdout", stdout)
+    files = {}
+    for label, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value)
+        stream = destination(path).stream
+        if stream is not None:  # written through stdout or stderr: its file, if it is one, must be no input
+            behind = standard_file(stream)
+            if behind is not None:
+                not_an_input(f"{label} {path} (the file behind {'stdout' if stream is sys.stdout else 'stderr'})",
+                             behind)
+            continue
+        if path.is_dir():
+            raise PysmtError(f"{label} {path}: is a folder, not a file")
+        not_an_input(label, path)
         writable_folder(path.parent, f"{label} {path}", create=create)
+        files[label] = path
     labels = list(files)
     for k, first in enumerate(labels):
         for second in labels[k + 1:]:
@@ -97,9 +129,13 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
 
 
 class _Stream:
-    """A text file being filled; a failed write (a full disk) becomes :class:`OutputFailed`, naming the file."""
+    """A text file being filled; a failed write (a full disk) becomes :class:`OutputFailed`, naming the file.
 
-    def __init__(self, handle: TextIO, shown: Path, device: bool = False) -> None:
+    A write to stdout whose reader has gone (``| head``) stays a ``BrokenPipeError``: the command then
+    stops quietly, as command-line tools do.
+    """
+
+    def __init__(self, handle: TextIO, shown: Path | str, device: bool = False) -> None:
         self.handle, self.shown, self.device, self.written = handle, shown, device, False
 
     def failed(self, err: OSError) -> OutputFailed:
@@ -111,17 +147,27 @@ class _Stream:
             self.written = True
             return self.handle.write(text)
         except OSError as err:
+            if isinstance(err, BrokenPipeError) and self.handle is sys.stdout:
+                raise
             raise self.failed(err) from None
 
     def flush(self) -> None:
         try:
             self.handle.flush()
         except OSError as err:
+            if isinstance(err, BrokenPipeError) and self.handle is sys.stdout:
+                raise
             raise self.failed(err) from None
 
 
 class OutputFailed(PysmtError):
     """Writing a streamed output failed (a full disk): the partial file is removed, an earlier one kept."""
+
+
+def standard_output() -> _Stream:
+    """stdout as a streamed output: a failed write (a full disk under ``> out.txt``) names stdout's file."""
+    behind = standard_file(sys.stdout)
+    return _Stream(sys.stdout, f"stdout ({behind})" if behind else "stdout", device=True)
 
 
 @contextmanager
@@ -134,18 +180,27 @@ def streamed_output(path: PathLike | None) -> Iterator[_Stream | None]:
       name untouched and drops its partial output; with no earlier file, the partial output is kept.
     * A write that fails (a full disk) removes the partial file and keeps an earlier one.
     * Only a regular file (or a new name) is replaced: a symbolic link's target is written (the link
-      stays), and a device or FIFO (``/dev/stdout``, a named pipe) is written to directly, as a stream.
+      stays), a device or FIFO (a named pipe, ``/dev/null``) is written to directly, as a stream, and the
+      file behind this process' stdout or stderr (``/dev/stdout``, or ``out.txt`` under ``> out.txt``)
+      is written through that stream, each sentence's lines after its translation
+      (:func:`pysmt.textio.destination`).
     ``None`` gives ``None`` (no such output requested).
     """
     if path is None:
         yield None
         return
     shown = Path(path)
-    target = shown.resolve()  # through symbolic links, as a shell's `>` writes
-    if target.exists() and not target.is_file():  # a device, FIFO or socket: no file to replace
-        with open(target, "w", encoding="utf-8") as device:
+    where = destination(shown)
+    if where.stream is not None:
+        through = _Stream(where.stream, shown, device=True)
+        yield through
+        through.flush()
+        return
+    if where.special:  # a device, FIFO or socket: no file to replace
+        with open(shown, "w", encoding="utf-8") as device:
             yield _Stream(device, shown, device=True)
         return
+    target = where.target
     earlier = target.exists()
     fd, tmp = temporary_file(target)
     stream = _Stream(os.fdopen(fd, "w", encoding="utf-8"), shown)

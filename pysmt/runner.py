@@ -15,7 +15,7 @@ from typing import BinaryIO
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
 from pysmt.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
-from pysmt.textio import decode_line
+from pysmt.textio import decode_line, raw_lines
 
 
 @dataclass
@@ -26,13 +26,13 @@ class BadLine:
 
 
 def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLine]:
-    """(index, text) per input line; the first undecodable line becomes a :class:`BadLine` and ends the stream."""
-    for index, raw in enumerate(handle):
-        try:
-            yield index, decode_line(raw, name, index + 1)
-        except PysmtError as err:
-            yield BadLine(err)
-            return
+    """(index, text) per input line; the first line that cannot be read (not UTF-8, or where compressed input
+    is cut short) becomes a :class:`BadLine` and ends the stream."""
+    try:
+        for line_no, raw in raw_lines(handle, name):
+            yield line_no - 1, decode_line(raw, name, line_no)
+    except PysmtError as err:
+        yield BadLine(err)
 
 
 def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, Iterator, TextIO
+from typing import IO, BinaryIO, Iterator, TextIO, cast
 
 import numpy as np
 from tqdm import tqdm
@@ -77,7 +77,7 @@ def open_binary(path: str | Path) -> BinaryIO:
     kind = compression_of(path)
     for name, _, opener in COMPRESSED:
         if name == kind:
-            return opener(path, "rb")  # type: ignore[no-any-return]
+            return cast(BinaryIO, opener(path, "rb"))
     return open(path, "rb")
 
 
@@ -130,7 +130,8 @@ def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[
             for line_no, raw in raw_lines(handle, path):
                 yield line_no, decode_line(raw, path, line_no)
             return
-        raw_file = getattr(handle, "fileobj", None) or getattr(handle, "_fp", handle)  # the compressed bytes' position
+        # the position in the bytes on disk: a gzip file's fileobj, a bz2 or xz file's _fp, a plain file itself
+        raw_file = cast(IO[bytes], getattr(handle, "fileobj", None) or getattr(handle, "_fp", None) or handle)
         with tqdm(total=Path(path).stat().st_size, desc=progress, unit="B", unit_scale=True, delay=2,
                   file=sys.stderr, leave=False) as bar:
             for line_no, raw in raw_lines(handle, path):
@@ -148,7 +149,7 @@ def count_lines(path: str | Path) -> int:
 def write_array(array: np.ndarray, handle: IO[bytes]) -> None:
     """Append an array's bytes to a binary file through the file's own ``write``, so that a failed write
     is an ``OSError`` with its errno (``ndarray.tofile`` says only "N requested and M written")."""
-    handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+    handle.write(np.ascontiguousarray(array).view(np.uint8).data)
 
 
 def current_umask() -> int:

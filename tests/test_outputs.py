@@ -112,3 +112,96 @@ def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path)
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
     assert {line.split(" ||| ")[0] for line in lines} == {"0", "1"}
     assert fifo.is_fifo()
+
+
+# -- every channel: stdin's and stdout's files are an input and an output like any other -------------
+
+@pytest.mark.parametrize("option", ["--nbest", "--alignment"])
+def test_an_output_that_is_the_file_on_stdin_is_refused_and_survives(tiny_system, tmp_path, option):
+    x = tmp_path / "x"
+    x.write_text("a b c\nc b a\n")
+    with open(x, "rb") as stdin:
+        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), option, str(x)], stdin=stdin,
+                              capture_output=True)
+    fails(proc, 1, f"{option} {x} is also the input stdin")
+    assert x.read_text() == "a b c\nc b a\n"
+
+
+def test_a_stdout_appending_to_the_input_is_refused_and_the_input_survives(tiny_system, tmp_path):
+    x = tmp_path / "x"
+    x.write_text("a b c\n")
+    with open(x, "ab") as stdout:
+        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(x)], stdout=stdout,
+                              stderr=subprocess.PIPE)
+    fails(proc, 1, f"stdout {x} is also the input --input")
+    assert x.read_text() == "a b c\n"
+
+
+def test_a_stdout_appending_to_a_model_file_is_refused(tiny_system, source):
+    table = tiny_system.parent / "phrases.txt"
+    before = table.read_bytes()
+    with open(table, "ab") as stdout:
+        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source)], stdout=stdout,
+                              stderr=subprocess.PIPE)
+    fails(proc, 1, "stdout", "PhraseDictionaryMemory0 path")
+    assert table.read_bytes() == before
+
+
+def interleaved(lines: list[str], sentences: int, nbest: bool, alignment: bool) -> None:
+    """Each sentence's translation, then its n-best entries (all of that sentence), then its alignment line."""
+    k = 0
+    for index in range(sentences):
+        best = lines[k]
+        assert " ||| " not in best and "-" not in best, lines
+        k += 1
+        if nbest:
+            entries = []
+            while k < len(lines) and lines[k].startswith(f"{index} ||| "):
+                entries.append(lines[k])
+                k += 1
+            assert entries and entries[0].split(" ||| ")[1] == best, lines
+        if alignment:
+            assert lines[k] and all(len(point.split("-")) == 2 for point in lines[k].split()), lines
+            k += 1
+    assert k == len(lines), lines
+
+
+@pytest.mark.parametrize("named", [["--nbest"], ["--alignment"], ["--nbest", "--alignment"]])
+@pytest.mark.parametrize("channel", ["file", "pipe"])
+def test_outputs_named_as_stdout_are_written_through_it_in_order(tiny_system, source, tmp_path, named, channel):
+    """`--nbest /dev/stdout > out.txt` lost every translation (the n-best file replaced out.txt), and through a
+    pipe it failed looking for a temporary file beside /proc/PID/fd/pipe:[N]."""
+    args = [*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source)]
+    for option in named:
+        args += [option, "/dev/stdout"]
+    if channel == "file":
+        out = tmp_path / "out.txt"
+        with open(out, "wb") as stdout:
+            proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE)
+        text = out.read_text()
+    else:
+        proc = subprocess.run(args, capture_output=True)
+        text = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert not list(tmp_path.glob(f".*{TEMP_MARK}*"))
+    interleaved(text.splitlines(), 2, "--nbest" in named, "--alignment" in named)
+
+
+def test_an_nbest_named_as_the_file_behind_stdout_is_written_through_it(tiny_system, source, tmp_path):
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as stdout:
+        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(out)],
+                              stdout=stdout, stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr.decode()
+    interleaved(out.read_text().splitlines(), 2, nbest=True, alignment=False)
+
+
+def test_rescore_out_on_stdout_holds_the_list_and_nothing_else(tiny_system, source, tmp_path):
+    nbest = tmp_path / "in.nbest"
+    assert pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)).returncode == 0
+    with open(tmp_path / "out.nbest", "wb") as stdout:
+        proc = subprocess.run([*PYSMT, "rescore", "-c", str(tiny_system), "--features", "repeated-word", "--nbest",
+                               str(nbest), "--out", "/dev/stdout"], stdout=stdout, stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = (tmp_path / "out.nbest").read_text().splitlines()
+    assert len(lines) == len(nbest.read_text().splitlines()) and all(" ||| " in line for line in lines)

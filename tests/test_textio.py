@@ -3,6 +3,9 @@ leaves the old file, a full disk is one line, and reading with progress gives th
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import stat
 import subprocess
@@ -11,8 +14,9 @@ import textwrap
 
 import pytest
 
+from pysmt.errors import PysmtError
 from pysmt.textio import atomic_path, atomic_writer, read_lines
-from tests.helpers import limited_file_size
+from tests.helpers import fails, limited_file_size, pysmt, write_moses_system
 
 
 def test_every_written_file_gets_umask_permissions(tmp_path):
@@ -65,3 +69,109 @@ def test_reading_with_progress_gives_the_same_lines(tmp_path):
     with gzip.open(path, "wt") as out:
         out.write("".join(f"line {k}\n" for k in range(70_000)))
     assert list(read_lines(path, progress="load")) == list(read_lines(path))
+
+
+# -- compressed files cut short, special files, byte-order marks -----------------------------------
+
+LINES = "".join(f"source {k} ||| target {k} ||| 0.5 0.5 ||| 0-0\n" for k in range(20_000))
+
+
+def compressed(path, opener):
+    with opener(path, "wt", encoding="utf-8") as out:
+        out.write(LINES)
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])  # a copy cut short
+    return path
+
+
+@pytest.mark.parametrize("suffix, opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])
+def test_a_compressed_file_cut_short_is_one_error_naming_the_file_and_line(tmp_path, suffix, opener):
+    path = compressed(tmp_path / f"t{suffix}", opener)
+    lines = []
+    with pytest.raises(PysmtError) as failure:
+        for line_no, text in read_lines(path):
+            lines.append(text)
+    assert str(failure.value).startswith(f"{path}, line {len(lines) + 1}: the compressed file is truncated or damaged")
+    assert len(lines) < 20_000 and lines == LINES.splitlines()[:len(lines)]  # the complete lines before it
+
+
+def test_compressed_files_are_read_whole(tmp_path):
+    for suffix, opener in ((".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)):
+        path = tmp_path / f"t{suffix}"
+        with opener(path, "wt", encoding="utf-8") as out:
+            out.write(LINES)
+        assert [text for _, text in read_lines(path)] == LINES.splitlines()
+
+
+@pytest.mark.parametrize("command", ["decode", "binarize"])
+def test_a_truncated_gzip_table_is_one_line_naming_it(tmp_path, source, command):
+    """decode and binarize ended with click's bare `Aborted!` (an uncaught EOFError)."""
+    ini = write_moses_system(tmp_path / "system", phrases=LINES.replace("source", "a").replace("target", "x"))
+    table = tmp_path / "system" / "phrases.txt"
+    compressed(table.with_suffix(".gz"), gzip.open)
+    table.unlink()
+    ini.write_text(ini.read_text().replace("phrases.txt", "phrases.gz"))
+    args = ["-i", str(source)] if command == "decode" else ["-o", str(tmp_path / "bin")]
+    fails(pysmt(command, "-c", str(ini), *args), 1, f"{table.with_suffix('.gz')}, line ",
+          "the compressed file is truncated or damaged")
+
+
+def test_a_truncated_gzip_input_fails_before_any_decoding(tiny_system, tmp_path):
+    path = tmp_path / "in.gz"
+    with gzip.open(path, "wt") as out:
+        out.write("a b c\n" * 5000)
+    path.write_bytes(path.read_bytes()[:-12])
+    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(path))
+    fails(proc, 1, f"{path}, line ", "truncated or damaged")
+    assert proc.stdout == b""  # found when the lines are counted (for the progress bar), before any work
+
+
+def test_a_fifo_given_as_a_table_is_not_a_regular_file(tmp_path, source):
+    ini = write_moses_system(tmp_path / "system")
+    table = tmp_path / "system" / "phrases.txt"
+    table.unlink()
+    os.mkfifo(table)
+    fails(pysmt("decode", "-c", str(ini), "-i", str(source), timeout=60), 1,
+          f"{table}: not a regular file (a named pipe)")
+
+
+def test_a_byte_order_mark_is_dropped_and_said_once(tiny_system, tmp_path):
+    """Kept, the mark was part of the first word: line 1 translated differently, silently."""
+    plain, marked = tmp_path / "plain.txt", tmp_path / "marked.txt"
+    plain.write_text("a b c\nc b a\n")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    expected = pysmt("decode", "-c", str(tiny_system), "-i", str(plain), "--nbest", str(tmp_path / "p.nbest"))
+    got = pysmt("decode", "-c", str(tiny_system), "-i", str(marked), "--nbest", str(tmp_path / "m.nbest"))
+    assert got.returncode == 0 and got.stdout == expected.stdout
+    assert (tmp_path / "m.nbest").read_text() == (tmp_path / "p.nbest").read_text()
+    assert got.stderr.decode().count(f"{marked}: dropped the UTF-8 byte-order mark") == 1
+    from_stdin = pysmt("decode", "-c", str(tiny_system), stdin=marked.read_bytes())
+    assert from_stdin.stdout == expected.stdout and b"<stdin>: dropped the UTF-8 byte-order mark" in from_stdin.stderr
+    assert [text for _, text in read_lines(marked)] == ["a b c", "c b a"]
+
+
+def test_a_toml_config_with_a_byte_order_mark_loads(tmp_path):
+    from pysmt.config_files import load_config
+    from tests.helpers import raw_text_system
+
+    toml = raw_text_system(tmp_path / "system")
+    expected = load_config(toml)
+    toml.write_bytes(b"\xef\xbb\xbf" + toml.read_bytes())
+    assert load_config(toml) == expected
+
+
+def test_arrays_written_to_a_full_disk_fail_with_the_system_error():
+    """numpy's tofile said only "272710 requested and 237568 written", which the CLI labelled "writing output"."""
+    code = textwrap.dedent("""
+        import errno, sys, tempfile
+        import numpy as np
+        from pysmt.textio import write_array
+        with tempfile.TemporaryFile() as handle:
+            try:
+                write_array(np.zeros(100_000), handle)
+            except OSError as err:
+                print(errno.errorcode[err.errno])
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          preexec_fn=limited_file_size(50_000))
+    assert proc.stdout.strip() == "EFBIG", proc

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.textio import atomic_writer, read_lines, require_file
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,7 @@ class Bitext:
     def pairs(self, label: str) -> Iterator[tuple[str, str]]:
         """The line pairs; files of different lengths are an error naming ``label``."""
         for path in (self.source, self.target):
-            if not path.is_file():
-                raise PysmtError(f"{label} {path}: no such file")
+            require_file(path, label)
         sources, targets = read_lines(self.source), read_lines(self.target)
         for (_, src), (_, tgt) in itertools.zip_longest(sources, targets, fillvalue=(0, None)):
             if src is None or tgt is None:

@@ -18,8 +18,8 @@ import numpy as np
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature, require_param
-from pysmt.models.language_model import load_kenlm
+from pysmt.features.base import CompiledScores, CompiledTwin, Parameters, StatefulFeature, require_param
+from pysmt.models.language_model import check_model_file, load_kenlm
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 #: A KenLM state as the Python search sees it: its length, words and backoffs as bytes.
@@ -37,6 +37,11 @@ class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin], Compil
         #: (state, target phrase) -> (scores, new state): search applies the same phrase to the same
         #: LM context many times (hypotheses differing only in coverage); cleared per sentence.
         self.cache: dict[tuple[State, tuple[str, ...]], tuple[tuple[float], State]] = {}
+
+    @classmethod
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        super().check_config(name, params, system)
+        check_model_file(require_param(params, "path", name))
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:

@@ -24,6 +24,7 @@ from typing import Any
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_value
 from pysmt.errors import PysmtError
 from pysmt.features.base import PARAMETER_KINDS, Feature, Parameters
+from pysmt.textio import require_file
 
 ENTRY_POINT_GROUP = "pysmt.features"
 
@@ -104,8 +105,7 @@ def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path,
             raise PysmtError(f"{where}: feature {name}: unknown parameter {key!r}{hint}; {type_name} takes {takes}")
         if known[key] is Path:
             resolved = (base / os.path.expandvars(str(value))).resolve()
-            if not resolved.exists():
-                raise PysmtError(f"{where}: feature {name}: {key} {resolved}: no such file or folder")
+            require_file(resolved, f"{where}: feature {name}: {key}", folder_ok=True)
             params[key] = str(resolved)
         else:
             params[key] = typed_value(value, known[key], f"{where}: feature {name}: {key}")
@@ -149,6 +149,16 @@ def naming_config(config: SystemConfig, name: str) -> Iterator[None]:
         raise
 
 
+def no_weights(config: SystemConfig, name: str, needed: str = "") -> PysmtError:
+    """A feature has no weights: where they were looked for (the config, and the ``--weights`` file if one
+    was given), and how to give them."""
+    if config.weights_file is None:
+        return PysmtError(f"{config.path}: no weights for feature {name}{needed}; give them with --weights FILE "
+                          f"('{name}= w ...') or learn them with pysmt tune")
+    return PysmtError(f"--weights {config.weights_file}: no weights for feature {name}{needed} (nor has "
+                      f"{config.path}); add a line '{name}= w ...' to it, or learn them with pysmt tune")
+
+
 def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None) -> None:
     """Check every feature's section and weights before any model is loaded (:meth:`Feature.check_config`)."""
     for spec in specs:
@@ -156,8 +166,7 @@ def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
         with naming_config(config, spec.name):
             cls.check_config(spec.name, Parameters(spec.name, spec.params), config)
         if spec.weights is None and missing_weight is None and not has_default_weights(cls):
-            raise PysmtError(f"{config.path}: no weights for feature {spec.name}; give them with --weights FILE "
-                             f"('{spec.name}= w ...') or learn them with pysmt tune")
+            raise no_weights(config, spec.name)
 
 
 def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None
@@ -176,9 +185,7 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores
         if w is None:
-            raise PysmtError(f"{config.path}: no weights for feature {spec.name} ({feature.num_scores} needed); "
-                             f"give them with --weights FILE ('{spec.name}= w ...') or learn them with "
-                             f"pysmt tune")
+            raise no_weights(config, spec.name, f" ({feature.num_scores} needed)")
         if len(w) != feature.num_scores:
             raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores "
                              f"but {len(w)} weights")

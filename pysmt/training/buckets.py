@@ -33,7 +33,7 @@ from typing import BinaryIO
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import scratch_folder
+from pysmt.textio import scratch_folder, write_array
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, OCCURRENCE_FIELDS, PhraseInstances
 from pysmt.training.lexical import Lexicon
@@ -85,7 +85,7 @@ def cut(records: np.ndarray, key: str, handles: Sequence[BinaryIO]) -> None:
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(len(handles) + 1, dtype=np.uint64))
     for b, handle in enumerate(handles):
-        records[order[bounds[b]:bounds[b + 1]]].tofile(handle)
+        write_array(records[order[bounds[b]:bounds[b + 1]]], handle)
 
 
 def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> list[Path]:

@@ -27,6 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.parallel import ordered_stream, shared
+from pysmt.textio import write_array
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")
@@ -184,6 +185,6 @@ def write_occurrences(parts: Iterable[PhraseInstances], out: BinaryIO) -> int:
     """Write each part's occurrences to ``out`` as :data:`OCCURRENCE` records as it comes; return how many."""
     written = 0
     for part in parts:
-        part.records().tofile(out)
+        write_array(part.records(), out)
         written += len(part)
     return written

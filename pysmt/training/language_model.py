@@ -17,7 +17,7 @@ from typing import IO, cast
 from pysmt.errors import PysmtError
 from pysmt.outputs import check_outputs
 from pysmt.processes import ChildProcess
-from pysmt.textio import atomic_path, scratch_folder
+from pysmt.textio import atomic_path, require_file, scratch_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,11 +72,8 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
                          temp_dir: Path | None = None) -> None:
     """Estimate an ``order``-gram modified Kneser-Ney LM on ``texts`` and write it as a KenLM binary;
     lmplz's sorted runs and the ARPA file go in a hidden folder in ``temp_dir`` (default: beside ``out``)."""
-    texts = [Path(t) for t in texts]
+    texts = [require_file(t, "--text") for t in texts]
     check_outputs({"--out": out}, {"--text": texts}, create=True)
-    for text in texts:
-        if not text.is_file():
-            raise PysmtError(f"--text {text}: no such file")
     if order < 2:
         raise PysmtError(f"--order {order}: KenLM's binary models need an order of at least 2")
     if not has_words(texts):

@@ -40,7 +40,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.jobs import DoneMarkers, Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
-from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, open_binary, read_lines, scratch_folder
+from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder
 from pysmt.training.options import STEPS, TrainingOptions
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
@@ -59,14 +59,6 @@ def step_name(value: str) -> str:
     if value in STEPS:
         return value
     raise PysmtError(f"unknown step {value!r}; steps: " + ", ".join(f"{k + 1}={s}" for k, s in enumerate(STEPS)))
-
-
-def count_lines(path: Path) -> int:
-    """The lines of a plain or gzip file (as :func:`~pysmt.textio.read_lines` reads it)."""
-    if not path.is_file():
-        raise PysmtError(f"{path}: no such file")
-    with open_binary(path) as handle:
-        return sum(1 for _ in handle)
 
 
 def log(message: str) -> None:

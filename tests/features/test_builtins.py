@@ -109,3 +109,30 @@ def test_the_compiled_twin_takes_the_orientations_the_python_feature_takes(model
         if end <= prev_start or start >= prev_end:  # phrases do not overlap
             expected = kind.orientation(prev_start, prev_end, start, end)
             assert _core.orientation(kind.model, prev_start, prev_end, start, end) == expected
+
+
+def test_a_file_that_is_no_language_model_is_refused_before_any_table_loads(tmp_path):
+    """A phrase table given as the LM was found only when KenLM read it, after the tables before it had loaded."""
+    from pysmt.errors import PysmtError
+    from tests.helpers import write_moses_system
+
+    ini = write_moses_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # would fail to load
+    ini.write_text(ini.read_text().replace("path=lm.arpa", "path=phrases.txt"))
+    with pytest.raises(PysmtError) as failure:
+        Decoder(load_config(ini))
+    assert str(failure.value) == (f"{tmp_path / 'system' / 'phrases.txt'}: not an ARPA file or a KenLM binary model "
+                                  "(it begins with 'a ||| x ||| nan 0.5 ||| 0-0', not \\data\\ or KenLM's binary "
+                                  "header)")
+
+
+def test_arpa_files_plain_compressed_and_after_blank_lines_pass_the_check(tmp_path):
+    import gzip
+
+    from pysmt.models.language_model import check_model_file
+    from pysmt.testing import TOY_ARPA
+
+    (tmp_path / "lm.arpa").write_text("\n\n" + TOY_ARPA)
+    (tmp_path / "lm.arpa.gz").write_bytes(gzip.compress(TOY_ARPA.encode()))
+    (tmp_path / "lm.bin").write_bytes(b"mmap lm http://kheafield.com/code format version 5\n\0\0")
+    for name in ("lm.arpa", "lm.arpa.gz", "lm.bin"):
+        check_model_file(tmp_path / name)

@@ -113,3 +113,16 @@ def test_toy_decoder_takes_plugin_parameters(tmp_path):
         decoder = toy_decoder(system, ["slow"], params=[f"slow.model={tmp_path / 'elsewhere'}", "Slow0.size=2"],
                               weights={"Slow0": [1.0]})
     assert decoder.config.feature("Slow0").params == {"model": str(tmp_path / "elsewhere"), "size": 2}
+
+
+def test_weights_missing_from_a_weights_file_name_that_file(tiny_system, tmp_path):
+    """The message said "give them with --weights" when --weights had been given."""
+    from pysmt.config_files import configure_system
+
+    (tiny_system.parent / "slow-model").mkdir()
+    weights = tmp_path / "weights.txt"
+    weights.write_text("KENLM0= 0.5\n")
+    with registered(slow=Slow), pytest.raises(PysmtError) as failure:
+        Decoder(configure_system(tiny_system, ["slow"], weights_path=weights))
+    assert str(failure.value) == (f"--weights {weights}: no weights for feature Slow0 (nor has {tiny_system}); "
+                                  "add a line 'Slow0= w ...' to it, or learn them with pysmt tune")

@@ -9,6 +9,7 @@ import click
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.neural import TrainingLimits
+from pysmt.textio import require_file
 from pysmt.torch_threads import threads_option, use_training_threads
 from pysmt_cslm.hyperparameters import PRESETS, Hyperparameters
 
@@ -90,8 +91,7 @@ def perplexity(model_dir: str, text: str, exact: bool, device: str, threads: int
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
-    if not Path(text).is_file():
-        raise PysmtError(f"--text {text}: no such file")
+    require_file(text, "--text")
     loaded = load_model(Path(model_dir), torch_device)
     encoded = encode_text(Path(text), loaded.shortlist, loaded.model.hp.context, backoff=loaded.backoff)
     if not len(encoded):

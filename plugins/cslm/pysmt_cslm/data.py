@@ -31,10 +31,6 @@ def read_sentences(path: Path) -> Iterator[list[str]]:
         yield line.split()
 
 
-def count_lines(path: Path) -> int:
-    return sum(1 for _ in read_lines(path))
-
-
 def validation_lines(lines: int, seed: int) -> np.ndarray:
     """A boolean mask of the lines held out for validation: a seeded 1% (at least 1, at most 10,000)."""
     held = np.zeros(lines, dtype=bool)

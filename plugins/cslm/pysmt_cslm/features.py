@@ -142,7 +142,9 @@ class CslmFeature(BatchedStatefulFeature):
 
     @classmethod
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
-        model_directory(name, params, system)
+        from pysmt_cslm.store import check_model
+
+        check_model(model_directory(name, params, system))
         if params.get("buffer-size", 10_000) < 1:
             raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params['buffer-size']}")
         if params.get("cache-size", CACHE_SIZE) < 0:

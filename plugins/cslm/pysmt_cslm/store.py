@@ -32,9 +32,22 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     neural.save_checkpoint(path, state, MODEL_TYPE)
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
+def load_checkpoint(path: Path, mapped: bool = False) -> dict[str, Any]:
     """A checkpoint written by :func:`save_checkpoint`, or one clear line for a missing, corrupt or foreign file."""
-    return neural.load_checkpoint(path, MODEL_TYPE, "pysmt cslm train")
+    return neural.load_checkpoint(path, MODEL_TYPE, "pysmt cslm train", mapped=mapped)
+
+
+def check_model(directory: Path) -> None:
+    """Refuse, in milliseconds, a folder that holds no CSLM (another model's, or none): before tables load."""
+    model_folder(directory)
+    load_checkpoint(directory / MODEL, mapped=True)
+
+
+def model_folder(directory: Path) -> Path:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise PysmtError(f"{directory}: no such model folder (train one with `pysmt cslm train --out {directory}`)")
+    return directory
 
 
 def build_model(state: dict[str, Any], path: Path) -> Cslm:
@@ -61,9 +74,7 @@ class LoadedModel:
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
     """The best model of a directory, on ``device``, in evaluation mode, with its shortlist and back-off."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise PysmtError(f"{directory}: no such model folder (train one with `pysmt cslm train --out {directory}`)")
+    directory = model_folder(directory)
     path = directory / MODEL
     state = load_checkpoint(path)
     model = build_model(state, path)

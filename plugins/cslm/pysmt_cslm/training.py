@@ -38,9 +38,9 @@ from pysmt.neural import (
     start_training_job,
     train_loop,
 )
+from pysmt.textio import count_lines
 from pysmt_cslm.data import (
     EncodedText,
-    count_lines,
     count_words,
     encode_text,
     validation_lines,

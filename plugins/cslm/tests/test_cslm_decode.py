@@ -170,3 +170,18 @@ def test_forked_decoding_workers_do_not_hang(tmp_path):
     two = subprocess.run(command + ["--threads", "2"], capture_output=True, text=True, timeout=60, env=env, check=False)
     assert two.returncode == 0, two.stderr
     assert two.stdout == one.stdout and len(one.stdout.splitlines()) == 4
+
+
+def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path, tiny_model):
+    """A CSLM pointed at an RNN's folder was reported only after the text tables had loaded (169 s on news)."""
+    import torch
+    from pysmt_cslm.store import MODEL
+
+    from pysmt.errors import PysmtError
+
+    ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
+    rnn = tmp_path / "rnn"
+    shutil.copytree(tiny_model, rnn)
+    torch.save({"model_type": "pysmt-rnn", "hyperparameters": {}, "model": {}}, rnn / MODEL)
+    with pytest.raises(PysmtError, match=r"model.pt: not a pysmt-cslm checkpoint \(it is a pysmt-rnn model\)"):
+        decoder_for(ini, f"cslm.model={rnn}")

@@ -10,6 +10,7 @@ import click
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.neural import TrainingLimits
+from pysmt.textio import require_file
 from pysmt.torch_threads import threads_option, use_training_threads
 from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 from rnn_feature.sample_sizes import SampleSizes
@@ -89,9 +90,7 @@ def score(model_dir: str, table: str, out_path: str | None, device: str, batch_s
 
     use_training_threads(threads)
     check_device(device)
-    binary = Path(table).is_dir()
-    if not binary and not Path(table).is_file():
-        raise PysmtError(f"--phrase-table {table}: no such file or folder")
+    binary = require_file(table, "--phrase-table", folder_ok=True).is_dir()
     if binary and out_path:
         raise PysmtError(f"--out: the scores of binary table {table} are stored in its folder; give no --out")
     if not binary and not out_path:
@@ -143,14 +142,12 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
 def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str,  # noqa: ANN201 - (model, source, target)
                       threads: int | None):
     """Check the device, the table and the output folder, then load the model: mistakes cost nothing."""
-    from pysmt.errors import PysmtError
     from pysmt.outputs import check_outputs
     from rnn_feature.store import load_model
 
     use_training_threads(threads)
     check_device(device)
-    if not Path(table).is_file():
-        raise PysmtError(f"--phrase-table {table}: no such file")
+    require_file(table, "--phrase-table")
     check_outputs({}, {"--phrase-table": table, "--model": model_dir}, folders={"--out": out_dir})
     loaded = load_model(Path(model_dir), device)
     Path(out_dir).mkdir(parents=True, exist_ok=True)

@@ -69,7 +69,9 @@ class RnnFeature(Feature):
 
     @classmethod
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
-        model_directory(name, params, system)
+        from rnn_feature.store import check_model
+
+        check_model(model_directory(name, params, system))
         if params.get("batch-size", 512) < 1:
             raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params['batch-size']}")
         resolve_device(params.get("device", "auto"), f"feature {name}: device =")

@@ -30,9 +30,14 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     neural.save_checkpoint(path, state, MODEL_TYPE)
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
+def load_checkpoint(path: Path, mapped: bool = False) -> dict[str, Any]:
     """A checkpoint written by :func:`save_checkpoint` (or before checkpoints were marked), or one clear line."""
-    return neural.load_checkpoint(path, MODEL_TYPE, "pysmt rnn train", unmarked_ok=True)
+    return neural.load_checkpoint(path, MODEL_TYPE, "pysmt rnn train", unmarked_ok=True, mapped=mapped)
+
+
+def check_model(directory: Path) -> None:
+    """Refuse, in milliseconds, a folder that holds no RNN Encoder-Decoder (a CSLM's, or none): before tables load."""
+    load_checkpoint(Path(directory) / MODEL, mapped=True)
 
 
 def build_model(state: dict[str, Any], path: Path) -> EncoderDecoder:

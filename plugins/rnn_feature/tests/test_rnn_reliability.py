@@ -293,3 +293,16 @@ def test_param_names_a_model_folder_elsewhere(tmp_path):
     proc = pysmt(*command, "--param", f"rnn.model={model}", "--param", f"wp.model={model}")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["x", "y", "z"] and "RNN0=" in (tmp_path / "nbest.txt").read_text()
+
+
+def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path):
+    """An RNN pointed at a CSLM's folder is found by its checkpoint's mark, before the (here unloadable) table."""
+    from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
+
+    ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
+    (tmp_path / "cslm").mkdir()
+    torch.save({"model_type": "pysmt-cslm", "hyperparameters": {}, "model": {}}, tmp_path / "cslm" / MODEL)
+    config = configure_system(ini, ["rnn"], [f"rnn.model={tmp_path / 'cslm'}"]).with_weights({"RNN0": [1.0]}, "test")
+    with pytest.raises(PysmtError, match=r"model.pt: not a pysmt-rnn checkpoint \(it is a pysmt-cslm model\)"):
+        Decoder(config)

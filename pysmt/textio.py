@@ -146,10 +146,24 @@ def count_lines(path: str | Path) -> int:
         return sum(1 for _ in raw_lines(handle, path))
 
 
+@contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Inside, an ``OSError`` that names no file (a ``write`` that failed: a full disk) names ``path``, so that
+    whoever reports it can say which file, in the system's words."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
 def write_array(array: np.ndarray, handle: IO[bytes]) -> None:
     """Append an array's bytes to a binary file through the file's own ``write``, so that a failed write
-    is an ``OSError`` with its errno (``ndarray.tofile`` says only "N requested and M written")."""
-    handle.write(np.ascontiguousarray(array).view(np.uint8).data)
+    is an ``OSError`` with its errno and the file's name (``ndarray.tofile`` says only "N requested and M
+    written")."""
+    with writing(handle.name):
+        handle.write(np.ascontiguousarray(array).view(np.uint8).data)
 
 
 def current_umask() -> int:

@@ -40,7 +40,7 @@ from pysmt.folder_lock import release_folder
 from pysmt.jobs import DoneMarkers, Job
 from pysmt.memory_budget import megabytes
 from pysmt.outputs import check_outputs
-from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder
+from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
 from pysmt.training.options import STEPS, TrainingOptions
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
@@ -257,7 +257,7 @@ class Pipeline:
 
     @staticmethod
     def write_lines(path: Path, lines: Iterable[str], total: int, description: str) -> None:
-        with open(path, "w", encoding="utf-8") as out:
+        with writing(path), open(path, "w", encoding="utf-8") as out:
             for line in tqdm(lines, total=total, desc=description, unit=" lines", file=sys.stderr):
                 out.write(line + "\n")
 
@@ -341,12 +341,11 @@ class Pipeline:
     def step_extract(self) -> None:
         from pysmt.training.extraction import extracted_parts, write_occurrences
 
-        bar = tqdm(total=len(self.corpus), desc="extract", unit=" sent", file=sys.stderr)
-        parts = extracted_parts(self.corpus.sources, self.corpus.targets, self.corpus.alignments,
-                                self.o.max_phrase_length, self.o.processes, bar)
-        with atomic_path(self.extract) as tmp, open(tmp, "wb") as out:
-            n = write_occurrences(parts, out)
-        bar.close()
+        with tqdm(total=len(self.corpus), desc="extract", unit=" sent", file=sys.stderr) as bar:  # closed on failure
+            parts = extracted_parts(self.corpus.sources, self.corpus.targets, self.corpus.alignments,
+                                    self.o.max_phrase_length, self.o.processes, bar)
+            with atomic_path(self.extract) as tmp, open(tmp, "wb") as out:
+                n = write_occurrences(parts, out)
         log(f"extracted {n:,} phrase pair occurrences")
 
     def step_score(self) -> None:
@@ -354,10 +353,9 @@ class Pipeline:
         from pysmt.training.lexical import Lexicon
 
         lexicon = Lexicon.load(self.lex_f2e, self.lex_e2f, self.corpus.src_vocab, self.corpus.tgt_vocab)
-        bar = tqdm(desc="score", unit=" pairs", file=sys.stderr)
-        n = score_occurrences(self.extract, self.corpus, lexicon, self.phrase_table, self.reordering_table,
-                              self.o.memory, self.o.processes, bar, self.o.temp_dir)
-        bar.close()
+        with tqdm(desc="score", unit=" pairs", file=sys.stderr) as bar:  # closed on failure too: the error's own line
+            n = score_occurrences(self.extract, self.corpus, lexicon, self.phrase_table, self.reordering_table,
+                                  self.o.memory, self.o.processes, bar, self.o.temp_dir)
         log(f"{n:,} distinct phrase pairs")
 
     def step_lm(self) -> None:

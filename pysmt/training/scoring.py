@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import atomic_writer, temporary_folder
+from pysmt.textio import atomic_writer, temporary_folder, writing
 from pysmt.training.corpus import AlignedCorpus, Sentences
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables, Lexicon
@@ -147,7 +147,7 @@ def _write_run(job: tuple[int, int, str]) -> str:
     for start in range(lo, hi, FORMAT_CHUNK):
         lines += table_lines(inst, corpus, pairs, lexicon, order[start:min(start + FORMAT_CHUNK, hi)])
     lines.sort()
-    with open(path, "wb") as out:
+    with writing(path), open(path, "wb") as out:
         out.writelines(lines)
     return path
 

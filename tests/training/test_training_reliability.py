@@ -304,3 +304,15 @@ def test_a_job_file_that_is_no_record_is_refused(system, record):
     proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"])
     assert_one_line_error(proc, str(system["out"]), "--force")
     assert (system["out"] / "job.json").read_text() == record
+
+
+def test_a_full_disk_names_the_file_and_how_to_resume(bitext):
+    """It said "writing output: 272710 requested and 237568 written": numpy's words for a full disk, no file."""
+    from tests.helpers import limited_file_size
+
+    proc = subprocess.run(CLI + ["train", "--prepared", "--processes", "1", "--corpus", str(bitext["c"]),
+                                 "--alignment", str(bitext["al"]), "--out", str(bitext["out"])],
+                          capture_output=True, text=True, preexec_fn=limited_file_size(2048))
+    line = assert_one_line_error(proc, "step score: File too large writing ", str(bitext["out"]), "make room in",
+                                 "run the same command again to resume")
+    assert "requested and" not in line and not list(bitext["out"].glob(".*pysmt-tmp*"))

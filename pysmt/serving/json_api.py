@@ -13,16 +13,29 @@ OpenNMT-py's own server answers the other way round, a list per n-best rank of e
 that OpenNMT clients need only the address. ``GET /health`` and ``GET /models`` (also under
 ``/translator/``) say whether the server is up and which system it serves. Errors are a 4xx or 5xx
 with ``{"error": "...", "status": "error"}``.
+
+A request nests two levels (a list of objects of strings and numbers); one nested deeper than
+:data:`MAX_DEPTH` is refused before it is parsed, as Python's parser recurses (``[`` × 3,000 would
+reach the interpreter's recursion limit).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from pysmt.decoder import Candidate
 from pysmt.formats import alignment_line
+
+
+#: The deepest nesting of lists and objects a request may have (a legal one has two levels).
+MAX_DEPTH = 32
+#: A JSON string (its brackets are text, not nesting). Possessive, so that an unterminated one costs linear time.
+STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+#: Every byte but the brackets.
+NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 class BadRequest(Exception):
@@ -39,8 +52,22 @@ class Item:
     n_best: int
 
 
+def too_deep(body: bytes) -> bool:
+    """Whether the JSON text nests lists and objects deeper than :data:`MAX_DEPTH` (brackets within strings do not
+    count), found without parsing it."""
+    depth = 0
+    for bracket in STRING.sub(b"", body).translate(None, NOT_BRACKETS):
+        depth += 1 if bracket in b"[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
 def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> list[Item]:
     """The checked items of a ``/translate`` request."""
+    if too_deep(body):
+        raise BadRequest(400, f"the request nests lists and objects more than {MAX_DEPTH} deep (a request is a list "
+                              'of objects: [{"src": "...", "id": N}, ...])')
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as err:

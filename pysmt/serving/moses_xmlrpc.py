@@ -23,7 +23,11 @@ Mistakes are faults, never a dropped connection: -503 for a call that is not XML
 ``text`` (Moses' code), -506 for another method, -32602 for a parameter of the wrong type, -32000
 for what the server will not do (a setting pysmt does not honor per request, a request over its
 limits) or could not do (a plugin's error, a timeout). Requests are parsed with defusedxml, which
-refuses entity declarations (the "billion laughs").
+refuses entity declarations (the "billion laughs"), and a call that nests its elements deeper than
+:data:`MAX_DEPTH` is refused (-32000) as the parser meets the element: a ``translate`` call nests
+eight (``methodCall``, ``params``, ``param``, ``value``, ``struct``, ``member``, ``value``,
+``string``), and arrays nested thousands deep would make the error messages' ``repr`` recurse past
+the interpreter's limit.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ NO_SUCH_METHOD = -506
 #: The XML-RPC error codes of the specification for interoperability (xmlrpc-epi).
 INVALID_PARAMETERS = -32602
 SERVER_ERROR = -32000
+
+#: The deepest nesting of elements a call may have (a ``translate`` call has eight levels).
+MAX_DEPTH = 32
 
 #: ``translate`` keys that change a Moses translation but that pysmt does not honor per request.
 NOT_SUPPORTED = ("sg", "topt", "lambda", "model_name", "weights", "context", "context-scope", "context-weights",
@@ -74,14 +81,35 @@ class Request:
     session: int | None = None
 
 
+class ShallowUnmarshaller(xmlrpc.client.Unmarshaller):
+    """The standard library's unmarshaller, refusing elements nested deeper than :data:`MAX_DEPTH`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ProtocolError(SERVER_ERROR, f"the call nests XML elements more than {MAX_DEPTH} deep (a translate "
+                                              "call nests eight)")
+        super().start(tag, attrs)
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+        super().end(tag)
+
+
 def parse_call(body: bytes) -> tuple[str, tuple[Any, ...]]:
-    """The method and parameters of an XML-RPC call (entity declarations refused)."""
-    unmarshaller = xmlrpc.client.Unmarshaller()
+    """The method and parameters of an XML-RPC call (entity declarations and deep nesting refused)."""
+    unmarshaller = ShallowUnmarshaller()
     parser = DefusedExpatParser(unmarshaller)
     try:
         parser.feed(body)
         parser.close()
         params = unmarshaller.close()
+    except ProtocolError:
+        raise
     except Exception as err:  # expat's, defusedxml's and the unmarshaller's own errors alike
         raise ProtocolError(PARSE_ERROR, f"Call XML not a proper XML-RPC call ({type(err).__name__}: {err})") \
             from None

@@ -54,6 +54,13 @@ class ServeOptions:
         type=click.FloatRange(min=0, min_open=True),
         help="Seconds a request may take before it is answered with an error (504, or a fault); also how long "
              "SIGTERM waits for the requests in flight."))
+    read_timeout: float = field(default=10.0, metadata=option(
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds a client has to send a request's head (from connecting, or from its previous answer: an "
+             "idle connection is closed then) and again its body (408 after that); the connection is closed."))
+    max_connections: int = field(default=256, metadata=option(
+        type=POSITIVE, help="Connections held at once; beyond them a new connection is answered 503 at once "
+                            "and closed."))
     max_pending: int = field(default=10_000, metadata=option(
         type=POSITIVE, help="Sentences waiting for a worker beyond which new requests are turned away (503)."))
     model_id: int = field(default=0, metadata=option(help="The JSON interface's model id (OpenNMT's `id`)."))

@@ -10,9 +10,12 @@ XML-RPC payload is parsed by the standard library's unmarshaller behind defusedx
 
 Limits (each a setting, see :class:`~pysmt.serving.options.ServeOptions`): the request's size
 (413), the number of sentences in it and the length of each (413), its time (504; the sentences
-still queued are dropped), and the sentences waiting (503: come back later). Invalid JSON, XML or
-UTF-8, an empty request, a compressed body (415): a 4xx with the reason, or an XML-RPC fault at
-``/RPC2``; the server goes on serving. Every request is logged on stderr (one line: address, request,
+still queued are dropped), the sentences waiting (503: come back later), the time a client takes to
+send a request (``--read-timeout``: a head that has not arrived by then drops the connection, a body
+gets 408 and the connection closed), and the connections held (``--max-connections``, see
+:mod:`~pysmt.serving.listening`). Invalid JSON, XML or UTF-8, input nested deeper than either
+protocol's requests ever are, an empty request, a compressed body (415): a 4xx with the reason, or an
+XML-RPC fault at ``/RPC2``; the server goes on serving. Every request is logged on stderr (one line: address, request,
 status, seconds). SIGTERM or Ctrl-C: stop accepting, answer what is in flight (up to the request
 timeout), stop the workers, exit 0.
 """
@@ -32,6 +35,7 @@ from pysmt.cluster import SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
+from pysmt.serving.listening import Listener
 from pysmt.serving.moses_xmlrpc import ProtocolError
 from pysmt.serving.options import ServeOptions
 from pysmt.serving.workers import Busy, Translated, WorkerPool, log
@@ -39,6 +43,8 @@ from pysmt.serving.workers import Busy, Translated, WorkerPool, log
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: One line per request on stderr: client address, request line, status, response bytes, seconds.
 ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tfs'
+#: The request's key saying that its body did not arrive in time: its answer ends the connection.
+STALLED = "pysmt.stalled"
 
 
 class Service:
@@ -75,21 +81,27 @@ class Service:
         except PysmtError as err:
             raise BadRequest(500, str(err)) from None
         finally:  # answered, timed out, failed or its client gone: none of its sentences is wanted any more
-            for job in jobs:
-                job.future.cancel()
+            self.pool.cancel(jobs)
 
 
 async def body(request: web.Request) -> bytes:
-    """The request's body, within the size limit; compressed bodies are refused (no decompression bombs)."""
+    """The request's body, within the size and time limits; compressed bodies are refused (no decompression
+    bombs)."""
+    options: ServeOptions = request.app["service"].options
     if request.headers.get("Content-Encoding", "identity").lower() != "identity":
         raise BadRequest(415, f"Content-Encoding {request.headers['Content-Encoding']} is not accepted: send the "
                               "body uncompressed")
     try:
-        data = await request.read()
+        async with asyncio.timeout(options.read_timeout):
+            data = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        largest = request.app["service"].options.max_request_bytes
-        raise BadRequest(413, f"the request is larger than this server takes ({largest:,} bytes, "
+        raise BadRequest(413, f"the request is larger than this server takes ({options.max_request_bytes:,} bytes, "
                               "--max-request-size)") from None
+    except TimeoutError:
+        request[STALLED] = True
+        request.content.feed_eof()  # the rest is not waited for (no lingering close): the answer ends it all
+        raise BadRequest(408, f"the request's body did not arrive within {options.read_timeout:g} s "
+                              "(--read-timeout)") from None
     if not data.strip():
         raise BadRequest(400, "the request is empty")
     return data
@@ -155,6 +167,15 @@ async def models(request: web.Request) -> web.Response:
 
 
 @web.middleware
+async def close_stalled(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The answer to a request whose body stalled closes its connection (the client holds none)."""
+    response = await handler(request)
+    if request.get(STALLED):
+        response.force_close()
+    return response
+
+
+@web.middleware
 async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """A refused request as JSON with its status (the XML-RPC endpoint answers faults itself)."""
     try:
@@ -164,7 +185,7 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
 
 
 def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
-    app = web.Application(client_max_size=options.max_request_bytes, middlewares=[json_errors])
+    app = web.Application(client_max_size=options.max_request_bytes, middlewares=[close_stalled, json_errors])
     app["service"] = Service(options, pool)
     app.router.add_post("/RPC2", moses_rpc)
     for root, translate in (("", translate_per_input), ("/translator", translate_by_rank)):
@@ -181,30 +202,39 @@ def recipe_of(options: ServeOptions) -> SystemRecipe:
 
 async def run(options: ServeOptions) -> None:
     """Start the workers, serve until SIGTERM or Ctrl-C, then stop gracefully."""
+    listener = Listener(options.host, options.port, options.max_connections)
     pool = WorkerPool(recipe_of(options), options.workers, not options.prepared, options.max_pending)
     log(f"starting {options.workers} worker(s) for {options.config}")
-    await pool.start()
+    try:
+        await pool.start()
+    except BaseException:
+        await listener.close()
+        raise
     app = application(options, pool)
     access = logging.getLogger("aiohttp.access")
     access.addHandler(logging.StreamHandler(sys.stderr))
     access.setLevel(logging.INFO)
+    # keepalive_timeout: aiohttp closes a connection whose request head has not arrived so long after it opened
+    # or after its previous answer (a slowloris' or an idle one); lingering_time: how long it reads what the
+    # client still sends of a body it was answered without (413, 415) before closing
     runner = web.AppRunner(app, handler_cancellation=True, access_log_format=ACCESS_LOG_FORMAT,
-                           shutdown_timeout=options.timeout, auto_decompress=False)
+                           shutdown_timeout=options.timeout, auto_decompress=False,
+                           keepalive_timeout=options.read_timeout, lingering_time=options.read_timeout)
     await runner.setup()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        site = web.TCPSite(runner, options.host, options.port, shutdown_timeout=options.timeout)
-        await site.start()
-        address = ", ".join(f"http://{host}:{port}" for host, port, *_ in runner.addresses)
-        log(f"{len(pool.workers)} worker(s) ready; listening on {address}: Moses XML-RPC at /RPC2, JSON at "
+        assert runner.server is not None  # (set up above)
+        listener.start(runner.server)
+        log(f"{len(pool.workers)} worker(s) ready; listening on {listener.address}: Moses XML-RPC at /RPC2, JSON at "
             "/translate, /health, /models (and under /translator/)")
         await stop.wait()
         log("stopping: finishing the requests in flight")
         app["service"].draining = True
     finally:
+        await listener.close()
         await runner.cleanup()
         await pool.close()
         log("stopped")

@@ -2,32 +2,33 @@
 
 Each worker is a process that builds the system once, from paths (a
 :class:`~pysmt.cluster.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
-machine share their pages), then translates batches of sentences it is sent over a pipe, one batch at
-a time, sending each answer back as soon as it is ready. The pool lives in the server's event loop:
-every sentence of every request joins one queue; a worker that is free takes the next sentences
-(about an equal share of what waits, so that several clients' sentences are batched together and no
-worker idles while another has a long batch), and each answer goes back to the request that asked
-for it. A request waits for its own sentences only,
-in its own order.
+machine share their pages), then translates the sentences it is sent over a pipe, one at a time,
+sending each answer back as soon as it is ready. The pool lives in the server's event loop. Each
+request's sentences wait in a queue of their own, and the requests take turns: a worker with room
+takes the next sentence of the next request in turn (round robin), so that a one-sentence request
+waits for a sentence or two, never behind all of a large request's. Each worker holds at most
+:data:`IN_FLIGHT` sentences (the one it translates and the next, so that it never idles waiting for
+the server), and each answer goes back to the request that asked for it. A request waits for its
+own sentences only, in its own order.
 
-A worker that dies (killed, out of memory) is replaced, and the sentences it was translating are sent
-again, each alone; a sentence that a worker dies on twice gets an error instead (it would take every
-worker down). Sentences whose request is gone (timed out, client disconnected) are dropped from the
-queue, and their results, if a worker is at them already, are dropped. Workers start with the
-``spawn`` method (a fresh interpreter: none of the server's sockets or threads), leave signals to
-the server, and die with it.
+A worker that dies (killed, out of memory) is replaced, and the sentences it held are sent again
+before any other, each alone; a sentence that a worker dies on twice gets an error instead (it would
+take every worker down). A request that is gone (timed out, client disconnected) takes its waiting
+sentences out of the queue (:meth:`WorkerPool.cancel`), and the answers to those a worker is at
+already are dropped. Workers start with the ``spawn`` method (a fresh interpreter: none of the
+server's sockets or threads), leave signals to the server, and die with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import math
 import multiprocessing
 import os
 import signal
 import sys
-from collections import deque
+from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -37,11 +38,12 @@ from pysmt.decoder import Candidate, Decoder
 from pysmt.errors import PysmtError
 from pysmt.processes import die_with_parent
 
-#: The most sentences sent to a worker at once.
-MAX_BATCH = 16
+#: The most sentences a worker holds at once: the one it translates and the next, waiting in its pipe (so
+#: that it never idles between sentences, and a new request's first sentence waits for two at most).
+IN_FLIGHT = 2
 #: How often a sentence may be sent to a worker that then dies, before it gets an error.
 MAX_ATTEMPTS = 2
-#: Seconds a worker has to finish its batch and exit when the pool closes, before it is killed.
+#: Seconds a worker has to finish its sentences and exit when the pool closes, before it is killed.
 EXIT_TIMEOUT = 10.0
 
 
@@ -53,6 +55,7 @@ class Busy(PysmtError):
 class Job:
     """One sentence of a request, on its way to a worker and back."""
 
+    request: int  # the request it belongs to (its turn in the queue)
     line: str
     index: int  # its place in the request (the decoder names it in errors: "input line N")
     nbest: int
@@ -85,7 +88,7 @@ def translated(decoder: Decoder, line: str, index: int, nbest: int, distinct: bo
 
 
 def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, parent: int) -> None:
-    """A worker process: build the system once, then translate each batch it is sent until told to stop."""
+    """A worker process: build the system once, then translate each sentence it is sent until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when its workers stop
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(parent)
@@ -96,12 +99,12 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
         return
     tokens = not (process and decoder.target_text)
     connection.send(("ready", (decoder.nbest_labels(), tokens)))
-    while (batch := connection.recv()) is not None:
-        for job_id, line, index, nbest, distinct in batch:  # each answer as soon as it is ready
-            try:
-                connection.send((job_id, translated(decoder, line, index, nbest, distinct, process)))
-            except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
-                connection.send((job_id, str(err)))
+    while (job := connection.recv()) is not None:
+        job_id, line, index, nbest, distinct = job
+        try:
+            connection.send((job_id, translated(decoder, line, index, nbest, distinct, process)))
+        except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
+            connection.send((job_id, str(err)))
 
 
 @dataclass
@@ -110,17 +113,31 @@ class Worker:
     connection: Connection
     ready: asyncio.Future[tuple[list[tuple[str, int, int]], bool]]
     busy: list[Job] = field(default_factory=list)
-    gone: bool = False
+
+    @property
+    def loaded(self) -> bool:
+        """Whether it has loaded the system (and so takes sentences)."""
+        return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
+
+    @property
+    def has_room(self) -> bool:
+        """Whether it takes another sentence: it holds fewer than :data:`IN_FLIGHT`, none of them sent again
+        (a sentence sent again is alone on its worker: it may be what kills workers)."""
+        return self.loaded and len(self.busy) < IN_FLIGHT and not any(job.attempts for job in self.busy)
 
 
 class WorkerPool:
-    """``count`` decoding processes fed from one queue of sentences (see the module's docstring)."""
+    """``count`` decoding processes fed from the requests' queues in turn (see the module's docstring)."""
 
     def __init__(self, recipe: SystemRecipe, count: int, process: bool, max_pending: int) -> None:
         self.recipe, self.count, self.process, self.max_pending = recipe, count, process, max_pending
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[Worker] = []
-        self.queue: deque[Job] = deque()
+        #: Each request's sentences that wait for a worker, by request, in the order of their turns.
+        self.waiting: OrderedDict[int, deque[Job]] = OrderedDict()
+        #: The sentences of workers that died, to be sent again (before any other, each alone).
+        self.resend: deque[Job] = deque()
+        self.requests = itertools.count()
         self.closing = False
         #: The system's n-best labels (name, first score, end), and whether its output is model tokens (no
         #: [processing], or the server is ``--prepared``), as the workers report them.
@@ -155,42 +172,58 @@ class WorkerPool:
 
     def pending(self) -> int:
         """Sentences waiting for a worker or being translated."""
-        return sum(job.wanted for job in self.queue) + sum(len(w.busy) for w in self.workers)
+        waiting = itertools.chain(self.resend, *self.waiting.values())
+        return sum(job.wanted for job in waiting) + sum(len(w.busy) for w in self.workers)
 
     def submit(self, lines: list[str], nbest: int, distinct: bool) -> list[Job]:
-        """Queue a request's sentences; their futures give their translations (or a PysmtError)."""
+        """Queue a request's sentences, as a request of its own that takes its turns; their futures give their
+        translations (or a PysmtError). Call :meth:`cancel` with them when the request is over."""
         if self.closing:
             raise Busy("the server is shutting down")
         if self.pending() + len(lines) > self.max_pending:
             raise Busy(f"{self.pending():,} sentences are waiting already (the server takes {self.max_pending:,})")
         loop = asyncio.get_running_loop()
-        jobs = [Job(line, index, nbest, distinct, loop.create_future()) for index, line in enumerate(lines)]
-        self.queue.extend(jobs)
+        request = next(self.requests)
+        jobs = [Job(request, line, index, nbest, distinct, loop.create_future()) for index, line in enumerate(lines)]
+        if jobs:
+            self.waiting[request] = deque(jobs)
         self._dispatch()
         return jobs
 
+    def cancel(self, jobs: Iterable[Job]) -> None:
+        """A request is over (answered, timed out, failed, its client gone): none of its sentences is wanted any
+        more, and those still waiting leave the queue."""
+        for job in jobs:
+            job.future.cancel()
+            self.waiting.pop(job.request, None)
+
+    def _next(self, idle: bool) -> Job | None:
+        """The sentence a worker with room takes next: a dead worker's sentence if the worker is ``idle``, else
+        the next sentence of the request whose turn it is (None: nothing for this worker)."""
+        while self.resend and not self.resend[0].wanted:
+            self.resend.popleft()
+        if self.resend:  # (a busy worker takes nothing until it is idle, so that one soon is)
+            return self.resend.popleft() if idle else None
+        while self.waiting:
+            request, jobs = next(iter(self.waiting.items()))
+            job = jobs.popleft()
+            if jobs:
+                self.waiting.move_to_end(request)  # its next sentence waits for the other requests' turns
+            else:
+                del self.waiting[request]
+            if job.wanted:
+                return job
+        return None
+
     def _dispatch(self) -> None:
-        """Give every free worker its share of what waits (a sentence sent again goes alone)."""
-        while self.queue and not self.queue[0].wanted:
-            self.queue.popleft()
-        free = [w for w in self.workers if w.ready.done() and not w.gone and not w.busy]
-        for worker in free:
-            batch: list[Job] = []
-            share = min(MAX_BATCH, max(1, math.ceil(len(self.queue) / len(free))))
-            while self.queue and len(batch) < share:
-                job = self.queue.popleft()
-                if not job.wanted:
-                    continue
-                if job.attempts and batch:  # (alone: it may be what kills workers)
-                    self.queue.appendleft(job)
+        """Give every worker with room the sentences it takes (see :meth:`_next`)."""
+        for worker in self.workers:
+            while worker.has_room and (job := self._next(idle=not worker.busy)) is not None:
+                worker.busy.append(job)
+                try:
+                    worker.connection.send((job.id, job.line, job.index, job.nbest, job.distinct))
+                except OSError:  # it has just died: its sentinel says so soon, and its sentences are sent again
                     break
-                batch.append(job)
-                if job.attempts:
-                    break
-            if not batch:
-                return
-            worker.busy = batch
-            worker.connection.send([(job.id, job.line, job.index, job.nbest, job.distinct) for job in batch])
 
     def _receive(self, worker: Worker) -> None:
         """A worker's pipe has a message (its pipe's end, once it is gone: then its sentinel says so too)."""
@@ -208,7 +241,7 @@ class WorkerPool:
                 worker.ready.set_result(detail)
             else:
                 worker.ready.set_exception(PysmtError(f"a serving worker could not load the system: {detail}"))
-        else:  # one sentence's answer; the worker is free again once it has answered its whole batch
+        else:  # one sentence's answer: the worker has room for another
             job_id, result = message
             job = next(job for job in worker.busy if job.id == job_id)
             worker.busy.remove(job)
@@ -217,8 +250,6 @@ class WorkerPool:
                     job.future.set_exception(PysmtError(result))
                 else:
                     job.future.set_result(result)
-            if worker.busy:
-                return
         self._dispatch()
 
     def _exited(self, worker: Worker) -> None:
@@ -227,6 +258,7 @@ class WorkerPool:
         loop = asyncio.get_running_loop()
         loop.remove_reader(worker.process.sentinel)
         loop.remove_reader(worker.connection.fileno())
+        self.workers.remove(worker)  # (first: the answers taken below must not send it more)
         try:
             while worker.connection.poll():
                 self._handle(worker, worker.connection.recv())
@@ -234,14 +266,13 @@ class WorkerPool:
             pass
         worker.connection.close()
         worker.process.join()
-        self.workers.remove(worker)
         status = worker.process.exitcode
         if not worker.ready.done():
             worker.ready.set_exception(PysmtError(f"a serving worker died while loading the system (exit "
                                                   f"status {status})"))
         if self.closing:
             return
-        for job in reversed(worker.busy):
+        for job in worker.busy:
             job.attempts += 1
             if not job.wanted:
                 continue
@@ -249,21 +280,23 @@ class WorkerPool:
                 job.future.set_exception(PysmtError(f"input line {job.index + 1}: the decoding worker died "
                                                     f"{job.attempts} times translating it (out of memory?)"))
             else:
-                self.queue.appendleft(job)
-        if worker.ready.exception() is None:  # (a worker that could not load is not started again)
+                self.resend.append(job)
+        if worker.loaded:  # (a worker that could not load is not started again)
             self.replaced += 1
             log(f"a worker died (exit status {status}); starting another")
             self._start_worker().ready.add_done_callback(replacement_loaded)
         self._dispatch()
 
     async def close(self) -> None:
-        """Stop the workers: each finishes its batch and exits (killed after :data:`EXIT_TIMEOUT` seconds)."""
+        """Stop the workers: each finishes the sentences it holds and exits (killed after :data:`EXIT_TIMEOUT`
+        seconds)."""
         self.closing = True
         loop = asyncio.get_running_loop()
-        for job in self.queue:
+        for job in itertools.chain(self.resend, *self.waiting.values()):
             if job.wanted:
                 job.future.set_exception(Busy("the server is shutting down"))
-        self.queue.clear()
+        self.resend.clear()
+        self.waiting.clear()
         for worker in list(self.workers):
             try:
                 worker.connection.send(None)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pysmt.decoder import Candidate
-from pysmt.serving.json_api import BadRequest, Item, by_rank, entries, parse_items
+from pysmt.serving.json_api import BadRequest, Item, by_rank, entries, parse_items, too_deep
 
 
 def test_items_take_the_servers_model_and_n_best_unless_they_say():
@@ -33,3 +33,15 @@ def test_entries_per_input_and_by_rank():
                      {"src": "a", "tgt": "y z", "n_best": 2, "pred_score": -2.0, "align": ["0-1 1-0"]}]
     ranks = by_rank([first, second], 2)
     assert [[e["tgt"] for e in rank] for rank in ranks] == [["x", "y z"], ["y z", "y z"]]  # every input in each rank
+
+
+def test_input_nested_deeper_than_a_request_is_refused_before_it_is_parsed():
+    with pytest.raises(BadRequest) as caught:
+        parse_items(b"[" * 33 + b"]" * 33, 0, 1, 5)
+    assert caught.value.status == 400 and "more than 32 deep" in str(caught.value)
+    with pytest.raises(BadRequest) as caught:  # 32 levels are parsed (and found not to be a request)
+        parse_items(b"[" * 32 + b"]" * 32, 0, 1, 5)
+    assert "expected" in str(caught.value)
+    # brackets within strings, escaped quotes included, are text
+    assert parse_items(b'[{"src": "\\"[[' + b"[" * 40 + b'"}]', 0, 1, 5) == [Item('"[[' + "[" * 40, 1)]
+    assert too_deep(b'["\\\\"' + b"[" * 40) and not too_deep(b'["\\\\\\"' + b"[" * 40 + b'"]')

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pysmt.decoder import Candidate
-from pysmt.serving.moses_xmlrpc import (INVALID_PARAMETERS, PARSE_ERROR, ProtocolError, Request, hypothesis_text,
-                                        parse_call, translate_request, translate_response)
+from pysmt.serving.moses_xmlrpc import (INVALID_PARAMETERS, PARSE_ERROR, SERVER_ERROR, ProtocolError, Request,
+                                        hypothesis_text, parse_call, translate_request, translate_response)
 
 # "a b c" -> "x y" + "z w" from the phrases [0, 2) -> [0, 2) and [2, 3) -> [2, 4)
 CANDIDATE = Candidate(["x", "y", "z", "w"], np.array([1.0, -2.0]), -0.5, [(0, 0), (1, 1), (2, 3), (2, 2)],
@@ -60,3 +60,13 @@ def test_the_answer_struct():
     assert [entry["fvals"] for entry in answer["nbest"]] == [" LM0= 1 TM0= -2"] * 2
     assert answer["nbest"][0]["totalScore"] == -0.5 and answer["nbest"][0]["hyp"] == "x y z w "
     assert "nbest" not in translate_response(Request("a"), [CANDIDATE], ["x y z w"], True, [])
+
+
+def test_calls_nested_deeper_than_a_translate_call_are_refused_as_they_are_parsed():
+    assert parse_call(call({"text": "a", "nbest": [[[[1]]]]})) == ("translate", ({"text": "a", "nbest": [[[[1]]]]},))
+    nested: list = []
+    for _ in range(10):  # 10 arrays more: 8 + 3 * 10 elements deep
+        nested = [nested]
+    with pytest.raises(ProtocolError) as caught:
+        parse_call(call({"text": "a", "nbest": nested}))
+    assert caught.value.code == SERVER_ERROR and "more than 32 deep" in str(caught.value)

@@ -4,96 +4,22 @@ HTTP for the JSON interface. Every server is bounded in time and stopped by the 
 from __future__ import annotations
 
 import gzip
-import http.client
 import json
 import os
 import signal
-import socket
-import subprocess
-import threading
 import xmlrpc.client
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import PYSMT, alive, children_of, pysmt, raw_text_system, wait_until
+from pysmt.serving.workers import IN_FLIGHT
+from tests.helpers import alive, pysmt, raw_text_system, wait_until
+from tests.serving.servers import serving, stopped
 
 pytest.importorskip("aiohttp")
+pytestmark = pytest.mark.slow  # every test starts `pysmt serve`
 
 SENTENCES = ["a b c", "c b a", "b c", "a", "c a b c"]
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen
-    port: int
-    log: list[str] = field(default_factory=list)
-
-    @property
-    def rpc(self) -> xmlrpc.client.ServerProxy:
-        return xmlrpc.client.ServerProxy(f"http://127.0.0.1:{self.port}/RPC2")
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-                timeout: float = 30.0) -> tuple[int, object]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            connection.request(method, path, body, headers or {})
-            response = connection.getresponse()
-            data = response.read()
-            return response.status, json.loads(data) if data else None
-        finally:
-            connection.close()
-
-    def post_json(self, path: str, value: object, **kwargs) -> tuple[int, object]:
-        return self.request("POST", path, json.dumps(value).encode(), {"Content-Type": "application/json"}, **kwargs)
-
-    def workers(self) -> list[int]:
-        """The decoding workers' PIDs (not multiprocessing's resource tracker)."""
-        found = []
-        for pid in children_of(self.proc.pid):
-            try:
-                command = (Path("/proc") / str(pid) / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"spawn_main" in command:
-                found.append(pid)
-        return found
-
-
-@contextmanager
-def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
-    """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL)."""
-    proc = subprocess.Popen([*PYSMT, "serve", "-c", str(system), "--port", "0", "--workers", str(workers), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    log: list[str] = []
-    port: list[int] = []
-
-    def read() -> None:  # keep reading stderr (the request log) so that the server never blocks on it
-        for raw in proc.stderr:
-            line = raw.decode(errors="replace")
-            log.append(line)
-            if "listening on http://127.0.0.1:" in line and not port:
-                port.append(int(line.split("127.0.0.1:")[1].split(":")[0].split(",")[0]))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert wait_until(lambda: port or proc.poll() is not None, 120), "".join(log)
-        assert port, "".join(log)
-        yield Server(proc, port[0], log)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-        reader.join(10)
 
 
 @pytest.fixture
@@ -197,13 +123,7 @@ def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_syste
         fault(-32000, "does not support sg", lambda: rpc.translate({"text": "a", "sg": "true"}))
         fault(-32000, "has 6 words", lambda: rpc.translate({"text": "a b c a b c"}))
 
-        def raw_fault(body: bytes) -> tuple[int, str]:
-            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-            connection.request("POST", "/RPC2", body, {"Content-Type": "text/xml"})
-            with pytest.raises(xmlrpc.client.Fault) as caught:
-                xmlrpc.client.loads(connection.getresponse().read())
-            return caught.value.faultCode, caught.value.faultString
-
+        raw_fault = server.fault
         assert raw_fault(b"<methodCall><methodName>translate")[0] == -503
         bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
                 b"<methodCall><methodName>translate</methodName><params><param><value><struct><member><name>text"
@@ -214,17 +134,6 @@ def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_syste
         # after all that, the server still translates
         assert rpc.translate({"text": "a b c"})["text"] == "x y z "
         assert server.post_json("/translate", [{"src": "a b c"}])[0] == 200
-
-
-@contextmanager
-def stopped(pid: int) -> Iterator[None]:
-    """A worker frozen (SIGSTOP) inside the block: its sentences wait."""
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        if alive(pid):
-            os.kill(pid, signal.SIGCONT)
 
 
 def test_a_request_over_its_time_is_answered_504_and_its_sentences_dropped(tiny_system):
@@ -252,12 +161,13 @@ def test_a_client_that_disconnects_leaves_the_server_serving_and_its_sentences_d
     with serving(tiny_system) as server:
         worker, = server.workers()
         with stopped(worker):
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+            with server.connect() as client:
                 body = json.dumps([{"src": "a b c"}] * 50).encode()
                 client.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                                b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
                 assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 50, 10)
-            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] <= 16, 10)  # queue emptied
+            # the queue emptied: what is left is what the frozen worker holds
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] <= IN_FLIGHT, 10)
         assert server.post_json("/translate", [{"src": "a b c"}])[0] == 200
         assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 0, 10)
 

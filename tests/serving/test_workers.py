@@ -1,0 +1,71 @@
+"""How the serving pool hands sentences to a worker: the requests in turn, at most IN_FLIGHT at a time (a worker
+stood in for by the pipe end the pool writes to, answering each sentence in the order it was sent)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pysmt.serving.workers import IN_FLIGHT, Job, Translated, Worker, WorkerPool
+
+
+class Pipe:
+    """What the pool sends a worker, kept."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def send(self, message: Any) -> None:
+        self.sent.append(message)
+
+
+async def pool_with_a_worker() -> tuple[WorkerPool, Worker, Pipe]:
+    pool = WorkerPool(recipe=None, count=1, process=False, max_pending=100)
+    ready = asyncio.get_running_loop().create_future()
+    ready.set_result(([], True))
+    pipe = Pipe()
+    worker = Worker(process=None, connection=pipe, ready=ready)
+    pool.workers.append(worker)
+    return pool, worker, pipe
+
+
+def answer_all(pool: WorkerPool, worker: Worker, pipe: Pipe) -> list[str]:
+    """The worker answers what it holds, oldest first, until it holds nothing: the sentences, in the order sent."""
+    answered: list[str] = []
+    while worker.busy:
+        assert len(worker.busy) <= IN_FLIGHT
+        job_id, line, *_ = pipe.sent[len(answered)]
+        answered.append(line)
+        pool._handle(worker, (job_id, Translated([], [line])))
+    return answered
+
+
+def texts(jobs: list[Job]) -> list[str]:
+    return [job.future.result().texts[0] for job in jobs]
+
+
+def test_requests_take_turns_sentence_by_sentence():
+    async def scenario() -> None:
+        pool, worker, pipe = await pool_with_a_worker()
+        large = pool.submit(["a0", "a1", "a2", "a3"], 1, False)  # the worker takes two at once
+        other = pool.submit(["b0", "b1", "b2"], 1, False)
+        small = pool.submit(["c0"], 1, False)
+        assert pool.pending() == 8
+        assert answer_all(pool, worker, pipe) == ["a0", "a1", "a2", "b0", "c0", "a3", "b1", "b2"]
+        assert (texts(large), texts(other), texts(small)) == (["a0", "a1", "a2", "a3"], ["b0", "b1", "b2"], ["c0"])
+        assert pool.pending() == 0 and not pool.waiting
+
+    asyncio.run(scenario())
+
+
+def test_a_request_that_is_over_leaves_the_queue():
+    async def scenario() -> None:
+        pool, worker, pipe = await pool_with_a_worker()
+        gone = pool.submit(["a0", "a1", "a2", "a3"], 1, False)
+        kept = pool.submit(["b0", "b1"], 1, False)
+        pool.cancel(gone)  # (its client disconnected): the two the worker holds are answered into the void
+        assert pool.pending() == 2 + 2 and list(pool.waiting) == [kept[0].request]
+        assert answer_all(pool, worker, pipe) == ["a0", "a1", "b0", "b1"]
+        assert texts(kept) == ["b0", "b1"] and all(job.future.cancelled() for job in gone)
+
+    asyncio.run(scenario())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import subprocess
@@ -60,11 +61,15 @@ def decode_throughput(config: Path, lines: list[str], threads: int, work: Path) 
 
 
 class Server:
-    """``pysmt serve`` on a free port of 127.0.0.1, its stderr read (and dropped) as it comes."""
+    """``pysmt serve`` on a free port of 127.0.0.1, its stderr read (and dropped) as it comes; ``options`` added to
+    its command line, ``pythonpath`` (a pysmt checkout) the pysmt it runs instead of this one."""
 
-    def __init__(self, config: Path, workers: int) -> None:
+    def __init__(self, config: Path, workers: int, *options: str, pythonpath: Path | None = None) -> None:
+        # (PYTHONSAFEPATH: the working folder, maybe this checkout, is not put before PYTHONPATH)
+        env = {**os.environ, "PYTHONPATH": str(pythonpath), "PYTHONSAFEPATH": "1"} if pythonpath else None
         self.proc = subprocess.Popen([*PYSMT, "serve", "-c", str(config), "--port", "0", "--workers", str(workers),
-                                      "--max-pending", "100000"], stderr=subprocess.PIPE, text=True)
+                                      "--max-pending", "100000", *options], stderr=subprocess.PIPE, text=True,
+                                     env=env)
         for line in self.proc.stderr:  # type: ignore[union-attr]
             found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
             if found:

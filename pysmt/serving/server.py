@@ -6,7 +6,7 @@ hand-written parsing here), caps request bodies (``client_max_size``), cancels a
 when its client disconnects (so its sentences leave the queue), shuts down gracefully, and is a
 well-kept, single dependency (uvicorn with starlette needs two and leaves the body cap to us). The
 XML-RPC payload is parsed by the standard library's unmarshaller behind defusedxml's parser.
-``bench/serve.py`` measures it.
+``bench/serve.py`` measures it, ``bench/serve_fairness.py`` its turns between requests.
 
 Limits (each a setting, see :class:`~pysmt.serving.options.ServeOptions`): the request's size
 (413), the number of sentences in it and the length of each (413), its time (504; the sentences
@@ -14,10 +14,10 @@ still queued are dropped), the sentences waiting (503: come back later), the tim
 send a request (``--read-timeout``: a head that has not arrived by then drops the connection, a body
 gets 408 and the connection closed), and the connections held (``--max-connections``, see
 :mod:`~pysmt.serving.listening`). Invalid JSON, XML or UTF-8, input nested deeper than either
-protocol's requests ever are, an empty request, a compressed body (415): a 4xx with the reason, or an
-XML-RPC fault at ``/RPC2``; the server goes on serving. Every request is logged on stderr (one line: address, request,
-status, seconds). SIGTERM or Ctrl-C: stop accepting, answer what is in flight (up to the request
-timeout), stop the workers, exit 0.
+protocol's requests ever are, an empty request, a compressed body (415): a 4xx with the reason, or
+an XML-RPC fault at ``/RPC2``; the server goes on serving. Every request is logged on stderr (one
+line: address, request, status, seconds). SIGTERM or Ctrl-C: stop accepting, answer what is in
+flight (up to the request timeout), stop the workers, exit 0.
 """
 
 from __future__ import annotations

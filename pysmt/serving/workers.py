@@ -2,18 +2,19 @@
 
 Each worker is a process that builds the system once, from paths (a
 :class:`~pysmt.cluster.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
-machine share their pages), then translates the sentences it is sent over a pipe, one at a time,
-sending each answer back as soon as it is ready. The pool lives in the server's event loop. Each
-request's sentences wait in a queue of their own, and the requests take turns: a worker with room
-takes the next sentence of the next request in turn (round robin), so that a one-sentence request
-waits for a sentence or two, never behind all of a large request's. Each worker holds at most
-:data:`IN_FLIGHT` sentences (the one it translates and the next, so that it never idles waiting for
-the server), and each answer goes back to the request that asked for it. A request waits for its
-own sentences only, in its own order.
+machine share their pages), then translates the sentences it is sent over a pipe. The pool lives in
+the server's event loop. Each request's sentences wait in a queue of their own, and the requests
+take turns: a worker is sent one sentence at a time, and when it answers, the next sentence of the
+next request in turn (round robin). So a one-sentence request waits for a worker to finish the
+sentence it is at and for the turns of the requests before it (one sentence each), never behind all
+of a large request's sentences; a sentence sent ahead into a worker's pipe would make it wait for
+that one too, and saves only the pipe's round trip (well under a millisecond, beside 10 ms to
+seconds of decoding). Each answer goes back to the request that asked for it; a request waits for
+its own sentences only, in its own order.
 
-A worker that dies (killed, out of memory) is replaced, and the sentences it held are sent again
-before any other, each alone; a sentence that a worker dies on twice gets an error instead (it would
-take every worker down). A request that is gone (timed out, client disconnected) takes its waiting
+A worker that dies (killed, out of memory) is replaced, and the sentence it was translating is sent
+again before any other; a sentence that a worker dies on twice gets an error instead (it would take
+every worker down). A request that is gone (timed out, client disconnected) takes its waiting
 sentences out of the queue (:meth:`WorkerPool.cancel`), and the answers to those a worker is at
 already are dropped. Workers start with the ``spawn`` method (a fresh interpreter: none of the
 server's sockets or threads), leave signals to the server, and die with it.
@@ -29,7 +30,7 @@ import signal
 import sys
 from collections import OrderedDict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -38,12 +39,9 @@ from pysmt.decoder import Candidate, Decoder
 from pysmt.errors import PysmtError
 from pysmt.processes import die_with_parent
 
-#: The most sentences a worker holds at once: the one it translates and the next, waiting in its pipe (so
-#: that it never idles between sentences, and a new request's first sentence waits for two at most).
-IN_FLIGHT = 2
 #: How often a sentence may be sent to a worker that then dies, before it gets an error.
 MAX_ATTEMPTS = 2
-#: Seconds a worker has to finish its sentences and exit when the pool closes, before it is killed.
+#: Seconds a worker has to finish its sentence and exit when the pool closes, before it is killed.
 EXIT_TIMEOUT = 10.0
 
 
@@ -62,7 +60,6 @@ class Job:
     distinct: bool
     future: asyncio.Future[Translated]
     attempts: int = 0
-    id: int = field(default_factory=itertools.count().__next__)
 
     @property
     def wanted(self) -> bool:
@@ -100,11 +97,11 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
     tokens = not (process and decoder.target_text)
     connection.send(("ready", (decoder.nbest_labels(), tokens)))
     while (job := connection.recv()) is not None:
-        job_id, line, index, nbest, distinct = job
+        line, index, nbest, distinct = job
         try:
-            connection.send((job_id, translated(decoder, line, index, nbest, distinct, process)))
+            connection.send(translated(decoder, line, index, nbest, distinct, process))
         except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
-            connection.send((job_id, str(err)))
+            connection.send(str(err))
 
 
 @dataclass
@@ -112,18 +109,12 @@ class Worker:
     process: Any  # multiprocessing's SpawnProcess
     connection: Connection
     ready: asyncio.Future[tuple[list[tuple[str, int, int]], bool]]
-    busy: list[Job] = field(default_factory=list)
+    job: Job | None = None  # the sentence it translates
 
     @property
     def loaded(self) -> bool:
         """Whether it has loaded the system (and so takes sentences)."""
         return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
-
-    @property
-    def has_room(self) -> bool:
-        """Whether it takes another sentence: it holds fewer than :data:`IN_FLIGHT`, none of them sent again
-        (a sentence sent again is alone on its worker: it may be what kills workers)."""
-        return self.loaded and len(self.busy) < IN_FLIGHT and not any(job.attempts for job in self.busy)
 
 
 class WorkerPool:
@@ -173,7 +164,7 @@ class WorkerPool:
     def pending(self) -> int:
         """Sentences waiting for a worker or being translated."""
         waiting = itertools.chain(self.resend, *self.waiting.values())
-        return sum(job.wanted for job in waiting) + sum(len(w.busy) for w in self.workers)
+        return sum(job.wanted for job in waiting) + sum(w.job is not None for w in self.workers)
 
     def submit(self, lines: list[str], nbest: int, distinct: bool) -> list[Job]:
         """Queue a request's sentences, as a request of its own that takes its turns; their futures give their
@@ -197,13 +188,13 @@ class WorkerPool:
             job.future.cancel()
             self.waiting.pop(job.request, None)
 
-    def _next(self, idle: bool) -> Job | None:
-        """The sentence a worker with room takes next: a dead worker's sentence if the worker is ``idle``, else
-        the next sentence of the request whose turn it is (None: nothing for this worker)."""
-        while self.resend and not self.resend[0].wanted:
-            self.resend.popleft()
-        if self.resend:  # (a busy worker takes nothing until it is idle, so that one soon is)
-            return self.resend.popleft() if idle else None
+    def _next(self) -> Job | None:
+        """The sentence a free worker takes next: a dead worker's, else the next sentence of the request whose
+        turn it is (None: none waits)."""
+        while self.resend:
+            job = self.resend.popleft()
+            if job.wanted:
+                return job
         while self.waiting:
             request, jobs = next(iter(self.waiting.items()))
             job = jobs.popleft()
@@ -216,14 +207,14 @@ class WorkerPool:
         return None
 
     def _dispatch(self) -> None:
-        """Give every worker with room the sentences it takes (see :meth:`_next`)."""
+        """Give every free worker the sentence it takes (see :meth:`_next`)."""
         for worker in self.workers:
-            while worker.has_room and (job := self._next(idle=not worker.busy)) is not None:
-                worker.busy.append(job)
+            if worker.loaded and worker.job is None and (job := self._next()) is not None:
+                worker.job = job
                 try:
-                    worker.connection.send((job.id, job.line, job.index, job.nbest, job.distinct))
-                except OSError:  # it has just died: its sentinel says so soon, and its sentences are sent again
-                    break
+                    worker.connection.send((job.line, job.index, job.nbest, job.distinct))
+                except OSError:  # it has just died: its sentinel says so soon, and the sentence is sent again
+                    pass
 
     def _receive(self, worker: Worker) -> None:
         """A worker's pipe has a message (its pipe's end, once it is gone: then its sentinel says so too)."""
@@ -241,15 +232,14 @@ class WorkerPool:
                 worker.ready.set_result(detail)
             else:
                 worker.ready.set_exception(PysmtError(f"a serving worker could not load the system: {detail}"))
-        else:  # one sentence's answer: the worker has room for another
-            job_id, result = message
-            job = next(job for job in worker.busy if job.id == job_id)
-            worker.busy.remove(job)
+        else:  # its sentence's translation, or why there is none: it is free again
+            job, worker.job = worker.job, None
+            assert job is not None  # (a worker answers the sentence it was sent, and only that)
             if job.wanted:
-                if isinstance(result, str):
-                    job.future.set_exception(PysmtError(result))
+                if isinstance(message, str):
+                    job.future.set_exception(PysmtError(message))
                 else:
-                    job.future.set_result(result)
+                    job.future.set_result(message)
         self._dispatch()
 
     def _exited(self, worker: Worker) -> None:
@@ -272,10 +262,9 @@ class WorkerPool:
                                                   f"status {status})"))
         if self.closing:
             return
-        for job in worker.busy:
+        job = worker.job
+        if job is not None and job.wanted:
             job.attempts += 1
-            if not job.wanted:
-                continue
             if job.attempts >= MAX_ATTEMPTS:
                 job.future.set_exception(PysmtError(f"input line {job.index + 1}: the decoding worker died "
                                                     f"{job.attempts} times translating it (out of memory?)"))
@@ -288,8 +277,7 @@ class WorkerPool:
         self._dispatch()
 
     async def close(self) -> None:
-        """Stop the workers: each finishes the sentences it holds and exits (killed after :data:`EXIT_TIMEOUT`
-        seconds)."""
+        """Stop the workers: each finishes its sentence and exits (killed after :data:`EXIT_TIMEOUT` seconds)."""
         self.closing = True
         loop = asyncio.get_running_loop()
         for job in itertools.chain(self.resend, *self.waiting.values()):

@@ -1,12 +1,12 @@
-"""How the serving pool hands sentences to a worker: the requests in turn, at most IN_FLIGHT at a time (a worker
-stood in for by the pipe end the pool writes to, answering each sentence in the order it was sent)."""
+"""How the serving pool hands sentences to a worker: one at a time, the requests in turn (a worker stood in for by
+the pipe end the pool writes to, answering each sentence it is sent)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from pysmt.serving.workers import IN_FLIGHT, Job, Translated, Worker, WorkerPool
+from pysmt.serving.workers import Job, Translated, Worker, WorkerPool
 
 
 class Pipe:
@@ -30,13 +30,13 @@ async def pool_with_a_worker() -> tuple[WorkerPool, Worker, Pipe]:
 
 
 def answer_all(pool: WorkerPool, worker: Worker, pipe: Pipe) -> list[str]:
-    """The worker answers what it holds, oldest first, until it holds nothing: the sentences, in the order sent."""
+    """The worker answers each sentence it is sent until it is sent none: the sentences, in the order sent."""
     answered: list[str] = []
-    while worker.busy:
-        assert len(worker.busy) <= IN_FLIGHT
-        job_id, line, *_ = pipe.sent[len(answered)]
+    while worker.job is not None:
+        assert len(pipe.sent) == len(answered) + 1  # one sentence at a time
+        line, *_ = pipe.sent[-1]
         answered.append(line)
-        pool._handle(worker, (job_id, Translated([], [line])))
+        pool._handle(worker, Translated([], [line]))
     return answered
 
 
@@ -47,11 +47,11 @@ def texts(jobs: list[Job]) -> list[str]:
 def test_requests_take_turns_sentence_by_sentence():
     async def scenario() -> None:
         pool, worker, pipe = await pool_with_a_worker()
-        large = pool.submit(["a0", "a1", "a2", "a3"], 1, False)  # the worker takes two at once
+        large = pool.submit(["a0", "a1", "a2", "a3"], 1, False)  # the worker is sent a0 at once
         other = pool.submit(["b0", "b1", "b2"], 1, False)
         small = pool.submit(["c0"], 1, False)
         assert pool.pending() == 8
-        assert answer_all(pool, worker, pipe) == ["a0", "a1", "a2", "b0", "c0", "a3", "b1", "b2"]
+        assert answer_all(pool, worker, pipe) == ["a0", "a1", "b0", "c0", "a2", "b1", "a3", "b2"]
         assert (texts(large), texts(other), texts(small)) == (["a0", "a1", "a2", "a3"], ["b0", "b1", "b2"], ["c0"])
         assert pool.pending() == 0 and not pool.waiting
 
@@ -63,9 +63,9 @@ def test_a_request_that_is_over_leaves_the_queue():
         pool, worker, pipe = await pool_with_a_worker()
         gone = pool.submit(["a0", "a1", "a2", "a3"], 1, False)
         kept = pool.submit(["b0", "b1"], 1, False)
-        pool.cancel(gone)  # (its client disconnected): the two the worker holds are answered into the void
-        assert pool.pending() == 2 + 2 and list(pool.waiting) == [kept[0].request]
-        assert answer_all(pool, worker, pipe) == ["a0", "a1", "b0", "b1"]
+        pool.cancel(gone)  # (its client disconnected): the sentence the worker is at is answered into the void
+        assert pool.pending() == 1 + 2 and list(pool.waiting) == [kept[0].request]
+        assert answer_all(pool, worker, pipe) == ["a0", "b0", "b1"]
         assert texts(kept) == ["b0", "b1"] and all(job.future.cancelled() for job in gone)
 
     asyncio.run(scenario())

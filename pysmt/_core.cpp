@@ -180,6 +180,8 @@ PYBIND11_MODULE(_core, m) {
       .def("__contains__", [](const Strings &s, const py::object &text) {
              return PyUnicode_Check(text.ptr()) && s.index->find(utf8(text)) >= 0;
            }, "text"_a)
+      .def("first_not_utf8", [](const Strings &s) { return s.index->first_not_utf8(); },
+           "The index of the first string that is not UTF-8 (encoded surrogates allowed, as they are read), or -1")
       .def("__len__", [](const Strings &s) { return s.index->size(); })
       .def("__getitem__", &Strings::at, "index"_a)
       .def("__iter__", [](const Strings &s) {

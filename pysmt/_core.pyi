@@ -40,6 +40,10 @@ class StringIndex:
         """
         The index of `text`, or -1
         """
+    def first_not_utf8(self) -> int:
+        """
+        The index of the first string that is not UTF-8 (encoded surrogates allowed, as they are read), or -1
+        """
     def get(self, text: str, default: typing.Any = None) -> typing.Any:
         """
         The index of `text`, or `default` (a dict's get)

@@ -2,6 +2,7 @@
 #include "pysmt/_strings.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <zlib.h>
 
@@ -10,6 +11,39 @@ namespace pysmt {
 uint32_t crc32_of(std::string_view text) {
   return static_cast<uint32_t>(
       crc32(0L, reinterpret_cast<const Bytef *>(text.data()), static_cast<uInt>(text.size())));
+}
+
+bool is_utf8(std::string_view text) {
+  const auto *p = reinterpret_cast<const unsigned char *>(text.data());
+  const unsigned char *end = p + text.size();
+  while (p < end) {
+    if (end - p >= 8) {  // ASCII eight bytes at a time
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (!(word & 0x8080808080808080ull)) {
+        p += 8;
+        continue;
+      }
+    }
+    unsigned char lead = *p;
+    if (lead < 0x80) {
+      ++p;
+      continue;
+    }
+    std::ptrdiff_t more = lead >= 0xC2 && lead <= 0xDF ? 1 : lead >= 0xE0 && lead <= 0xEF ? 2 : lead >= 0xF0 && lead <= 0xF4 ? 3 : 0;
+    if (!more || end - p <= more) return false;
+    for (std::ptrdiff_t k = 1; k <= more; ++k)
+      if ((p[k] & 0xC0) != 0x80) return false;
+    if ((lead == 0xE0 && p[1] < 0xA0) || (lead == 0xF0 && p[1] < 0x90) || (lead == 0xF4 && p[1] >= 0x90)) return false;
+    p += more + 1;
+  }
+  return true;
+}
+
+int64_t StringIndex::first_not_utf8() const {
+  for (size_t k = 0; k < size(); ++k)
+    if (!is_utf8((*this)[k])) return static_cast<int64_t>(k);
+  return -1;
 }
 
 StringIndex::StringIndex(const char *blob, const int64_t *offsets, size_t count, const uint32_t *slots,

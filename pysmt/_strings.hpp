@@ -3,6 +3,10 @@
 // in the binary tables' format (binary_table.py: slot crc32(bytes) % size holds index + 1, 0 when
 // empty, linear probing, wrapping) or, for sorted strings without an index, by binary search.
 //
+// A view trusts its arrays: offsets from 0 to the blob's size, never decreasing, and slots of at most
+// `count`. A binary table's are checked once when it is loaded (pysmt/models/binary_checks.py), not
+// per lookup.
+//
 // Either built here, string by string (a text table being loaded: a Python dict of its sources or
 // keys took several times the strings' size), or a view of stored arrays (a binary table's,
 // memory-mapped), which stay owned by the caller.
@@ -32,6 +36,8 @@ class StringIndex {
     return std::string_view(blob_data() + offsets[k], static_cast<size_t>(offsets[k + 1] - offsets[k]));
   }
   size_t size() const { return view_ ? count_ : offsets_.size() - 1; }
+  // The index of the first string that is not UTF-8 as Python reads it (text_of: "surrogatepass"), or -1.
+  int64_t first_not_utf8() const;
   bool owned() const { return !view_; }
   // Bytes held (an index built here: blob, offsets and slots).
   size_t memory() const { return blob_.capacity() + offsets_.capacity() * 8 + slots_.capacity() * 4; }
@@ -52,6 +58,10 @@ class StringIndex {
   std::vector<int64_t> offsets_;
   std::vector<uint32_t> slots_;
 };
+
+// Whether the bytes are UTF-8 as Python decodes it with "surrogatepass" (encoded surrogates allowed;
+// no overlong forms, nothing past U+10FFFF, no sequence cut short).
+bool is_utf8(std::string_view text);
 
 // zlib's CRC-32 of the bytes (Python's zlib.crc32), the home slot of a string.
 uint32_t crc32_of(std::string_view text);

@@ -1,6 +1,11 @@
 // A phrase table as the compiled core reads it: the typed arrays pysmt/models/phrase_table.py keeps
 // (a text table's, made at load, or a binary table's, memory-mapped), owned by the Python side.
 // Entries of source phrase s are rows block_start[s]:block_start[s + 1], in the table's order.
+//
+// The view trusts its arrays, as the option builder does (no check per lookup): block_start runs from 0
+// to `entries` without decreasing; each entry's target_start and target_len lie inside target_ids, its
+// target_ids inside the vocabulary and its alignment_id inside the alignments; scores has a row per
+// entry. A binary table's arrays are checked once when it is loaded (pysmt/models/binary_checks.py).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // A lexicalized reordering table as the compiled core reads it: the keys and logged scores
 // pysmt/models/reordering_table.py keeps (a text table's, made at load, or a binary table's,
-// memory-mapped), owned by the Python side.
+// memory-mapped), owned by the Python side. It trusts them (scores has a row per key); a binary table's
+// are checked once when it is loaded (pysmt/models/binary_checks.py).
 #pragma once
 
 #include <cstdint>

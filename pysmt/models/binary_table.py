@@ -10,8 +10,13 @@ forked ``--threads`` workers (and several decoders on one machine) share one cop
 A binary table is a folder::
 
     header.json        {"format": "pysmt-binary-table", "version": 1, "kind": ..., "num_scores": ...,
-                        "source": {"path", "size", "mtime_ns"}, "counts": {...}, "arrays": {name: dtype, shape}}
+                        "source": {"path", "size", "mtime_ns"}, "counts": {...},
+                        "arrays": {name: {"dtype", "shape", "crc32"}}}
     NAME.npy           the arrays below (``np.load(mmap_mode="r")``)
+
+``crc32`` is the CRC-32 of the whole ``NAME.npy`` file, 8 hex digits. It was added without a new
+format version: tables binarized before it are read as they were (with a warning that damage to them
+cannot be detected), and earlier pysmts read the new ones (they ignore it).
 
 Strings are stored as one UTF-8 blob (``*_blob``, uint8) plus ``*_offsets`` (int64, count + 1).
 Lookup keys (source phrases, reordering keys) and the target vocabulary are sorted by their UTF-8
@@ -36,7 +41,10 @@ reordering-table (``kind = "reordering-table"``):
 
 A folder is written under a temporary name beside its final one and renamed when complete, so a
 folder of the final name is always whole; a missing array, a truncated file or another format
-version is reported as one line naming the folder.
+version is reported as one line naming the folder. The compiled core follows the arrays' ids and
+offsets unchecked, so a table is used only after its checksums and every id and offset in it have
+been checked, on its first load (recorded: later loads only map it), by
+:mod:`pysmt.models.binary_checks`; a table that fails is one line naming the folder and the array.
 
 Stored scores: a feature may store its scores of a binary phrase table's entries in the folder, so
 the decoder reads them instead of computing them (``pysmt rnn score`` stores the RNN's):
@@ -48,13 +56,15 @@ feature checks against itself). They are written by :class:`pysmt.models.binary_
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pysmt._core import StringIndex
 from pysmt.errors import PysmtError
+from pysmt.models.binary_checks import (check, check_checksums, check_phrase_arrays, check_reordering_arrays,
+                                        checked_once, stored_strings, unusable)
 
 FORMAT = "pysmt-binary-table"
 VERSION = 1
@@ -73,17 +83,6 @@ ARRAYS: dict[str, dict[str, tuple[str, int]]] = {
     },
     REORDERING_TABLE: {"key_blob": ("|u1", 1), "key_offsets": ("<i8", 1), "scores": ("<f8", 2)},
 }
-
-
-def stored_strings(arrays: dict[str, np.ndarray], prefix: str, slots: np.ndarray | None = None) -> StringIndex:
-    """The strings ``PREFIX_blob``/``PREFIX_offsets`` of a table, found through ``slots`` (their hash index)
-    or, without, by binary search (they are sorted): a view of the mapped arrays, nothing copied."""
-    return StringIndex(blob=arrays[f"{prefix}_blob"], offsets=arrays[f"{prefix}_offsets"],
-                       slots=np.zeros(0, np.uint32) if slots is None else slots)
-
-
-def unusable(folder: Path, kind: str, reason: str) -> PysmtError:
-    return PysmtError(f"{folder}: not a usable binary {kind} ({reason}); rebuild it with `pysmt binarize`")
 
 
 def read_header(folder: Path) -> dict[str, Any]:
@@ -120,7 +119,9 @@ def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.nd
             array = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as err:
             raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
-        expected = recorded.get(name, {})
+        expected = recorded.get(name)
+        if not isinstance(expected, dict):
+            raise unusable(folder, kind, f"{HEADER} does not list {path.name}")
         if array.dtype != np.dtype(dtype) or array.ndim != ndim or list(array.shape) != expected.get("shape"):
             raise unusable(folder, kind, f"{path.name} has dtype {array.dtype} and shape {list(array.shape)}, "
                                          f"the header says {expected.get('dtype')} {expected.get('shape')}")
@@ -128,33 +129,21 @@ def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.nd
     return header, arrays
 
 
-def check(folder: Path, kind: str, condition: bool, reason: str) -> None:
-    if not condition:
-        raise unusable(folder, kind, reason)
+def header_counts(folder: Path, kind: str, header: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
+    counts: Any = header.get("counts")
+    check(folder, kind, isinstance(counts, dict) and all(isinstance(counts.get(n), int) for n in names),
+          f"{HEADER} lacks counts")
+    return {name: counts[name] for name in names}
 
 
-def check_strings(folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix: str, count: int) -> None:
-    blob, offsets = arrays[f"{prefix}_blob"], arrays[f"{prefix}_offsets"]
-    check(folder, kind, len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
-          f"{prefix}_offsets do not match {prefix}_blob")
+def checked(folder: Path, kind: str, header: dict[str, Any], check_arrays: Callable[[], None]) -> None:
+    """The table's checksums, then ``check_arrays`` (sizes, ids, offsets), on its first load only: see
+    :mod:`pysmt.models.binary_checks`."""
+    def checks() -> None:
+        check_checksums(folder, kind, {name: header["arrays"][name] for name in ARRAYS[kind]})
+        check_arrays()
 
-
-def check_values(folder: Path, kind: str, arrays: dict[str, np.ndarray], id_limits: dict[str, int]) -> None:
-    """Refuse a table whose scores are not all finite or whose ids reach outside what they index.
-
-    A damaged file (a bad disk, a partial copy) would otherwise give empty translations or an
-    IndexError deep in the search. The checks read each array once (tens of milliseconds for a
-    news-sized table).
-    """
-    check(folder, kind, bool(np.isfinite(arrays["scores"]).all()),
-          "scores.npy holds nan or infinite values (damaged? binarize the text table again)")
-    for name, limit in id_limits.items():
-        values = arrays[name]
-        if len(values):
-            low, high = int(values.min()), int(values.max())
-            check(folder, kind, 0 <= low and high < limit,
-                  f"{name}.npy holds ids from {low} to {high}, outside 0..{limit - 1} (damaged? binarize the "
-                  "text table again)")
+    checked_once(folder, [HEADER, *(f"{name}.npy" for name in ARRAYS[kind])], checks)
 
 
 def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
@@ -164,38 +153,18 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
         made = "true" if header.get("log_scores") else "false"
         raise PysmtError(f"{folder}: binarized with log-scores = {made}, but the feature says "
                          f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting")
-    counts = header.get("counts", {})
-    sources, entries = counts.get("sources"), counts.get("entries")
+    counts = header_counts(folder, PHRASE_TABLE, header, ("sources", "entries", "vocabulary", "alignments"))
     num_scores = header.get("num_scores")
-    if not (isinstance(sources, int) and isinstance(entries, int) and isinstance(num_scores, int)):
-        raise unusable(folder, PHRASE_TABLE, f"{HEADER} lacks counts or num_scores")
-    check_strings(folder, PHRASE_TABLE, arrays, "source", sources)
-    check(folder, PHRASE_TABLE, len(arrays["source_slots"]) == max(2 * sources, 1), "source_slots has the wrong size")
-    check_strings(folder, PHRASE_TABLE, arrays, "vocab", counts.get("vocabulary", -1))
-    check_strings(folder, PHRASE_TABLE, arrays, "alignment", counts.get("alignments", -1))
-    block_start = arrays["block_start"]
-    check(folder, PHRASE_TABLE, len(block_start) == sources + 1 and block_start[-1] == entries,
-          "block_start is inconsistent")
-    for name in ("target_start", "target_len", "alignment_id"):
-        check(folder, PHRASE_TABLE, len(arrays[name]) == entries, f"{name} has {len(arrays[name])} rows, not {entries}")
-    check(folder, PHRASE_TABLE, arrays["scores"].shape == (entries, max(num_scores, 1)), "scores has the wrong shape")
-    if entries:
-        end = int(arrays["target_start"][-1]) + int(arrays["target_len"][-1])
-        check(folder, PHRASE_TABLE, end == len(arrays["target_ids"]), "target_ids is inconsistent")
-    check_values(folder, PHRASE_TABLE, arrays, {"target_ids": counts.get("vocabulary", 0),
-                                                "alignment_id": counts.get("alignments", 0),
-                                                "block_start": entries + 1})
-    if entries:
-        ends = arrays["target_start"].astype(np.int64) + arrays["target_len"]
-        check(folder, PHRASE_TABLE, int(arrays["target_start"].min()) >= 0 and int(ends.max()) <= end,
-              "target_start.npy or target_len.npy points outside target_ids.npy")
+    if not isinstance(num_scores, int):
+        raise unusable(folder, PHRASE_TABLE, f"{HEADER} lacks num_scores")
+    checked(folder, PHRASE_TABLE, header, lambda: check_phrase_arrays(folder, PHRASE_TABLE, arrays, counts, num_scores))
     return {
         "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
         "sources": stored_strings(arrays, "source", arrays["source_slots"]),
         "vocabulary": stored_strings(arrays, "vocab"), "alignments": stored_strings(arrays, "alignment"),
         "target_ids": arrays["target_ids"], "scores": arrays["scores"], "target_start": arrays["target_start"],
-        "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"], "block_start": block_start,
-        "header": header,
+        "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"],
+        "block_start": arrays["block_start"], "header": header,
     }
 
 
@@ -208,11 +177,9 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
             return f"{n} scores keyed by {'source phrase' if f else 'phrase pair'}"
         raise PysmtError(f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
                          f"{describe(num_scores, source_only)}")
-    count = header.get("counts", {}).get("keys")
-    check(folder, REORDERING_TABLE, isinstance(count, int), f"{HEADER} lacks counts")
-    check_strings(folder, REORDERING_TABLE, arrays, "key", count)
-    check(folder, REORDERING_TABLE, arrays["scores"].shape == (count, num_scores), "scores has the wrong shape")
-    check_values(folder, REORDERING_TABLE, arrays, {})
+    keys = header_counts(folder, REORDERING_TABLE, header, ("keys",))["keys"]
+    checked(folder, REORDERING_TABLE, header,
+            lambda: check_reordering_arrays(folder, REORDERING_TABLE, arrays, keys, num_scores))
     return {"rows": stored_strings(arrays, "key"), "scores": arrays["scores"], "header": header}
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
+from pysmt.models.binary_checks import CHECKSUM, file_checksum
 from pysmt.models.binary_table import (ARRAYS, FORMAT, HEADER, PHRASE_TABLE, REORDERING_TABLE, STORED, VERSION,
                                        read_header)
 from pysmt.models.phrase_table import phrase_entries
@@ -302,7 +303,8 @@ def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[P
             for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
                 array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
                 assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
-                header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+                header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape),
+                                          CHECKSUM: file_checksum(tmp / f"{name}.npy")}
                 del array
             with atomic_writer(tmp / HEADER) as out:
                 out.write(json.dumps(header, indent=2) + "\n")

@@ -3,7 +3,10 @@ same entries, same scores, same translations; damaged ones are refused naming th
 
 import json
 import random
+import subprocess
+import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +18,8 @@ from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt._core import StringIndex
 from pysmt.folder_lock import LOCK_FILE
-from pysmt.models import binary_writer
-from pysmt.models.binary_table import HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
+from pysmt.models import binary_checks, binary_writer
+from pysmt.models.binary_table import ARRAYS, HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
 from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
@@ -241,6 +244,29 @@ def test_stored_strings_found_by_hash_index_and_binary_search_and_strings_built_
     assert built.add("x\ud800y") == len(words) and built[len(words)] == "x\ud800y"  # any str, as it went in
 
 
+def test_strings_that_are_not_utf8_are_found_as_python_reads_them():
+    """StringIndex.first_not_utf8 agrees with Python's decoding ("surrogatepass", as strings are read) on
+    random bytes near UTF-8: overlong forms, surrogates, sequences cut short, code points past U+10FFFF."""
+    rng = random.Random(5)
+    pieces = [b"a", b"\x7f", b"\xc3\xa9", b"\xc0\xaf", b"\xc2", b"\xe2\x82\xac", b"\xe0\x80\xaf", b"\xed\xa0\x80",
+              b"\xf0\x9f\x98\x80", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\x80", b"\xff"]
+
+    def readable(data):
+        try:
+            data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    for _ in range(300):
+        strings = [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 6))]
+        blob = np.frombuffer(b"".join(strings), dtype=np.uint8)
+        offsets = np.cumsum([0] + [len(x) for x in strings], dtype=np.int64)
+        index = StringIndex(blob=blob, offsets=offsets, slots=np.zeros(0, np.uint32))
+        expected = next((k for k, data in enumerate(strings) if not readable(data)), -1)
+        assert index.first_not_utf8() == expected, strings
+
+
 def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypatch):
     """A tiny --memory (runs of a few records, merged; arrays written 7 values at a time) gives byte for
     byte the arrays one run gives, and the entries the text table gives; a reordering key repeated
@@ -289,12 +315,47 @@ def binary(tmp_path):
     return binarize_system(load_config(ini), tmp_path / "binary")
 
 
+def table_folder(config_path: Path, table: str) -> Path:
+    return next(p for p in config_path.parent.iterdir() if p.is_dir() and table in p.name)
+
+
+def recompute_checksum(folder: Path, array: str) -> None:
+    """Write the checksum of ``array`` as it now is into the table's header (if it has checksums): a crafted
+    table, not a damaged one."""
+    header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
+    if "crc32" in header["arrays"][array]:
+        header["arrays"][array]["crc32"] = f"{zlib.crc32((folder / f'{array}.npy').read_bytes()):08x}"
+    (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
+
+
 def damage(config_path, table: str, array: str, change) -> None:
-    """Rewrite one array of a binary table in place, keeping its shape and dtype (a bad disk, a bad copy)."""
-    folder = next(p for p in config_path.parent.iterdir() if p.is_dir() and table in p.name)
+    """Rewrite one array of a binary table in place, keeping its shape and dtype, and its checksum with it (a
+    table written so by a buggy or hostile program: the checks of its ids and offsets must refuse it)."""
+    folder = table_folder(config_path, table)
     values = np.load(folder / f"{array}.npy").copy()
     change(values)
     np.save(folder / f"{array}.npy", values)
+    recompute_checksum(folder, array)
+
+
+def overwrite_middle(path: Path, size: int = 256) -> None:
+    """Flip every bit of ``size`` bytes in the middle of an ``.npy`` file's data (all of it if smaller), in place."""
+    with open(path, "r+b") as handle:
+        np.lib.format.read_magic(handle)
+        np.lib.format.read_array_header_1_0(handle)
+        start, end = handle.tell(), path.stat().st_size
+        size = min(size, end - start)
+        handle.seek(start + (end - start - size) // 2)
+        data = handle.read(size)
+        handle.seek(-size, 1)
+        handle.write(bytes(b ^ 0xFF for b in data))
+
+
+@pytest.fixture(autouse=True)
+def check_records(tmp_path, monkeypatch):
+    """Checks of binary tables are recorded in this test's own cache (also by the commands it runs)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "pysmt" / "checked-tables"
 
 
 @pytest.mark.parametrize("table, array, change, words", [
@@ -303,10 +364,175 @@ def damage(config_path, table: str, array: str, change) -> None:
     ("phrase-table", "target_ids", lambda a: a.__setitem__(0, 99), "target_ids.npy holds ids from 0 to 99"),
     ("phrase-table", "alignment_id", lambda a: a.__setitem__(0, -1), "alignment_id.npy holds ids from -1"),
     ("phrase-table", "target_len", lambda a: a.__setitem__(0, 50), "points outside target_ids.npy"),
+    # Issue 36: offsets that decrease, hash slots past the count, sums that overflow, each with a valid checksum.
+    ("reordering", "key_offsets", lambda a: a.__setitem__(2, a[3] + 1), "key_offsets.npy decreases"),
+    ("reordering", "key_offsets", lambda a: a.__setitem__(2, -5), "key_offsets.npy decreases"),
+    ("phrase-table", "source_offsets", lambda a: a.__setitem__(1, 1 << 40), "source_offsets.npy decreases"),
+    ("phrase-table", "vocab_offsets", lambda a: a.__setitem__(1, a[2] + 1), "vocab_offsets.npy decreases"),
+    ("phrase-table", "alignment_offsets", lambda a: a.__setitem__(1, -1), "alignment_offsets.npy decreases"),
+    ("phrase-table", "source_slots", lambda a: a.__setitem__(np.flatnonzero(a)[0], 6),
+     "source_slots.npy holds 6, past the 5 strings"),
+    ("phrase-table", "source_slots", lambda a: a.__setitem__(slice(None), 0xFFFFFFFF), "past the 5 strings"),
+    ("phrase-table", "block_start", lambda a: a.__setitem__(1, 6), "block_start.npy does not run from 0 to the 6 "),
+    ("phrase-table", "block_start", lambda a: a.__setitem__(0, -1), "block_start.npy does not run from 0 to the 6 "),
+    ("phrase-table", "target_start", lambda a: a.__setitem__(0, (1 << 63) - 1), "points outside target_ids.npy"),
+    ("phrase-table", "target_len", lambda a: a.__setitem__(0, -1), "points outside target_ids.npy"),
+    # Strings Python could not read, alignments the decoder could not: one line, not a traceback while decoding.
+    ("phrase-table", "vocab_blob", lambda a: a.__setitem__(0, 0xFF), "string 0 of vocab_blob.npy is not UTF-8"),
+    ("reordering", "key_blob", lambda a: a.__setitem__(-1, 0xC3), "string 3 of key_blob.npy is not UTF-8"),
+    ("phrase-table", "alignment_blob", lambda a: a.__setitem__(1, ord("x")),
+     "alignment 0 of alignment_blob.npy is not a list of word pairs"),
 ])
-def test_a_damaged_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
+def test_a_crafted_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
     damage(binary, table, array, change)
     fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
+
+
+@pytest.mark.parametrize("table, array", [("reordering", "key_offsets"), ("phrase-table", "source_slots"),
+                                          ("phrase-table", "vocab_blob")])
+def test_a_damaged_binary_table_is_refused_by_its_checksum(binary, source, table, array):
+    """Issue 36: 256 bytes overwritten in key_offsets.npy or source_slots.npy crashed the decoder (exit 139);
+    in vocab_blob.npy they changed its translations. Now: exit 1, one line naming the array."""
+    folder = table_folder(binary, table)
+    overwrite_middle(folder / f"{array}.npy")
+    proc = pysmt("decode", "-c", str(binary), "-i", str(source))
+    fails(proc, 1, str(folder), f"{array}.npy does not match its checksum")  # one line, no traceback
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("kind", ["phrase-table", "reordering"])
+def test_every_array_is_checksummed(binary, kind):
+    folder = table_folder(binary, kind)
+    names = ARRAYS[PHRASE_TABLE if kind == "phrase-table" else REORDERING_TABLE]
+    header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
+    assert {name: entry["crc32"] for name, entry in header["arrays"].items()} == {
+        name: f"{zlib.crc32((folder / f'{name}.npy').read_bytes()):08x}" for name in names}
+    load = (lambda: PhraseTable(folder)) if kind == "phrase-table" else (lambda: ReorderingTable(folder, num_scores=6))
+    for name in names:
+        original = (folder / f"{name}.npy").read_bytes()
+        overwrite_middle(folder / f"{name}.npy", size=1)
+        one_line_error(f"{name}.npy does not match its checksum", load)
+        (folder / f"{name}.npy").write_bytes(original)
+    load()
+
+
+def test_a_table_without_checksums_loads_with_one_warning(binary, source, capsys):
+    """Tables binarized before checksums (format version 1 without "crc32") are read, their ids and offsets
+    checked, with a warning once per table (and process)."""
+    folders = [table_folder(binary, "phrase-table"), table_folder(binary, "reordering")]
+    for folder in folders:
+        header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
+        for entry in header["arrays"].values():
+            del entry["crc32"]
+        (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
+    decoded = pysmt("decode", "-c", str(binary), "-i", str(source))
+    assert decoded.returncode == 0 and decoded.stdout.decode().strip()
+    warnings = [line for line in decoded.stderr.decode().splitlines() if line.startswith("pysmt: warning: ")]
+    assert len(warnings) == 2 and all("binarized without checksums" in line for line in warnings), warnings
+    assert [any(str(folder) in line for line in warnings) for folder in folders] == [True, True]
+    capsys.readouterr()
+    for _ in range(2):
+        PhraseTable(folders[0])
+    assert capsys.readouterr().err.count("binarized without checksums") == 1
+    damage(binary, "phrase-table", "target_ids", lambda a: a.__setitem__(0, 99))  # still checked
+    one_line_error("target_ids.npy holds ids from 0 to 99", PhraseTable, folders[0])
+
+
+def test_a_check_is_recorded_and_made_again_when_a_file_changes(binary, check_records, monkeypatch):
+    """The first load reads every array (checksums, ids); later loads of the same files do not; a table
+    written to since (damaged) is checked again. The record is in the user's cache, not the table's folder."""
+    folder = table_folder(binary, "phrase-table")
+    before = sorted(folder.iterdir())
+    checksummed, real = [], binary_checks.file_checksum
+    monkeypatch.setattr(binary_checks, "file_checksum", lambda path: checksummed.append(path.name) or real(path))
+    PhraseTable(folder)
+    assert len(checksummed) == len(ARRAYS[PHRASE_TABLE]) and not check_records.exists()  # just written: not recorded
+    monkeypatch.setattr(binary_checks, "RECENT_NS", 0)
+    PhraseTable(folder)
+    assert len(checksummed) == 2 * len(ARRAYS[PHRASE_TABLE]) and len(list(check_records.iterdir())) == 1
+    checksummed.clear()
+    for _ in range(2):
+        assert PhraseTable(folder).lookup("a b")[0].target == ("x", "y")
+    assert checksummed == [] and sorted(folder.iterdir()) == before  # recorded; nothing written beside the table
+    overwrite_middle(folder / "vocab_blob.npy")
+    one_line_error("vocab_blob.npy does not match its checksum", PhraseTable, folder)
+    one_line_error("vocab_blob.npy does not match its checksum", PhraseTable, folder)
+
+
+def test_tables_load_where_no_check_can_be_recorded(binary, monkeypatch, tmp_path):
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    monkeypatch.setattr(binary_checks, "RECENT_NS", 0)
+    folder = table_folder(binary, "phrase-table")
+    for _ in range(2):
+        assert len(PhraseTable(folder)) == 6
+    overwrite_middle(folder / "scores.npy")
+    one_line_error("scores.npy does not match its checksum", PhraseTable, folder)
+
+
+#: Run in its own process by the test below, so that a crash fails the test instead of ending pytest: damages
+#: one array of a binary system's tables per trial (random bytes, or one value set to an edge: -1, the count,
+#: the dtype's extremes, nan...), writes its checksum to match, and loads and decodes with both engines.
+FUZZ = r"""
+import json, random, sys, zlib
+from pathlib import Path
+import numpy as np
+from pysmt.config_files import load_config
+from pysmt.decoder import Decoder
+from pysmt.errors import PysmtError
+
+config, trials = Path(sys.argv[1]), int(sys.argv[2])
+folders = [p for p in config.parent.iterdir() if p.is_dir()]
+original = {p: p.read_bytes() for folder in folders for p in folder.iterdir()}
+arrays = sorted(p for p in original if p.suffix == ".npy")
+refused = decoded = 0
+for trial in range(trials):
+    rng = random.Random(trial)
+    path = rng.choice(arrays)
+    values = np.load(path).copy()
+    flat = values.reshape(-1).view(np.uint8) if rng.random() < 0.5 or not values.size else None
+    if flat is not None and flat.size:  # random bytes
+        for _ in range(rng.randint(1, 8)):
+            flat[rng.randrange(flat.size)] = rng.randrange(256)
+    elif values.size:  # one value at an edge
+        info = np.finfo(values.dtype) if values.dtype.kind == "f" else np.iinfo(values.dtype)
+        n = values.size
+        edges = [-1, 0, 1, n - 1, n, n + 1, 2 * n, int(info.max), int(info.min), rng.randrange(-n, 3 * n)]
+        if values.dtype.kind == "f":
+            edges += [np.nan, np.inf, -np.inf]
+        edge = rng.choice(edges)
+        values.reshape(-1)[rng.randrange(n)] = np.array(edge).astype(values.dtype)
+    np.save(path, values)
+    header = json.loads((path.parent / "header.json").read_text())
+    header["arrays"][path.stem]["crc32"] = f"{zlib.crc32(path.read_bytes()):08x}"
+    (path.parent / "header.json").write_text(json.dumps(header))
+    print(trial, path.parent.name, path.name, flush=True)
+    try:
+        for engine in ("auto", "python"):
+            decoder = Decoder(load_config(config), engine=engine)
+            for k, line in enumerate(["a b c", "c b a", "b c a b", "日本 é zèbre a", "ab a b zèbre"]):
+                decoder.translate(line, k, nbest_size=5)
+        decoded += 1
+    except PysmtError as err:
+        assert "\n" not in str(err), err
+        refused += 1
+    for p, data in original.items():
+        p.write_bytes(data)
+print(json.dumps({"refused": refused, "decoded": decoded}))
+"""
+
+
+def test_random_damage_with_matching_checksums_never_crashes_the_decoder(tiny, tmp_path):
+    """Any bytes in any array of a table whose header is valid: refused in one line or decoded, never a crash."""
+    _, out = tiny
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), str(out), "200"], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2])
+    last = done.stdout.splitlines()[-1] if done.stdout else ""
+    assert done.returncode == 0, f"exit {done.returncode} in trial {last}: {done.stderr[-2000:]}"
+    counts = json.loads(last)
+    assert counts["refused"] > 50 and counts["decoded"] > 10, counts  # both ways out were taken
 
 
 def test_stored_scores_are_written_resumably_and_read_back(tiny):

@@ -114,7 +114,7 @@ def check_strings(folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix
     each string is UTF-8 (Python reads them), and their hash ``slots`` (if any) hold at most ``count``.
     Return the strings."""
     blob, offsets = arrays[f"{prefix}_blob"], arrays[f"{prefix}_offsets"]
-    check(folder, kind, len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
+    check(folder, kind, count >= 0 and len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
           f"{prefix}_offsets.npy does not run from 0 to the size of {prefix}_blob.npy")
     check(folder, kind, bool((offsets[1:] >= offsets[:-1]).all()), f"{prefix}_offsets.npy decreases")
     strings = stored_strings(arrays, prefix)

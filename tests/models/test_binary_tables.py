@@ -388,6 +388,19 @@ def test_a_crafted_binary_table_is_refused_naming_the_array(binary, source, tabl
     fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
 
 
+def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
+    """Counts of -1 strings beside an empty offsets array (both as the header says) are one line, not an
+    IndexError."""
+    folder = table_folder(binary, "reordering")
+    np.save(folder / "key_offsets.npy", np.zeros(0, np.int64))
+    header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
+    header["counts"]["keys"] = -1
+    header["arrays"]["key_offsets"]["shape"] = [0]
+    (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
+    recompute_checksum(folder, "key_offsets")
+    one_line_error("key_offsets.npy does not run from 0", ReorderingTable, folder, num_scores=6)
+
+
 @pytest.mark.parametrize("table, array", [("reordering", "key_offsets"), ("phrase-table", "source_slots"),
                                           ("phrase-table", "vocab_blob")])
 def test_a_damaged_binary_table_is_refused_by_its_checksum(binary, source, table, array):

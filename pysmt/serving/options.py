@@ -56,8 +56,8 @@ class ServeOptions:
              "SIGTERM waits for the requests in flight."))
     read_timeout: float = field(default=10.0, metadata=option(
         type=click.FloatRange(min=0, min_open=True),
-        help="Seconds a client has to send a request's head (from connecting, or from its previous answer: an "
-             "idle connection is closed then) and again its body (408 after that); the connection is closed."))
+        help="Seconds a client has to send a request's head (counted from connecting or from its previous answer: "
+             "an idle connection is closed then), and then its body (else 408); a stalled connection is closed."))
     max_connections: int = field(default=256, metadata=option(
         type=POSITIVE, help="Connections held at once; beyond them a new connection is answered 503 at once "
                             "and closed."))

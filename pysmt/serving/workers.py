@@ -4,13 +4,14 @@ Each worker is a process that builds the system once, from paths (a
 :class:`~pysmt.cluster.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
 machine share their pages), then translates the sentences it is sent over a pipe. The pool lives in
 the server's event loop. Each request's sentences wait in a queue of their own, and the requests
-take turns: a worker is sent one sentence at a time, and when it answers, the next sentence of the
-next request in turn (round robin). So a one-sentence request waits for a worker to finish the
-sentence it is at and for the turns of the requests before it (one sentence each), never behind all
-of a large request's sentences; a sentence sent ahead into a worker's pipe would make it wait for
-that one too, and saves only the pipe's round trip (well under a millisecond, beside 10 ms to
-seconds of decoding). Each answer goes back to the request that asked for it; a request waits for
-its own sentences only, in its own order.
+take turns (round robin): a worker is sent one sentence at a time, and when it answers, the next
+sentence of the next request in turn. A request that has not had a turn yet comes before those that
+have (as FQ-CoDel serves new flows first), then takes its turns with them. So a one-sentence
+request waits for a worker to finish the sentence it is at (and for the requests that arrived just
+before it), never behind a large request's sentences; a sentence sent ahead into a worker's pipe
+would make it wait for that one too, and saves only the pipe's round trip (well under a millisecond,
+beside 10 ms to seconds of decoding). Each answer goes back to the request that asked for it; a
+request waits for its own sentences only, in its own order.
 
 A worker that dies (killed, out of memory) is replaced, and the sentence it was translating is sent
 again before any other; a sentence that a worker dies on twice gets an error instead (it would take
@@ -124,7 +125,9 @@ class WorkerPool:
         self.recipe, self.count, self.process, self.max_pending = recipe, count, process, max_pending
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[Worker] = []
-        #: Each request's sentences that wait for a worker, by request, in the order of their turns.
+        #: Each request's sentences that wait for a worker, by request: those that have not had a turn yet in the
+        #: order they came, then those that have, in the order of their next turns.
+        self.new: OrderedDict[int, deque[Job]] = OrderedDict()
         self.waiting: OrderedDict[int, deque[Job]] = OrderedDict()
         #: The sentences of workers that died, to be sent again (before any other, each alone).
         self.resend: deque[Job] = deque()
@@ -163,7 +166,7 @@ class WorkerPool:
 
     def pending(self) -> int:
         """Sentences waiting for a worker or being translated."""
-        waiting = itertools.chain(self.resend, *self.waiting.values())
+        waiting = itertools.chain(self.resend, *self.new.values(), *self.waiting.values())
         return sum(job.wanted for job in waiting) + sum(w.job is not None for w in self.workers)
 
     def submit(self, lines: list[str], nbest: int, distinct: bool) -> list[Job]:
@@ -177,7 +180,7 @@ class WorkerPool:
         request = next(self.requests)
         jobs = [Job(request, line, index, nbest, distinct, loop.create_future()) for index, line in enumerate(lines)]
         if jobs:
-            self.waiting[request] = deque(jobs)
+            self.new[request] = deque(jobs)
         self._dispatch()
         return jobs
 
@@ -186,24 +189,24 @@ class WorkerPool:
         more, and those still waiting leave the queue."""
         for job in jobs:
             job.future.cancel()
+            self.new.pop(job.request, None)
             self.waiting.pop(job.request, None)
 
     def _next(self) -> Job | None:
-        """The sentence a free worker takes next: a dead worker's, else the next sentence of the request whose
-        turn it is (None: none waits)."""
+        """The sentence a free worker takes next: a dead worker's, else the next sentence of the request whose turn
+        it is (None: none waits)."""
         while self.resend:
             job = self.resend.popleft()
             if job.wanted:
                 return job
-        while self.waiting:
-            request, jobs = next(iter(self.waiting.items()))
-            job = jobs.popleft()
-            if jobs:
-                self.waiting.move_to_end(request)  # its next sentence waits for the other requests' turns
-            else:
-                del self.waiting[request]
-            if job.wanted:
-                return job
+        for requests in (self.new, self.waiting):
+            while requests:
+                request, jobs = requests.popitem(last=False)
+                job = jobs.popleft()
+                if jobs:  # its next sentence waits for the turns of the requests now waiting
+                    self.waiting[request] = jobs
+                if job.wanted:
+                    return job
         return None
 
     def _dispatch(self) -> None:
@@ -280,10 +283,11 @@ class WorkerPool:
         """Stop the workers: each finishes its sentence and exits (killed after :data:`EXIT_TIMEOUT` seconds)."""
         self.closing = True
         loop = asyncio.get_running_loop()
-        for job in itertools.chain(self.resend, *self.waiting.values()):
+        for job in itertools.chain(self.resend, *self.new.values(), *self.waiting.values()):
             if job.wanted:
                 job.future.set_exception(Busy("the server is shutting down"))
         self.resend.clear()
+        self.new.clear()
         self.waiting.clear()
         for worker in list(self.workers):
             try:

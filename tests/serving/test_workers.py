@@ -44,16 +44,16 @@ def texts(jobs: list[Job]) -> list[str]:
     return [job.future.result().texts[0] for job in jobs]
 
 
-def test_requests_take_turns_sentence_by_sentence():
+def test_requests_take_turns_sentence_by_sentence_those_that_had_none_first():
     async def scenario() -> None:
         pool, worker, pipe = await pool_with_a_worker()
         large = pool.submit(["a0", "a1", "a2", "a3"], 1, False)  # the worker is sent a0 at once
         other = pool.submit(["b0", "b1", "b2"], 1, False)
         small = pool.submit(["c0"], 1, False)
         assert pool.pending() == 8
-        assert answer_all(pool, worker, pipe) == ["a0", "a1", "b0", "c0", "a2", "b1", "a3", "b2"]
+        assert answer_all(pool, worker, pipe) == ["a0", "b0", "c0", "a1", "b1", "a2", "b2", "a3"]
         assert (texts(large), texts(other), texts(small)) == (["a0", "a1", "a2", "a3"], ["b0", "b1", "b2"], ["c0"])
-        assert pool.pending() == 0 and not pool.waiting
+        assert pool.pending() == 0 and not pool.new and not pool.waiting
 
     asyncio.run(scenario())
 
@@ -64,7 +64,7 @@ def test_a_request_that_is_over_leaves_the_queue():
         gone = pool.submit(["a0", "a1", "a2", "a3"], 1, False)
         kept = pool.submit(["b0", "b1"], 1, False)
         pool.cancel(gone)  # (its client disconnected): the sentence the worker is at is answered into the void
-        assert pool.pending() == 1 + 2 and list(pool.waiting) == [kept[0].request]
+        assert pool.pending() == 1 + 2 and list(pool.new) == [kept[0].request] and not pool.waiting
         assert answer_all(pool, worker, pipe) == ["a0", "b0", "b1"]
         assert texts(kept) == ["b0", "b1"] and all(job.future.cancelled() for job in gone)
 

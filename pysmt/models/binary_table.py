@@ -56,6 +56,7 @@ feature checks against itself). They are written by :class:`pysmt.models.binary_
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,21 @@ def read_header(folder: Path) -> dict[str, Any]:
     return header
 
 
+def npy_header(path: Path) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """The shape, Fortran order, dtype and data offset that an ``.npy`` file's header gives, parsed without
+    making an array: numpy trusts them when it maps one (a negative shape of an empty dtype kills the process)."""
+    with open(path, "rb") as handle:
+        major, _ = np.lib.format.read_magic(handle)
+        if major not in (1, 2):
+            raise ValueError(f"npy format version {major}")
+        read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+        shape, fortran_order, dtype = read(handle)
+        return shape, fortran_order, dtype, handle.tell()
+
+
 def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Map a binary table's arrays (read-only, shared pages) after checking its header and their shapes."""
+    """Map a binary table's arrays (read-only, shared pages) after checking its header, and each array's
+    ``.npy`` header against it (dtype, shape, the file's size)."""
     header = read_header(folder)
     if header.get("version") != VERSION:
         raise unusable(folder, kind, f"format version {header.get('version')!r}, this pysmt reads version {VERSION}")
@@ -115,16 +129,23 @@ def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.nd
         path = folder / f"{name}.npy"
         if not path.is_file():
             raise unusable(folder, kind, f"{path.name} is missing")
-        try:
-            array = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
-            raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
         expected = recorded.get(name)
         if not isinstance(expected, dict):
             raise unusable(folder, kind, f"{HEADER} does not list {path.name}")
-        if array.dtype != np.dtype(dtype) or array.ndim != ndim or list(array.shape) != expected.get("shape"):
-            raise unusable(folder, kind, f"{path.name} has dtype {array.dtype} and shape {list(array.shape)}, "
+        try:
+            shape, fortran_order, found, offset = npy_header(path)
+        except Exception as err:  # numpy parses a damaged header with ast and tokenize: whatever they raise
+            raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
+        if found != np.dtype(dtype) or fortran_order or len(shape) != ndim or list(shape) != expected.get("shape"):
+            raise unusable(folder, kind, f"{path.name} has dtype {found} and shape {list(shape)}, "
                                          f"the header says {expected.get('dtype')} {expected.get('shape')}")
+        if offset + math.prod(shape) * found.itemsize != path.stat().st_size:
+            raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {path.stat().st_size} bytes, "
+                                         f"not the {offset + math.prod(shape) * found.itemsize} of its shape")
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise unusable(folder, kind, f"{path.name} is unreadable: {err}") from None
         arrays[name] = np.asarray(array)  # a plain ndarray view of the map: cheaper to index than np.memmap
     return header, arrays
 

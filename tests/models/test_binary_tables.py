@@ -388,6 +388,23 @@ def test_a_crafted_binary_table_is_refused_naming_the_array(binary, source, tabl
     fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
 
 
+@pytest.mark.parametrize("descr, shape, words", [
+    ("'|V0'", "(-1,)", "scores.npy has dtype |V0 and shape [-1]"),  # numpy's mapping died of a SIGFPE
+    ("'<f8'", "(99999999999999999999, 6)", "scores.npy has dtype float64 and shape [99999999999999999999, 6]"),
+    ("'<f8'", "(4, 6", "scores.npy is unreadable"),
+])
+def test_a_crafted_npy_header_is_refused_before_numpy_maps_it(binary, source, descr, shape, words):
+    """numpy trusts an .npy header's dtype and shape when it maps the file: a negative shape of an empty dtype
+    killed the decoder (SIGFPE), a huge one was an OverflowError's traceback, a cut one a SyntaxError's."""
+    folder = table_folder(binary, "reordering")
+    text = "{'descr': %s, 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    text = text.ljust(117) + "\n"
+    (folder / "scores.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode()
+                                        + bytes(192))
+    recompute_checksum(folder, "scores")
+    fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
+
+
 def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
     """Counts of -1 strings beside an empty offsets array (both as the header says) are one line, not an
     IndexError."""
@@ -484,8 +501,9 @@ def test_tables_load_where_no_check_can_be_recorded(binary, monkeypatch, tmp_pat
 
 
 #: Run in its own process by the test below, so that a crash fails the test instead of ending pytest: damages
-#: one array of a binary system's tables per trial (random bytes, or one value set to an edge: -1, the count,
-#: the dtype's extremes, nan...), writes its checksum to match, and loads and decodes with both engines.
+#: one array of a binary system's tables per trial (its .npy header's text, random bytes of its values, or one
+#: value set to an edge: -1, the count, the dtype's extremes, nan...), writes its checksum to match, and loads
+#: and decodes with both engines.
 FUZZ = r"""
 import json, random, sys, zlib
 from pathlib import Path
@@ -503,8 +521,15 @@ for trial in range(trials):
     rng = random.Random(trial)
     path = rng.choice(arrays)
     values = np.load(path).copy()
-    flat = values.reshape(-1).view(np.uint8) if rng.random() < 0.5 or not values.size else None
-    if flat is not None and flat.size:  # random bytes
+    way = rng.random()
+    if way < 0.2:  # the .npy header's text: its dtype, shape, order
+        data = bytearray(path.read_bytes())
+        for _ in range(rng.randint(1, 4)):
+            byte = rng.choice(b"0123456789(),'<>|uifbVOTF -") if rng.random() < 0.7 else rng.randrange(256)
+            data[rng.randrange(10, 128)] = byte
+        path.write_bytes(bytes(data))
+    elif way < 0.6 and values.size:  # random bytes of the values
+        flat = values.reshape(-1).view(np.uint8)
         for _ in range(rng.randint(1, 8)):
             flat[rng.randrange(flat.size)] = rng.randrange(256)
     elif values.size:  # one value at an edge
@@ -515,7 +540,8 @@ for trial in range(trials):
             edges += [np.nan, np.inf, -np.inf]
         edge = rng.choice(edges)
         values.reshape(-1)[rng.randrange(n)] = np.array(edge).astype(values.dtype)
-    np.save(path, values)
+    if way >= 0.2:
+        np.save(path, values)
     header = json.loads((path.parent / "header.json").read_text())
     header["arrays"][path.stem]["crc32"] = f"{zlib.crc32(path.read_bytes()):08x}"
     (path.parent / "header.json").write_text(json.dumps(header))

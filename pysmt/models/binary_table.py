@@ -136,7 +136,8 @@ def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.nd
             shape, fortran_order, found, offset = npy_header(path)
         except Exception as err:  # numpy parses a damaged header with ast and tokenize: whatever they raise
             raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
-        if found != np.dtype(dtype) or fortran_order or len(shape) != ndim or list(shape) != expected.get("shape"):
+        if (found != np.dtype(dtype) or fortran_order or len(shape) != ndim or min(shape, default=0) < 0
+                or list(shape) != expected.get("shape")):
             raise unusable(folder, kind, f"{path.name} has dtype {found} and shape {list(shape)}, "
                                          f"the header says {expected.get('dtype')} {expected.get('shape')}")
         if offset + math.prod(shape) * found.itemsize != path.stat().st_size:

@@ -122,7 +122,7 @@ def test_an_output_that_is_the_file_on_stdin_is_refused_and_survives(tiny_system
     x.write_text("a b c\nc b a\n")
     with open(x, "rb") as stdin:
         proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), option, str(x)], stdin=stdin,
-                              capture_output=True)
+                              capture_output=True, timeout=120)
     fails(proc, 1, f"{option} {x} is also the input stdin")
     assert x.read_text() == "a b c\nc b a\n"
 
@@ -132,7 +132,7 @@ def test_a_stdout_appending_to_the_input_is_refused_and_the_input_survives(tiny_
     x.write_text("a b c\n")
     with open(x, "ab") as stdout:
         proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(x)], stdout=stdout,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, timeout=120)
     fails(proc, 1, f"stdout {x} is also the input --input")
     assert x.read_text() == "a b c\n"
 
@@ -142,7 +142,7 @@ def test_a_stdout_appending_to_a_model_file_is_refused(tiny_system, source):
     before = table.read_bytes()
     with open(table, "ab") as stdout:
         proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source)], stdout=stdout,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, timeout=120)
     fails(proc, 1, "stdout", "PhraseDictionaryMemory0 path")
     assert table.read_bytes() == before
 
@@ -177,10 +177,10 @@ def test_outputs_named_as_stdout_are_written_through_it_in_order(tiny_system, so
     if channel == "file":
         out = tmp_path / "out.txt"
         with open(out, "wb") as stdout:
-            proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE)
+            proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
         text = out.read_text()
     else:
-        proc = subprocess.run(args, capture_output=True)
+        proc = subprocess.run(args, capture_output=True, timeout=120)
         text = proc.stdout.decode()
     assert proc.returncode == 0, proc.stderr.decode()
     assert not list(tmp_path.glob(f".*{TEMP_MARK}*"))
@@ -191,7 +191,7 @@ def test_an_nbest_named_as_the_file_behind_stdout_is_written_through_it(tiny_sys
     out = tmp_path / "out.txt"
     with open(out, "wb") as stdout:
         proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(out)],
-                              stdout=stdout, stderr=subprocess.PIPE)
+                              stdout=stdout, stderr=subprocess.PIPE, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     interleaved(out.read_text().splitlines(), 2, nbest=True, alignment=False)
 
@@ -201,7 +201,7 @@ def test_rescore_out_on_stdout_holds_the_list_and_nothing_else(tiny_system, sour
     assert pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)).returncode == 0
     with open(tmp_path / "out.nbest", "wb") as stdout:
         proc = subprocess.run([*PYSMT, "rescore", "-c", str(tiny_system), "--features", "repeated-word", "--nbest",
-                               str(nbest), "--out", "/dev/stdout"], stdout=stdout, stderr=subprocess.PIPE)
+                               str(nbest), "--out", "/dev/stdout"], stdout=stdout, stderr=subprocess.PIPE, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     lines = (tmp_path / "out.nbest").read_text().splitlines()
     assert len(lines) == len(nbest.read_text().splitlines()) and all(" ||| " in line for line in lines)

@@ -503,7 +503,7 @@ def test_tables_load_where_no_check_can_be_recorded(binary, monkeypatch, tmp_pat
 #: Run in its own process by the test below, so that a crash fails the test instead of ending pytest: damages
 #: one array of a binary system's tables per trial (its .npy header's text, random bytes of its values, or one
 #: value set to an edge: -1, the count, the dtype's extremes, nan...), writes its checksum to match, and loads
-#: and decodes with both engines.
+#: and decodes (every third trial with the Python engine too).
 FUZZ = r"""
 import json, random, sys, zlib
 from pathlib import Path
@@ -547,7 +547,7 @@ for trial in range(trials):
     (path.parent / "header.json").write_text(json.dumps(header))
     print(trial, path.parent.name, path.name, flush=True)
     try:
-        for engine in ("auto", "python"):
+        for engine in ("auto", "python") if trial % 3 == 0 else ("auto",):
             decoder = Decoder(load_config(config), engine=engine)
             for k, line in enumerate(["a b c", "c b a", "b c a b", "日本 é zèbre a", "ab a b zèbre"]):
                 decoder.translate(line, k, nbest_size=5)
@@ -566,12 +566,12 @@ def test_random_damage_with_matching_checksums_never_crashes_the_decoder(tiny, t
     _, out = tiny
     script = tmp_path / "fuzz.py"
     script.write_text(FUZZ, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script), str(out), "200"], capture_output=True, text=True, timeout=300,
+    done = subprocess.run([sys.executable, str(script), str(out), "150"], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parents[2])
     last = done.stdout.splitlines()[-1] if done.stdout else ""
     assert done.returncode == 0, f"exit {done.returncode} in trial {last}: {done.stderr[-2000:]}"
     counts = json.loads(last)
-    assert counts["refused"] > 50 and counts["decoded"] > 10, counts  # both ways out were taken
+    assert counts["refused"] > 40 and counts["decoded"] > 10, counts  # both ways out were taken
 
 
 def test_stored_scores_are_written_resumably_and_read_back(tiny):

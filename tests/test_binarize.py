@@ -4,12 +4,13 @@ its own input. The binary tables are tested in models/test_binary_tables.py."""
 from __future__ import annotations
 
 
-def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path):
+def test_binarize_command_decodes_the_same_and_refuses_its_own_input(tmp_path, monkeypatch):
     import subprocess
     import sys
 
     from tests.helpers import write_moses_system
     ini = write_moses_system(tmp_path / "system")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where the tables' checks are recorded
     run = lambda *args: subprocess.run([sys.executable, "-m", "pysmt.cli", *args], capture_output=True)  # noqa: E731
     assert run("binarize", "-c", str(ini), "-o", str(tmp_path / "bin"), "--memory", "300M", "--temp-dir",
                str(tmp_path / "scratch")).returncode == 0

@@ -90,6 +90,9 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
             if same_file(path, input_path):
                 raise PysmtError(f"{label} {path} is also the input {input_label} {input_path}: "
                                  "an output may not overwrite an input; choose another path")
+            if input_path.is_dir() and path.resolve().is_relative_to(input_path.resolve()):
+                raise PysmtError(f"{label} {path} is inside the input {input_label} {input_path} (a model folder): "
+                                 "an output may not overwrite what an input holds; choose another path")
 
     stdout = standard_file(sys.stdout) if writes_stdout else None
     if stdout is not None:

@@ -205,3 +205,13 @@ def test_rescore_out_on_stdout_holds_the_list_and_nothing_else(tiny_system, sour
     assert proc.returncode == 0, proc.stderr.decode()
     lines = (tmp_path / "out.nbest").read_text().splitlines()
     assert len(lines) == len(nbest.read_text().splitlines()) and all(" ||| " in line for line in lines)
+
+
+def test_an_output_inside_a_binary_table_folder_is_refused(tiny_system, source, tmp_path):
+    assert pysmt("binarize", "-c", str(tiny_system), "-o", str(tmp_path / "bin")).returncode == 0
+    table = next((tmp_path / "bin").glob("*.phrase-table.*.bin"))
+    scores = table / "scores.npy"
+    before = scores.read_bytes()
+    fails(pysmt("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest", str(scores)), 1,
+          f"--nbest {scores} is inside the input PhraseDictionaryMemory0 path")
+    assert scores.read_bytes() == before

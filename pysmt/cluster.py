@@ -13,6 +13,11 @@ of consecutive lines with about the same number of source words (as Moses' ``mos
 cuts it), several per actor so that a slow or lost shard costs little; translations are given
 back in input order as soon as every shard before them is done. A shard whose actor dies (its node
 killed, out of memory) runs again on another actor, and the output is the same as a local run's.
+
+The head is the one node a run cannot lose: Ray's driver notices its loss only after 60 s, or fails
+with the local raylet's broken pipe. So the client and every actor watch the head's address
+(:class:`HeadWatch`): within :data:`HEAD_TIMEOUT` seconds of its silence the client stops with one line
+naming it (:class:`HeadLost`) and the actors end themselves, so that none outlives its client.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ import logging
 import os
 import socket
 import sys
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -42,6 +50,10 @@ ACTOR_START_TIMEOUT = 600.0
 OTHERS_READY_TIMEOUT = 120.0
 #: Ray's default port, when ``--cluster HOST`` names none.
 RAY_PORT = 6379
+#: Seconds without an answer from the head after which the client stops and the actors end.
+HEAD_TIMEOUT = 5.0
+#: Seconds between two probes of the head; also the longest a wait on the actors goes without looking at it.
+PROBE_INTERVAL = 0.5
 
 Item = tuple[int, str]
 T = TypeVar("T")
@@ -61,11 +73,29 @@ class SystemRecipe:
     algorithm: str | None = None
     missing_weight: float | None = None
 
+    def __post_init__(self) -> None:
+        """Every path made absolute where the command was typed: the actors build the system in other
+        working folders (``-c moses.ini``, typed in the system's folder, names nothing there). A
+        ``--param`` value is taken for a path when it names an existing file or folder (the option does
+        not say which keys are paths; a path parameter must exist anyway). Absolute paths stay as they are."""
+        object.__setattr__(self, "config", os.path.abspath(self.config))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", os.path.abspath(self.weights))
+        object.__setattr__(self, "params", tuple(map(absolute_param, self.params)))
+
     def build(self) -> Decoder:
         from pysmt.config_files import configure_system
 
         config = configure_system(self.config, self.features, self.params, self.weights)
         return Decoder(config, algorithm=self.algorithm, missing_weight=self.missing_weight)  # type: ignore[arg-type]
+
+
+def absolute_param(assignment: str) -> str:
+    """``FEATURE.key=value`` with a value that names an existing file or folder (``$VARIABLES`` expanded here)
+    given as its absolute path."""
+    target, equals, value = assignment.partition("=")
+    path = os.path.expandvars(value)
+    return f"{target}={os.path.abspath(path)}" if equals and value and os.path.exists(path) else assignment
 
 
 def source_words(item: Item) -> int:
@@ -112,6 +142,37 @@ def cluster_messages_to_stderr() -> None:
     driver.print_to_stdstream = to_stderr
 
 
+def host_and_port(address: str) -> tuple[str, int]:
+    """``HOST[:PORT]`` as a host and a port (Ray's default when none is given)."""
+    host, _, port = address.rpartition(":") if ":" in address else (address, "", str(RAY_PORT))
+    return host, int(port)
+
+
+def use_token_if_any() -> None:
+    """Ray's token authentication for this client when a token is at hand (``RAY_AUTH_TOKEN``,
+    ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``) and ``RAY_AUTH_MODE`` is unset.
+
+    ``ray start --head`` and ``ray.init("auto")`` decide so, but ``ray.init(ADDRESS)`` does not, and
+    would be refused by a head that wants the token this machine holds. A head without authentication
+    ignores a token. Ray's own test is used (the lookup is Ray's); its warning, meant for a new
+    cluster, is not shown. A Ray without token authentication has nothing to decide.
+    """
+    try:
+        from ray._private.authentication import authentication_token_setup as setup
+    except ImportError:
+        return
+    logging.getLogger(setup.__name__).setLevel(logging.ERROR)
+    setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def refused_authentication(err: BaseException) -> bool:
+    """Whether ``ray.init`` failed on token authentication: Ray's AuthenticationError, raised as it is (no
+    token here under ``RAY_AUTH_MODE=token``) or, when the head refused the client, as the text of the
+    ConnectionError's cause."""
+    return any(type(said).__name__ == "AuthenticationError" or "AuthenticationError:" in str(said)
+               for said in (err, err.__cause__) if said is not None)
+
+
 def connect(address: str) -> Any:
     """Join the Ray cluster at ``address`` (``local``: start a throw-away one on this machine); return ray."""
     ray = ray_module()
@@ -122,18 +183,77 @@ def connect(address: str) -> Any:
         ray.init(address="local", **quiet)
         return ray
     if address != "auto":
-        host, _, port = address.rpartition(":") if ":" in address else (address, "", str(RAY_PORT))
         try:
-            socket.create_connection((host, int(port)), timeout=5).close()
+            socket.create_connection(host_and_port(address), timeout=5).close()
         except (OSError, ValueError) as err:
             reason = getattr(err, "strerror", None) or str(err)
             raise PysmtError(f"--cluster {address}: no Ray head reachable there ({reason}); start one with "
                              "`ray start --head`, or give --cluster local") from None
+    use_token_if_any()
     try:
         ray.init(address=address, **{k: v for k, v in quiet.items() if k != "include_dashboard"})
-    except (ConnectionError, RuntimeError) as err:
-        raise PysmtError(f"--cluster {address}: cannot join the Ray cluster there ({err})") from None
+    except Exception as err:
+        if refused_authentication(err):
+            raise PysmtError(f"--cluster {address}: the Ray cluster there refused this client's token, or it has "
+                             "none: give it the head's (`ray get-auth-token` there) in ~/.ray/auth_token or "
+                             "RAY_AUTH_TOKEN") from None
+        if isinstance(err, (ConnectionError, RuntimeError)):
+            raise PysmtError(f"--cluster {address}: cannot join the Ray cluster there ({err})") from None
+        raise
     return ray
+
+
+class HeadLost(PysmtError):
+    """The cluster's head stopped answering: the run cannot go on without it."""
+
+
+class HeadWatch:
+    """Whether the cluster's head still answers, asked of its GCS address (``HOST:PORT``) by a thread.
+
+    A TCP connection to the port is accepted by the head's kernel as long as its GCS process lives,
+    however busy it is; refused or unanswered for :data:`HEAD_TIMEOUT` seconds, the head is lost (its
+    process killed, its machine down or cut off). ``on_lost`` is then called, once, from the thread.
+    Messages name the head as ``shown`` (the address the user gave, where Ray's may be another name).
+    """
+
+    def __init__(self, address: str, on_lost: Callable[[], object] = lambda: None, shown: str = "") -> None:
+        self.address, self.on_lost, self.shown = address, on_lost, shown or address
+        self.last, self.gone = time.monotonic(), False
+        self.stopped = threading.Event()
+        threading.Thread(target=self.watch, name="pysmt-head-watch", daemon=True).start()
+
+    def answers(self) -> bool:
+        try:
+            socket.create_connection(host_and_port(self.address), timeout=PROBE_INTERVAL).close()
+        except OSError:
+            return False
+        return True
+
+    def watch(self) -> None:
+        while not self.stopped.wait(PROBE_INTERVAL):
+            if self.answers():
+                self.last = time.monotonic()
+            elif self.lost():
+                self.on_lost()
+                return
+
+    def lost(self) -> bool:
+        return self.gone or time.monotonic() - self.last > HEAD_TIMEOUT
+
+    def check(self, now: bool = False) -> None:
+        """Raise :class:`HeadLost` if the head is lost (with ``now``: also if it does not answer this moment)."""
+        self.gone = self.gone or (now and not self.answers())
+        if self.lost():
+            raise HeadLost(f"lost the cluster's head at {self.shown}: it stopped answering")
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def end_actor(address: str) -> None:
+    """An actor's end when its head is lost: its client has stopped (or is stopping), and nobody else can end it."""
+    print(f"pysmt cluster: lost the cluster's head at {address}: this actor ends", file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 class Worker:
@@ -144,6 +264,8 @@ class Worker:
 
         from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
+        head = ray.get_runtime_context().gcs_address  # watched while loading too
+        HeadWatch(head, on_lost=lambda: end_actor(head))
         set_torch_threads(DECODING_THREADS)
         self.node = ray.get_runtime_context().get_node_id()[:8]
         try:
@@ -192,22 +314,29 @@ class DecoderActor(Worker):
 class Cluster:
     """Actors on a Ray cluster, one per CPU unless told: a local pool's job, spread over machines.
 
-    ``worker`` is the actor class (decoders unless told), built from ``recipe`` and ``args``.
+    ``worker`` is the actor class (decoders unless told), built from ``recipe`` and ``args``. Every
+    wait on the actors is cut into steps of :data:`PROBE_INTERVAL`, and the head is looked at between
+    them (:class:`HeadWatch`): a lost head is :class:`HeadLost` within about :data:`HEAD_TIMEOUT` seconds,
+    whatever the run is doing.
     """
 
     def __init__(self, address: str, recipe: SystemRecipe, actors: int | None = None,
                  worker: type[Worker] = DecoderActor, args: tuple[Any, ...] = ()) -> None:
         self.ray = connect(address)
         self.address, self.recipe, self.args = address, recipe, args
-        self.remote = self.ray.remote(num_cpus=1, max_restarts=0)(worker)
-        count = actors or max(int(self.ray.cluster_resources().get("CPU", 1)), 1)
-        self.actors = [self.remote.remote(recipe, *args) for _ in range(count)]
-        self.placed: Counter[str] = Counter()
-        nodes = sum(node["Alive"] for node in self.ray.nodes())
-        self.log(f"{count} actor(s) on {nodes} node(s) of {address}; loading the system")
+        gcs = self.ray.get_runtime_context().gcs_address
+        self.head = HeadWatch(gcs, shown=gcs if address in ("auto", "local") else address)
+        self.actors: list[Any] = []
         try:
+            # non-detached: Ray ends them with this client, as long as the head lives (else they end themselves)
+            self.remote = self.ray.remote(num_cpus=1, max_restarts=0, lifetime="non_detached")(worker)
+            count = actors or max(int(self.ray.cluster_resources().get("CPU", 1)), 1)
+            self.actors = [self.remote.remote(recipe, *args) for _ in range(count)]
+            self.placed: Counter[str] = Counter()
+            nodes = sum(node["Alive"] for node in self.ray.nodes())
+            self.log(f"{count} actor(s) on {nodes} node(s) of {address}; loading the system")
             readies = [actor.ready.remote() for actor in self.actors]
-            self.labels = self.call(readies[0])
+            self.labels = self.call(readies[0], ACTOR_START_TIMEOUT)
             self.keep_started(readies)
         except BaseException:
             self.close()
@@ -217,7 +346,7 @@ class Cluster:
         """Keep the actors that have loaded the system once the first has, within :data:`OTHERS_READY_TIMEOUT`
         more seconds: one placed on a node that has just died (the cluster still counting its CPUs)
         would never start, and the shards given to it would wait forever."""
-        done, _ = self.ray.wait(readies, num_returns=len(readies), timeout=OTHERS_READY_TIMEOUT)
+        done = self.wait(readies, num_returns=len(readies), timeout=OTHERS_READY_TIMEOUT)
         started = []
         for actor, ready in zip(self.actors, readies):
             try:
@@ -237,18 +366,42 @@ class Cluster:
     def log(message: str) -> None:
         print(f"pysmt cluster: {message}", file=sys.stderr, flush=True)
 
-    def call(self, future: Any, timeout: float | None = ACTOR_START_TIMEOUT) -> Any:
-        """``ray.get``, with a user's error inside the actor raised as itself (one line), not Ray's wrapper."""
+    @contextmanager
+    def asking_ray(self) -> Iterator[None]:
+        """A call into Ray whose failure (the broken pipe of this machine's node, when that was the head) is
+        :class:`HeadLost` if the head does not answer now, one line naming the cluster otherwise."""
         try:
-            return self.ray.get(future, timeout=timeout)
+            yield
+        except OSError as err:
+            self.head.check(now=True)
+            raise PysmtError(f"--cluster {self.address}: lost the connection to the cluster ({err})") from None
+
+    def wait(self, futures: list[Any], num_returns: int = 1, timeout: float | None = None) -> list[Any]:
+        """Those of ``futures`` that are ready, once ``num_returns`` are or ``timeout`` has passed: ``ray.wait``
+        in steps of :data:`PROBE_INTERVAL`, the head looked at between them."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = PROBE_INTERVAL if deadline is None else max(min(PROBE_INTERVAL, deadline - time.monotonic()), 0)
+            with self.asking_ray():
+                done, _ = self.ray.wait(futures, num_returns=num_returns, timeout=step)
+            if len(done) >= num_returns or (deadline is not None and time.monotonic() >= deadline):
+                return done
+            self.head.check()
+
+    def call(self, future: Any, timeout: float | None = None) -> Any:
+        """``ray.get`` once ``future`` is ready (:meth:`wait`), with a user's error inside the actor raised as
+        itself (one line), not Ray's wrapper; ``timeout`` is how long an actor may take to start."""
+        if not self.wait([future], timeout=timeout):
+            raise PysmtError(f"--cluster {self.address}: no node took a decoder within {timeout:.0f} s "
+                             "(too little CPU or memory free?)")
+        try:
+            with self.asking_ray():
+                return self.ray.get(future)
         except self.ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             if isinstance(cause, PysmtError):
                 raise cause from None
             raise
-        except self.ray.exceptions.GetTimeoutError:
-            raise PysmtError(f"--cluster {self.address}: no node took a decoder within {ACTOR_START_TIMEOUT:.0f} s "
-                             "(too little CPU or memory free?)") from None
 
     def translate(self, stream: Iterable[Item | BadLine], emit: Callable[[Translation], None], *,
                   weights: list[list[float]] | None = None, nbest_size: int = 1, distinct: bool = False,
@@ -269,10 +422,16 @@ class Cluster:
     def translate_items(self, items: Sequence[Item], emit: Callable[[Translation], None],
                         weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool) -> int:
         parts = shards(items, SHARDS_PER_ACTOR * len(self.actors))
-        for translations in self.ordered(parts, lambda actor, part: actor.translate.remote(
-                part, weights, nbest_size, distinct, process)):
-            for translation in translations:
-                emit(translation)
+        emitted = 0
+        try:
+            for translations in self.ordered(parts, lambda actor, part: actor.translate.remote(
+                    part, weights, nbest_size, distinct, process)):
+                for translation in translations:
+                    emit(translation)
+                    emitted += 1
+        except HeadLost as err:
+            raise HeadLost(f"{err}; the first {emitted:,} of {len(items):,} line(s) were translated and written") \
+                from None
         return len(items)
 
     def map(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
@@ -292,10 +451,10 @@ class Cluster:
             while idle and todo:
                 k, actor = todo.popleft(), idle.pop()
                 running[submit(actor, parts[k])] = (k, actor)
-            ready, _ = ray.wait(list(running), num_returns=1)
+            ready = self.wait(list(running))
             k, actor = running.pop(ready[0])
             try:
-                node, result = self.call(ready[0], timeout=None)
+                node, result = self.call(ready[0])
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError):
                 # its node died: before the part was done, or after but before its result reached us
                 self.replace(actor, k, losses, todo, idle)
@@ -318,7 +477,7 @@ class Cluster:
         todo.appendleft(shard)
         if not self.actors:  # the last one: the cluster must place a new one, or the run stops
             fresh = self.remote.remote(self.recipe, *self.args)
-            self.call(fresh.ready.remote())
+            self.call(fresh.ready.remote(), ACTOR_START_TIMEOUT)
             self.actors.append(fresh)
             idle.append(fresh)
 
@@ -327,8 +486,13 @@ class Cluster:
         return ", ".join(f"node {node}: {count} shard(s)" for node, count in sorted(self.placed.items()))
 
     def close(self) -> None:
-        for actor in self.actors:
-            self.ray.kill(actor)
+        """End the actors and leave the cluster. Without a head nobody can end them: they end themselves
+        (:func:`end_actor`). Ray's goodbye then takes about 5 s more, but it must be said (a driver that
+        exits without it crashes)."""
+        self.head.stop()
+        if not self.head.lost():
+            for actor in self.actors:
+                self.ray.kill(actor)
         self.ray.shutdown()
 
     def __enter__(self) -> Cluster:

@@ -1,31 +1,58 @@
 """``--cluster``: the same results as a local run, on a real multi-node Ray cluster on this machine.
 
 The cluster (a head and a worker node on 127.0.0.1, one CPU each) is started once for the module
-with ``ray start`` and stopped at its end; every command is bounded in time.
+with ``ray start --block``, each node in a session of its own, and stopped at its end by ending the
+processes of those sessions (never ``ray stop``, which would stop every Ray process of the user); the
+tests that lose their head start a cluster of their own. Ray's files in ``~`` (its token) are those
+of a folder of the tests'. Every command is bounded in time.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from pysmt.cluster import shards
-from tests.helpers import fails, long_input, tune_command
+from pysmt.cluster import SystemRecipe, shards
+from tests.helpers import error_line, fails, long_input, tune_command, wait_until
 from tests.helpers import pysmt as pysmt_bytes
 
 ray = pytest.importorskip("ray")
 RAY = str(Path(sys.executable).with_name("ray"))
-ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
 NODE = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory", str(80 * 1024 * 1024)]
+#: The longest a client may take to stop after its head is killed: pysmt.cluster.HEAD_TIMEOUT, Ray's
+#: goodbye (about 5 s without a head) and a busy machine's slack.
+HEAD_LOSS_S = 20
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """HOME in a folder of the tests': a token in the user's ~/.ray neither changes these tests nor is
+    made by them, and no RAY_AUTH_* of the user's environment reaches them."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        for name in [name for name in os.environ if name.startswith("RAY_AUTH")]:
+            patch.delenv(name)
+        yield home
+
+
+def environment(**changes: str) -> dict[str, str]:
+    return {**os.environ, **changes}
 
 
 def free_port() -> int:
@@ -34,47 +61,115 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def nodes_alive(address: str) -> int:
+def nodes_alive(address: str, env: dict[str, str]) -> int:
     code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
             "print('alive', sum(n['Alive'] for n in ray.nodes()))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     found = re.findall(r"^alive (\d+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
     return int(found[-1]) if found else 0
 
 
-def start_worker(address: str, nodes: int) -> subprocess.Popen:
+def in_session(sid: int) -> list[int]:
+    """The processes of session ``sid`` (a node's, started in a session of its own: its workers too)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.getsid(int(entry.name)) == sid:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def end_session(sid: int, signum: int = signal.SIGKILL) -> None:
+    for pid in in_session(sid):
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+
+def actors_in(*sids: int) -> list[str]:
+    """The decoder actors among the processes of sessions ``sids`` (Ray names an actor's process ray::CLASS)."""
+    found = []
+    for sid in sids:
+        for pid in in_session(sid):
+            try:
+                command = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if command.startswith("ray::DecoderActor"):
+                found.append(f"{pid}: {command}")
+    return found
+
+
+def start_node(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([RAY, "start", "--block", *args, *NODE], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop_node(node: subprocess.Popen) -> None:
+    """The node ended by ``ray start`` itself (SIGTERM), then whatever is left of its session killed."""
+    node.terminate()
+    try:
+        node.wait(timeout=30)
+    finally:
+        end_session(node.pid)
+
+
+def start_worker(address: str, nodes: int, env: dict[str, str] | None = None) -> subprocess.Popen:
     """A worker node that lives as long as the returned process (``ray start --block``), once the
     cluster has ``nodes`` nodes alive with it."""
-    worker = subprocess.Popen([RAY, "start", "--address", address, "--block", *NODE], env=ENV,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    env = env or environment()
+    worker = start_node(["--address", address], env)
     deadline = time.time() + 60
-    while nodes_alive(address) < nodes:
+    while nodes_alive(address, env) < nodes:
         if time.time() > deadline:
-            os.killpg(worker.pid, signal.SIGKILL)
+            stop_node(worker)
             pytest.fail("the worker node did not join")
         time.sleep(1)
     return worker
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    address = f"127.0.0.1:{free_port()}"
-    subprocess.run([RAY, "start", "--head", "--port", address.split(":")[1], "--include-dashboard=false",
-                    "--disable-usage-stats", *NODE], env=ENV, check=True, capture_output=True, timeout=120)
+@dataclass
+class Nodes:
+    address: str
+    head: subprocess.Popen
+    worker: subprocess.Popen
+
+
+@contextmanager
+def ray_cluster(head_env: dict[str, str] | None = None, worker_env: dict[str, str] | None = None) -> Iterator[Nodes]:
+    """A head and a worker node on 127.0.0.1 as the README starts them (``ray start --head``, ``ray start
+    --address``), Ray's files in a short folder of their own; every process of both is ended at the end."""
+    head_env = head_env or environment()
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # (short: Ray's socket paths must fit in 107 bytes)
+    head = start_node(["--head", "--port", str(port), "--include-dashboard=false", "--disable-usage-stats",
+                       "--temp-dir", temp], head_env)
     worker = None
     try:
-        worker = start_worker(address, nodes=2)
-        yield address
+        worker = start_worker(address, nodes=2, env=worker_env or head_env)
+        yield Nodes(address, head, worker)
     finally:
-        if worker is not None:
-            os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=60)
-        subprocess.run([RAY, "stop", "--force"], env=ENV, capture_output=True, timeout=120)
+        for node in (worker, head):
+            if node is not None:
+                stop_node(node)
+        subprocess.run(["rm", "-rf", temp], timeout=60)
 
 
-def pysmt(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def cluster(ray_home: Path) -> Iterator[str]:
+    """The module's cluster, without token authentication (no token in its HOME)."""
+    with ray_cluster() as nodes:
+        yield nodes.address
+
+
+def pysmt(*args: str, timeout: float = 300, **popen) -> subprocess.CompletedProcess:
+    popen.setdefault("env", environment())
     return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)
+                          timeout=timeout, **popen)
 
 
 def test_shards_are_consecutive_and_balanced_by_words():
@@ -86,6 +181,7 @@ def test_shards_are_consecutive_and_balanced_by_words():
     assert shards([], 4) == [] and shards(items[:1], 4) == [items[:1]]
 
 
+@pytest.mark.slow
 def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=200)
     here = pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "local.nbest",
@@ -99,6 +195,7 @@ def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cl
     assert "2 actor(s) on 2 node(s)" in there.stderr and "done: node" in there.stderr
 
 
+@pytest.mark.slow
 def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, cluster):
     src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
     src.write_text("a b c\nc b a\nb c\na b\nc a b\n")
@@ -116,6 +213,7 @@ def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, clus
     assert remote.stderr.count("loading the system") == 1  # the actors kept it across iterations
 
 
+@pytest.mark.slow
 def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, cluster):
     pytest.importorskip("pysmt_example_features")  # a stateful plugin the actors find by its entry point
     source = long_input(tmp_path / "in.txt", lines=60)
@@ -131,6 +229,7 @@ def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, clus
     assert "RepeatedWord0= " in outs["local"].read_text() and "done: node" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=1500)
     here = pysmt("decode", "-c", tiny_system, "-i", source)
@@ -139,15 +238,14 @@ def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, 
         with open(tmp_path / "err.txt", "w") as err_file:  # (a file: the stdout pipe is read to its end first)
             run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i",
                                     str(source), "--cluster", cluster], stdout=subprocess.PIPE, stderr=err_file,
-                                   text=True, env=ENV)
+                                   text=True, env=environment())
             first = run.stdout.readline()  # translating: every actor has a shard
-            os.killpg(doomed.pid, signal.SIGKILL)  # the node's raylet and workers, at once
+            end_session(doomed.pid)  # the node's raylet and workers, at once
             out = run.stdout.read()  # (not communicate(): it would skip what readline buffered)
             run.wait(timeout=300)
         err = (tmp_path / "err.txt").read_text()
     finally:
-        if doomed.poll() is None:
-            os.killpg(doomed.pid, signal.SIGKILL)
+        stop_node(doomed)
     assert run.returncode == 0, err
     got, want = (first + out).splitlines(), here.stdout.splitlines()
     wrong = [k for k, (a, b) in enumerate(zip(got, want)) if a != b]
@@ -155,6 +253,7 @@ def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, 
     assert "runs again on another" in err  # the lost node's shard was redone
 
 
+@pytest.mark.slow
 def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_were(tiny_system, tmp_path, cluster):
     src = long_input(tmp_path / "dev.src", lines=600)
     ref = tmp_path / "dev.ref"
@@ -168,16 +267,15 @@ def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_wer
         with open(tmp_path / "err.txt", "w") as err_file:
             run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *tune_command(tiny_system, src, ref, out, *tune,
                                                                                       "--cluster", cluster)],
-                                   stdout=subprocess.DEVNULL, stderr=err_file, env=ENV)
+                                   stdout=subprocess.DEVNULL, stderr=err_file, env=environment())
             deadline = time.time() + 300
             while not (out / "run2" / "weights.txt").exists() and run.poll() is None and time.time() < deadline:
                 time.sleep(0.05)
-            os.killpg(doomed.pid, signal.SIGKILL)  # the second iteration is decoding, on every node
+            end_session(doomed.pid)  # the second iteration is decoding, on every node
             run.wait(timeout=300)
         err = (tmp_path / "err.txt").read_text()
     finally:
-        if doomed.poll() is None:
-            os.killpg(doomed.pid, signal.SIGKILL)
+        stop_node(doomed)
     assert run.returncode == 0, err[-3000:]
     assert "runs again on another" in err and "iteration 2:" in err
     for name in ("weights.txt", "run2/nbest.txt"):
@@ -230,7 +328,7 @@ def cpus_busy(cluster: str) -> str:
             "    if not busy: break\n"
             "    time.sleep(0.5)\n"
             "print('busy', busy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(), timeout=120)
     found = re.findall(r"^busy (\S+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
     return found[-1] if found else out.stdout + out.stderr
 
@@ -238,7 +336,7 @@ def cpus_busy(cluster: str) -> str:
 def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.Popen:
     """``pysmt COMMAND`` in a session of its own, given ``signum`` once its stderr (in ``log``) says ``when``."""
     with open(log, "w") as err:
-        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=ENV,
+        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=environment(),
                                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + 600
         while when not in log.read_text() and time.time() < deadline:
@@ -249,10 +347,11 @@ def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.
     return run
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=3000)
     run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
-                            "--cluster", cluster], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                            "--cluster", cluster], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert run.stdout.readline()
     os.killpg(run.pid, signal.SIGINT)
@@ -262,6 +361,7 @@ def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_pat
     assert cpus_busy(cluster) == "0.0"  # every CPU free again: no actor of the run holds one
 
 
+@pytest.mark.slow
 def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
     from pysmt.cluster import Cluster, SystemRecipe
     from pysmt.errors import PysmtError
@@ -271,6 +371,8 @@ def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
     assert not ray.is_initialized()  # the failed start left this process off the cluster
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster):
     from tests.helpers import SHARED, shared_data
 
@@ -296,3 +398,112 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
     assert first.index("rnn: running") < first.index("binarize: done in")  # side by side
     evaluations = [json.loads((tmp_path / run / "evaluation.json").read_text()) for run in ("local", "remote")]
     assert evaluations[0] == evaluations[1]  # BLEU, chrF, p-values and tuned weights of every configuration
+
+
+# -- paths as the command was typed; token authentication; losing the head ---------------------------
+
+def test_a_recipe_names_its_paths_as_they_were_where_the_command_was_typed(tmp_path, monkeypatch):
+    for name in ("moses.ini", "weights.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "nets").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HERE", str(tmp_path))
+    recipe = SystemRecipe("moses.ini", params=("cslm.model=nets", "rnn.model=$HERE/nets", "lm.order=3", "wp.x=none"),
+                          weights="weights.txt")
+    assert recipe.config == str(tmp_path / "moses.ini") and recipe.weights == str(tmp_path / "weights.txt")
+    # a value is a path when it names what exists (after $VARIABLES); others stay as given
+    assert recipe.params == (f"cslm.model={tmp_path}/nets", f"rnn.model={tmp_path}/nets", "lm.order=3", "wp.x=none")
+    monkeypatch.chdir(tmp_path / "nets")
+    assert pickle.loads(pickle.dumps(recipe)) == recipe  # as an actor gets it, in another folder
+
+
+@pytest.mark.slow
+def test_a_relative_config_typed_in_the_systems_folder_decodes_as_locally(tiny_system, cluster):
+    folder = tiny_system.parent  # where Moses systems are run from
+    long_input(folder / "in.txt", lines=100)
+    (folder / "weights.txt").write_text("KENLM0= 0.4\n")
+    command = ("decode", "-c", "moses.ini", "-i", "in.txt", "--weights", "weights.txt", "--param",
+               "KENLM0.path=lm.arpa")
+    here = pysmt(*command, cwd=folder)
+    there = pysmt(*command, "--cluster", cluster, cwd=folder)
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert there.stdout == here.stdout and "2 actor(s) on 2 node(s)" in there.stderr
+
+
+@pytest.mark.slow
+def test_token_authentication_set_up_as_the_readme_says(tiny_system, tmp_path):
+    """The head finds a token in its ~/.ray and asks for it; the other node is given it with RAY_AUTH_MODE=token;
+    the client finds it in its ~/.ray too (the module's cluster is the same recipe without a token)."""
+    home, stranger = tmp_path / "home", tmp_path / "stranger"
+    home.mkdir()
+    stranger.mkdir()
+    with_token = environment(HOME=str(home))
+    subprocess.run([RAY, "get-auth-token", "--generate"], env=with_token, check=True, capture_output=True, timeout=60)
+    source = long_input(tmp_path / "in.txt", lines=100)
+    local = pysmt("decode", "-c", tiny_system, "-i", source)
+    with ray_cluster(with_token, environment(HOME=str(home), RAY_AUTH_MODE="token")) as nodes:
+        there = pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", nodes.address, env=with_token)
+        assert there.returncode == 0, there.stderr
+        assert there.stdout == local.stdout and "2 actor(s) on 2 node(s)" in there.stderr
+        refused = pysmt_bytes("decode", "-c", str(tiny_system), "-i", str(source), "--cluster", nodes.address,
+                              env=environment(HOME=str(stranger)), timeout=180)
+        fails(refused, 1, f"--cluster {nodes.address}: the Ray cluster there refused this client's token, or it has "
+                          "none", "~/.ray/auth_token")
+
+
+def decode_losing_the_head(system: Path, tmp_path: Path, source: Path, loading: bool = False) -> dict:
+    """Decode ``source`` on a cluster of its own whose head (every process of its node) is killed once the
+    client has written a translation, or (``loading``) once it says the actors load the system (they take
+    seconds to start: the client is then waiting for them); what came of it."""
+    err_path = tmp_path / "err.txt"
+    with ray_cluster() as nodes, open(err_path, "w") as err:
+        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(system), "-i", str(source),
+                                "--nbest", str(tmp_path / "cluster.nbest"), "--nbest-size", "3", "--cluster",
+                                nodes.address], stdout=subprocess.PIPE, stderr=err, env=environment(), text=True)
+        try:
+            if loading:
+                wait_until(lambda: run.poll() is not None or "loading the system" in err_path.read_text(), 120)
+                first = ""
+            else:
+                first = run.stdout.readline()
+                assert len(actors_in(nodes.head.pid, nodes.worker.pid)) == 2  # (what is looked for below)
+            assert run.poll() is None, err_path.read_text()
+            end_session(nodes.head.pid)
+            killed = time.monotonic()
+            out = first + run.stdout.read()  # (to its end: the client has exited)
+            run.wait(timeout=60)
+            seconds = time.monotonic() - killed
+        finally:
+            if run.poll() is None:
+                run.kill()
+        actors_end = wait_until(lambda: not actors_in(nodes.head.pid, nodes.worker.pid), 10)
+        end_session(nodes.worker.pid)  # (headless, it would take its time over a polite end)
+        said = subprocess.CompletedProcess(run.args, run.returncode, out, err_path.read_bytes())
+        return {"status": run.returncode, "seconds": seconds, "out": out, "error": error_line(said),
+                "address": nodes.address, "actors_end": actors_end}
+
+
+@pytest.mark.slow
+def test_the_head_killed_mid_decode_stops_the_client_with_one_line_keeping_what_it_wrote(tiny_system, tmp_path):
+    source = long_input(tmp_path / "in.txt", lines=1500)
+    lost = decode_losing_the_head(tiny_system, tmp_path, source)
+    assert lost["status"] == 1 and lost["seconds"] < HEAD_LOSS_S, lost
+    assert lost["actors_end"], lost  # none outlives the client by more than 10 s
+    written = lost["out"].splitlines()
+    assert lost["error"] == (f"Error: lost the cluster's head at {lost['address']}: it stopped answering; the first "
+                             f"{len(written):,} of 1,500 line(s) were translated and written")
+    # what was written is the local run's start: the translations, and the n-best list (no earlier file)
+    start = tmp_path / "start.txt"
+    start.write_text("".join(source.read_text().splitlines(keepends=True)[:len(written)]))
+    local = pysmt("decode", "-c", tiny_system, "-i", start, "--nbest", tmp_path / "local.nbest", "--nbest-size", "3")
+    assert 0 < len(written) < 1500 and lost["out"] == local.stdout
+    assert (tmp_path / "cluster.nbest").read_text() == (tmp_path / "local.nbest").read_text()
+
+
+@pytest.mark.slow
+def test_the_head_killed_while_the_actors_load_stops_the_client_with_one_line(tiny_system, tmp_path):
+    lost = decode_losing_the_head(tiny_system, tmp_path, long_input(tmp_path / "in.txt", lines=1500), loading=True)
+    assert lost["status"] == 1 and lost["seconds"] < HEAD_LOSS_S and lost["out"] == "", lost
+    assert lost["actors_end"], lost
+    # (no count of lines written: the client was still waiting for its actors)
+    assert lost["error"] == f"Error: lost the cluster's head at {lost['address']}: it stopped answering"

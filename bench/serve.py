@@ -2,6 +2,7 @@
 
     python bench/serve.py                        # moses-news (binarized once into ../runs/serve), 2 workers
     python bench/serve.py --clients 1 8 32 --seconds 60 --lines 500 --workers 2
+    python -m bench.serve --pythonpath ../base-serve     # the server of another checkout
 
 The system's tables are binarized once (``pysmt binarize``) into ``--work``, so that the workers
 share their pages. A server with ``--workers`` processes then takes clients that each send one
@@ -157,6 +158,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--seconds", type=float, default=60.0, help="at most this long per run")
     parser.add_argument("--work", type=Path, default=ROOT.parent / "runs" / "serve")
+    parser.add_argument("--pythonpath", type=Path, help="a pysmt checkout whose server to measure (default: this)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     config = binarized(args.work)
@@ -165,7 +167,7 @@ def main() -> None:
     print(f"system: {config} ({len(lines)} sentences, {sum(len(s.split()) for s in lines):,} source words)")
     print(f"pysmt decode --threads {args.workers}: {words_per_s:.1f} source words/s (load time excluded)")
     print(f"{'protocol':8} {'clients':>7} {'requests':>8} {'failed':>8} {'words/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
-    server = Server(config, args.workers)
+    server = Server(config, args.workers, pythonpath=args.pythonpath)
     try:
         for clients in args.clients:
             asyncio.run(json_load(server.port, lines, expected, clients, args.seconds))

@@ -2,9 +2,10 @@
 
 Why an accept loop of its own in front of aiohttp's connection handling: aiohttp's sites accept every
 connection that arrives, and connections cost file descriptors and memory (and are what a slowloris
-client hoards). Here the socket is bound when the server starts (a port in use is said before the
-workers load, and ``--port 0`` is known at once), listens once the workers are ready, and takes one
-connection at a time: while ``--max-connections`` are open, a new one is answered 503 at once,
+client hoards). Here the sockets (one per address the host has, as asyncio's ``create_server``
+binds them) are bound when the server starts (a port in use is said before the workers load, and
+``--port 0`` is known at once), listen once the workers are ready, and take one connection at a
+time: while ``--max-connections`` are open, a new one is answered 503 at once,
 without its request being read, and closed (refused promptly rather than kept waiting: a client, a
 load balancer or a health check learns at once that this server is full). Connections within the
 bound are aiohttp's (its ``web.Server``), which drops one whose request head does not arrive in time
@@ -57,61 +58,69 @@ def allow_open_files(connections: int) -> None:
 
 
 class Listener:
-    """A socket bound to ``host``:``port`` that, once started, hands aiohttp up to ``limit`` connections at once
-    and refuses the others."""
+    """Sockets bound to ``host``'s addresses and ``port`` that, once started, hand aiohttp up to ``limit``
+    connections at once and refuse the others."""
 
     def __init__(self, host: str, port: int, limit: int) -> None:
         allow_open_files(limit)
         self.limit = limit
         self.where = f"{host} port {port} (--host, --port)"
         self.tasks: set[asyncio.Task[None]] = set()
+        self.sockets: list[socket.socket] = []
         try:
-            family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                                 flags=socket.AI_PASSIVE)[0]
+            addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            for family, kind, proto, _, address in dict.fromkeys(addresses):
+                listening = socket.socket(family, kind, proto)
+                self.sockets.append(listening)
+                listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:  # (IPv6 only, as asyncio binds it: IPv4 has its own socket)
+                    listening.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                listening.bind(address)
+                listening.setblocking(False)
         except OSError as err:
+            for listening in self.sockets:
+                listening.close()
             raise self.cannot(err) from None
-        self.socket = socket.socket(family, kind, proto)
-        try:
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.socket.bind(address)
-        except OSError as err:
-            self.socket.close()
-            raise self.cannot(err) from None
-        self.socket.setblocking(False)
 
     def cannot(self, err: OSError) -> PysmtError:
         return PysmtError(f"cannot listen on {self.where}: {err.strerror or err}")
 
     @property
-    def address(self) -> str:
-        host, port, *_ = self.socket.getsockname()
-        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    def addresses(self) -> str:
+        """Where it listens, as URLs."""
+        urls = []
+        for listening in self.sockets:
+            host, port, *_ = listening.getsockname()
+            urls.append(f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}")
+        return ", ".join(urls)
 
     def start(self, server: web.Server) -> None:
         """Listen, handing connections to ``server`` (a runner's aiohttp server)."""
-        try:
-            self.socket.listen(BACKLOG)
-        except OSError as err:  # another server bound the port too, and listened first
-            raise self.cannot(err) from None
-        self._spawn(self._accept(server))
+        for listening in self.sockets:
+            try:
+                listening.listen(BACKLOG)
+            except OSError as err:  # another server bound the port too, and listened first
+                raise self.cannot(err) from None
+            self._spawn(self._accept(listening, server))
 
     async def close(self) -> None:
         """Stop listening (the connections aiohttp holds are the runner's to close)."""
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
-        self.socket.close()
+        for listening in self.sockets:
+            listening.close()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _accept(self, server: web.Server) -> None:
+    async def _accept(self, listening: socket.socket, server: web.Server) -> None:
         loop = asyncio.get_running_loop()
         while True:
             try:
-                connection, address = await loop.sock_accept(self.socket)
+                connection, address = await loop.sock_accept(listening)
             except OSError as err:  # out of open files or memory: the kernel keeps the connection waiting
                 log(f"could not accept a connection ({err.strerror or err}); trying again in a second")
                 await asyncio.sleep(1)

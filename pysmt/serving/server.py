@@ -228,7 +228,7 @@ async def run(options: ServeOptions) -> None:
     try:
         assert runner.server is not None  # (set up above)
         listener.start(runner.server)
-        log(f"{len(pool.workers)} worker(s) ready; listening on {listener.address}: Moses XML-RPC at /RPC2, JSON at "
+        log(f"{len(pool.workers)} worker(s) ready; listening on {listener.addresses}: Moses XML-RPC at /RPC2, JSON at "
             "/translate, /health, /models (and under /translator/)")
         await stop.wait()
         log("stopping: finishing the requests in flight")

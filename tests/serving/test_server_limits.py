@@ -31,9 +31,8 @@ def until_closed(client: socket.socket) -> bytes:
 
 def served(server: Server) -> bool:
     """Whether the server translates (and its log holds no traceback)."""
-    return server.post_json("/translate", [{"src": "a b c"}])[1] == [[{
-        "src": "a b c", "tgt": "x y z", "n_best": 1, "pred_score": pytest.approx(0.588, abs=1e-3),
-        "align": ["0-0 1-1 2-2"]}]] and "Traceback" not in "".join(server.log)
+    status, answer = server.post_json("/translate", [{"src": "a b c"}])
+    return status == 200 and answer[0][0]["tgt"] == "x y z" and "Traceback" not in "".join(server.log)
 
 
 def test_a_request_sent_by_half_is_dropped_after_the_read_timeout(tiny_system):

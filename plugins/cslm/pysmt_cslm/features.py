@@ -144,7 +144,7 @@ class CslmFeature(BatchedStatefulFeature):
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
         from pysmt_cslm.store import check_model
 
-        check_model(model_directory(name, params, system))
+        directory = model_directory(name, params, system)
         if params.get("buffer-size", 10_000) < 1:
             raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params['buffer-size']}")
         if params.get("cache-size", CACHE_SIZE) < 0:
@@ -154,6 +154,7 @@ class CslmFeature(BatchedStatefulFeature):
         if normalization not in NORMALIZATIONS:
             raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not {normalization!r}")
         resolve_device(params.get("device", "cpu"), f"feature {name}: device =")
+        check_model(directory)  # last: the settings' mistakes are found without torch reading a file
 
     @classmethod
     def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> CslmFeature:

@@ -71,10 +71,11 @@ class RnnFeature(Feature):
     def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
         from rnn_feature.store import check_model
 
-        check_model(model_directory(name, params, system))
+        directory = model_directory(name, params, system)
         if params.get("batch-size", 512) < 1:
             raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params['batch-size']}")
         resolve_device(params.get("device", "auto"), f"feature {name}: device =")
+        check_model(directory)
 
     @classmethod
     def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RnnFeature:

@@ -7,11 +7,14 @@ list (``tuning/``) does not load the search.
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 import numpy as np
 
 Labels = list[tuple[str, int]]  # (feature label, number of values), in n-best order
+#: A phrase pair's word alignment as tables hold it and the decoder reads it: ``SOURCE-TARGET`` word positions.
+ALIGNMENT = re.compile(r"\s*(?:\d+-\d+(?:\s+\d+-\d+)*)?\s*")
 
 
 class Candidate(Protocol):

@@ -45,7 +45,6 @@ import hashlib
 import json
 import mmap
 import os
-import re
 import sys
 import time
 import zlib
@@ -57,14 +56,13 @@ import numpy as np
 
 from pysmt._core import StringIndex
 from pysmt.errors import PysmtError
+from pysmt.formats import ALIGNMENT
 from pysmt.textio import atomic_writer
 
 #: The checksum written beside each array in the header.
 CHECKSUM = "crc32"
 #: What the checks verify, in a number: a record made by other checks is not trusted (raise it when they change).
 CHECKS = 1
-#: A phrase pair's word alignment as the decoder reads it: ``SOURCE-TARGET`` word positions.
-ALIGNMENT = re.compile(r"\s*(?:\d+-\d+(?:\s+\d+-\d+)*)?\s*")
 #: Files changed this recently (nanoseconds) before their check are not recorded as checked.
 RECENT_NS = 2_000_000_000
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from pysmt._core import PhraseTableView, StringIndex
 from pysmt.errors import at_line
+from pysmt.formats import ALIGNMENT
 from pysmt.models.binary_table import load_phrase_table
 from pysmt.models.scores import log_probabilities
 from pysmt.textio import read_lines
@@ -69,6 +70,7 @@ def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, lis
     """``(line_no, source, target words, alignment, scores)`` of each entry of a text table, checked
     (a bad line is an error naming file and line); the source's words are joined by single spaces."""
     num_scores = 0
+    alignments: set[str] = set()  # those seen and found well formed (a table holds few distinct ones)
     for line_no, line in read_lines(path, progress=f"load {path.name}"):
         if not line.strip():
             continue
@@ -80,7 +82,13 @@ def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, lis
         if not log_scores and min(values) < 0:
             raise at_line(path, line_no, "negative probability (for a table of log scores, set log-scores = true)")
         num_scores = len(values)
-        yield line_no, " ".join(source.split()), target.split(), fields[3] if len(fields) > 3 else "", values
+        alignment = fields[3] if len(fields) > 3 else ""
+        if alignment not in alignments:
+            if not ALIGNMENT.fullmatch(alignment):
+                raise at_line(path, line_no, f"alignment {alignment.strip()[:60]!r} is not a list of word pairs "
+                                             "(0-0 1-2 ...)")
+            alignments.add(alignment)
+        yield line_no, " ".join(source.split()), target.split(), alignment, values
 
 
 class PhraseTable:

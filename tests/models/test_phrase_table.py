@@ -102,3 +102,13 @@ def test_a_text_table_with_a_non_finite_score_names_file_and_line(tmp_path, sour
     position = 2 if table == "phrases" else 2
     fails(pysmt("decode", "-c", str(ini), "-i", str(source)), 1, f"{name}, line", f"score {position} is {value}",
           "finite")
+
+
+def test_a_damaged_alignment_names_the_file_and_line(tmp_path):
+    """A bad alignment field loaded silently and was a ValueError traceback when the decoder described the pair."""
+    table = tmp_path / "pt.txt"
+    table.write_text("a ||| x ||| 0.5 ||| 0-0\nb ||| y ||| 0.5 ||| 0-0\nc ||| z ||| 0.5 ||| 0-\x01\n")
+    with pytest.raises(PysmtError, match=r"pt.txt, line 3: alignment '0-\\x01' is not a list of word pairs"):
+        PhraseTable(table)
+    table.write_text("a ||| x ||| 0.5 ||| 0-0 \nb ||| y ||| 0.5\nc ||| z y ||| 0.5 ||| 0-0 0-1 ||| 1 1 1\n")
+    assert len(PhraseTable(table)) == 3

@@ -54,7 +54,7 @@ def best(function: Callable[[], Any], repeat: int, before: Callable[[], None]) -
 
 def measure(folder: Path, repeat: int, cold: bool) -> dict[str, Any]:
     from pysmt.models import binary_checks
-    from pysmt.models.binary_table import ARRAYS, PHRASE_TABLE, open_table, read_header
+    from pysmt.models.binary_table import ARRAYS, PHRASE_TABLE, open_table, read_header, table_header
     from pysmt.models.phrase_table import PhraseTable
     from pysmt.models.reordering_table import ReorderingTable
 
@@ -70,7 +70,7 @@ def measure(folder: Path, repeat: int, cold: bool) -> dict[str, Any]:
                 with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                     digest(memoryview(data))
         result["digests"][name] = size / 1e6 / best(run, repeat, before)
-    _, arrays = open_table(folder, kind)
+    arrays = open_table(folder, kind, header)
     if kind == PHRASE_TABLE:
         counts, num_scores = header["counts"], header["num_scores"]
         def load() -> Any:
@@ -82,9 +82,9 @@ def measure(folder: Path, repeat: int, cold: bool) -> dict[str, Any]:
             return ReorderingTable(folder, num_scores=header["num_scores"], source_only=bool(header["source_only"]))
         def structure() -> None:
             binary_checks.check_reordering_arrays(folder, kind, arrays, header["counts"]["keys"], header["num_scores"])
-    result["map_s"] = best(lambda: open_table(folder, kind), repeat, before)
+    result["map_s"] = best(lambda: open_table(folder, kind, table_header(folder, kind)), repeat, before)
     result["checksums_s"] = best(lambda: binary_checks.check_checksums(folder, kind, header["arrays"]), repeat, before)
-    result["structure_s"] = best(structure, repeat, lambda: (before(), open_table(folder, kind)))
+    result["structure_s"] = best(structure, repeat, lambda: (before(), open_table(folder, kind, header)))
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XDG_CACHE_HOME"] = cache
         binary_checks.RECENT_NS = 0

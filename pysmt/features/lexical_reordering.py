@@ -23,8 +23,8 @@ from pysmt import _core
 from pysmt._core import Orientation, ReorderingModel, orientation_count
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature, require_param
-from pysmt.models.reordering_table import ReorderingTable
+from pysmt.features.base import CompiledScores, CompiledTwin, Parameters, StatefulFeature, require_param
+from pysmt.models.reordering_table import ReorderingTable, check_reordering_table
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 State = tuple[int, int, tuple[float, ...] | None] | None
@@ -95,6 +95,12 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
         forward_offset = per_direction if kind.backward else 0
         self.backward_slots = [0 if kind.collapse else o for o in range(kind.orientations)]
         self.forward_slots = [forward_offset + slot for slot in self.backward_slots]
+
+    @classmethod
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        super().check_config(name, params, system)
+        kind = ReorderingModelType(str(require_param(params, "model", name)))
+        check_reordering_table(require_param(params, "path", name), kind.table_scores, kind.source_only)
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:

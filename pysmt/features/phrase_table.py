@@ -17,8 +17,8 @@ import numpy as np
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import Feature, PhraseSource, require_param
-from pysmt.models.phrase_table import PhraseTable
+from pysmt.features.base import Feature, Parameters, PhraseSource, require_param
+from pysmt.models.phrase_table import PhraseTable, check_phrase_table
 from pysmt.phrases import PhrasePair
 
 
@@ -32,6 +32,11 @@ class PhraseTableFeature(Feature, PhraseSource):
         super().__init__(name, table.num_scores)
         self.table = table
         self.table_limit = table_limit
+
+    @classmethod
+    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+        super().check_config(name, params, system)
+        check_phrase_table(require_param(params, "path", name), log_scores=params.get("log-scores", False))
 
     @classmethod
     def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhraseTableFeature:

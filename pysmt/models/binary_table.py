@@ -113,14 +113,43 @@ def npy_header(path: Path) -> tuple[tuple[int, ...], bool, np.dtype, int]:
         return shape, fortran_order, dtype, handle.tell()
 
 
-def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Map a binary table's arrays (read-only, shared pages) after checking its header, and each array's
-    ``.npy`` header against it (dtype, shape, the file's size)."""
+def table_header(folder: Path, kind: str) -> dict[str, Any]:
+    """The header of a binary table of ``kind`` in this format's version, or one line saying why not."""
     header = read_header(folder)
     if header.get("version") != VERSION:
         raise unusable(folder, kind, f"format version {header.get('version')!r}, this pysmt reads version {VERSION}")
     if header.get("kind") != kind:
         raise unusable(folder, kind, f"it holds a {header.get('kind')!r}")
+    return header
+
+
+def phrase_table_header(folder: Path, log_scores: bool) -> dict[str, Any]:
+    """A binary phrase table's header, if the table was made with the feature's ``log_scores``: what a phrase
+    table feature checks before any table loads (milliseconds), and again when it loads."""
+    header = table_header(folder, PHRASE_TABLE)
+    if bool(header.get("log_scores")) != log_scores:
+        made = "true" if header.get("log_scores") else "false"
+        raise PysmtError(f"{folder}: binarized with log-scores = {made}, but the feature says "
+                         f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting")
+    return header
+
+
+def reordering_table_header(folder: Path, num_scores: int, source_only: bool) -> dict[str, Any]:
+    """A binary reordering table's header, if it holds what the feature's model needs (as
+    :func:`phrase_table_header`)."""
+    header = table_header(folder, REORDERING_TABLE)
+    made = (header.get("num_scores"), bool(header.get("source_only")))
+    if made != (num_scores, source_only):
+        def describe(n: Any, f: bool) -> str:
+            return f"{n} scores keyed by {'source phrase' if f else 'phrase pair'}"
+        raise PysmtError(f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
+                         f"{describe(num_scores, source_only)}")
+    return header
+
+
+def open_table(folder: Path, kind: str, header: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Map a binary table's arrays (read-only, shared pages) after checking each array's ``.npy`` header against
+    the table's ``header`` (dtype, shape, the file's size)."""
     recorded = header.get("arrays")
     if not isinstance(recorded, dict):
         raise unusable(folder, kind, f"{HEADER} lists no arrays")
@@ -148,7 +177,7 @@ def open_table(folder: Path, kind: str) -> tuple[dict[str, Any], dict[str, np.nd
         except (OSError, ValueError) as err:
             raise unusable(folder, kind, f"{path.name} is unreadable: {err}") from None
         arrays[name] = np.asarray(array)  # a plain ndarray view of the map: cheaper to index than np.memmap
-    return header, arrays
+    return arrays
 
 
 def header_counts(folder: Path, kind: str, header: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
@@ -170,11 +199,8 @@ def checked(folder: Path, kind: str, header: dict[str, Any], check_arrays: Calla
 
 def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     """The attributes of a :class:`~pysmt.models.phrase_table.PhraseTable` read from a binary folder."""
-    header, arrays = open_table(folder, PHRASE_TABLE)
-    if bool(header.get("log_scores")) != log_scores:
-        made = "true" if header.get("log_scores") else "false"
-        raise PysmtError(f"{folder}: binarized with log-scores = {made}, but the feature says "
-                         f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting")
+    header = phrase_table_header(folder, log_scores)
+    arrays = open_table(folder, PHRASE_TABLE, header)
     counts = header_counts(folder, PHRASE_TABLE, header, ("sources", "entries", "vocabulary", "alignments"))
     num_scores = header.get("num_scores")
     if not isinstance(num_scores, int):
@@ -192,13 +218,8 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
 
 def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> dict[str, Any]:
     """The attributes of a :class:`~pysmt.models.reordering_table.ReorderingTable` read from a binary folder."""
-    header, arrays = open_table(folder, REORDERING_TABLE)
-    made = (header.get("num_scores"), bool(header.get("source_only")))
-    if made != (num_scores, source_only):
-        def describe(n: Any, f: bool) -> str:
-            return f"{n} scores keyed by {'source phrase' if f else 'phrase pair'}"
-        raise PysmtError(f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
-                         f"{describe(num_scores, source_only)}")
+    header = reordering_table_header(folder, num_scores, source_only)
+    arrays = open_table(folder, REORDERING_TABLE, header)
     keys = header_counts(folder, REORDERING_TABLE, header, ("keys",))["keys"]
     checked(folder, REORDERING_TABLE, header,
             lambda: check_reordering_arrays(folder, REORDERING_TABLE, arrays, keys, num_scores))

@@ -24,9 +24,9 @@ import numpy as np
 from pysmt._core import PhraseTableView, StringIndex
 from pysmt.errors import at_line
 from pysmt.formats import ALIGNMENT
-from pysmt.models.binary_table import load_phrase_table
+from pysmt.models.binary_table import load_phrase_table, phrase_table_header
 from pysmt.models.scores import log_probabilities
-from pysmt.textio import read_lines
+from pysmt.textio import read_lines, require_file
 
 FIELD_SEPARATOR = "|||"
 
@@ -89,6 +89,14 @@ def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, lis
                                              "(0-0 1-2 ...)")
             alignments.add(alignment)
         yield line_no, " ".join(source.split()), target.split(), alignment, values
+
+
+def check_phrase_table(path: str | Path, log_scores: bool) -> None:
+    """What can be known of a table in milliseconds, before any table loads: a text table is a regular file;
+    a binary one is a phrase table made with ``log_scores``."""
+    path = require_file(path, folder_ok=True)
+    if path.is_dir():
+        phrase_table_header(path, log_scores)
 
 
 class PhraseTable:

@@ -20,10 +20,10 @@ import numpy as np
 
 from pysmt._core import ReorderingTableView, StringIndex
 from pysmt.errors import at_line
-from pysmt.models.binary_table import load_reordering_table
+from pysmt.models.binary_table import load_reordering_table, reordering_table_header
 from pysmt.models.phrase_table import parse_scores, split_fields
 from pysmt.models.scores import log_probabilities
-from pysmt.textio import read_lines
+from pysmt.textio import read_lines, require_file
 
 
 def reordering_key(source: str, target: str | None) -> str:
@@ -43,6 +43,14 @@ def reordering_entries(path: Path, num_scores: int, source_only: bool) -> Iterat
             raise at_line(path, line_no, "negative probability")
         source = " ".join(fields[0].split())
         yield line_no, reordering_key(source, None if source_only else " ".join(fields[1].split())), scores
+
+
+def check_reordering_table(path: str | Path, num_scores: int, source_only: bool) -> None:
+    """What can be known of a table in milliseconds, before any table loads (as
+    :func:`~pysmt.models.phrase_table.check_phrase_table`): a binary one holds what the model needs."""
+    path = require_file(path, folder_ok=True)
+    if path.is_dir():
+        reordering_table_header(path, num_scores, source_only)
 
 
 class ReorderingTable:

@@ -601,3 +601,14 @@ def test_stored_scores_are_written_resumably_and_read_back(tiny):
     np.save(folder / "stored" / "mine.npy", values[:-1])
     with pytest.raises(PysmtError, match=r"mine.npy: stored scores of shape .* store them again"):
         stored_scores(folder)
+
+
+def test_a_binary_table_of_the_wrong_kind_is_refused_before_any_table_loads(tiny, tmp_path):
+    """A binary table's kind and settings are in its header: checked in milliseconds, before any table loads
+    (here a text phrase table that would fail to load)."""
+    _, binary = tiny
+    ini = write_moses_system(tmp_path / "other", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")
+    phrases = Path(load_config(binary).feature("PhraseDictionaryMemory0").params["path"])
+    config = load_config(ini).with_table_paths({2: phrases})  # the reordering model's path: a phrase table
+    with pytest.raises(PysmtError, match=f"{phrases}: not a usable binary reordering-table .it holds a 'phrase-table'"):
+        Decoder(config)

@@ -27,7 +27,6 @@ import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from aiohttp import web
 
@@ -39,6 +38,7 @@ from pysmt.serving.listening import Listener
 from pysmt.serving.moses_xmlrpc import ProtocolError
 from pysmt.serving.options import ServeOptions
 from pysmt.serving.workers import Busy, Translated, WorkerPool, log
+from pysmt.textio import require_file
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: One line per request on stderr: client address, request line, status, response bytes, seconds.
@@ -242,6 +242,5 @@ async def run(options: ServeOptions) -> None:
 
 def serve(options: ServeOptions) -> None:
     """``pysmt serve``: serve until stopped (exit 0 after SIGTERM or Ctrl-C)."""
-    if not Path(options.config).is_file():
-        raise PysmtError(f"{options.config}: no such file")
+    require_file(options.config)
     asyncio.run(run(options))

@@ -148,29 +148,65 @@ def host_and_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def use_token_if_any() -> None:
-    """Ray's token authentication for this client when a token is at hand (``RAY_AUTH_TOKEN``,
-    ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``) and ``RAY_AUTH_MODE`` is unset.
+@contextmanager
+def stderr_muted() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null for a moment: where Ray's compiled side logs."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
-    ``ray start --head`` and ``ray.init("auto")`` decide so, but ``ray.init(ADDRESS)`` does not, and
-    would be refused by a head that wants the token this machine holds. A head without authentication
-    ignores a token. Ray's own test is used (the lookup is Ray's); its warning, meant for a new
-    cluster, is not shown. A Ray without token authentication has nothing to decide.
+
+def refused_authentication(err: BaseException) -> bool:
+    """Whether Ray failed on token authentication: its AuthenticationError, raised as it is or, from
+    ``ray.init``, as the text of the ConnectionError's cause."""
+    return any(type(said).__name__ == "AuthenticationError" or "AuthenticationError:" in str(said)
+               for said in (err, err.__cause__) if said is not None)
+
+
+def head_wants_token(address: str) -> bool:
+    """Whether the head at ``address`` refuses a client without a token: its cluster id asked for without
+    one, by Ray's GCS client (milliseconds; the refusal it logs is the answer, and is not shown)."""
+    from ray._raylet import GcsClient  # type: ignore[attr-defined]  # (not in its stub)
+
+    with stderr_muted():
+        try:
+            GcsClient(address=address)
+        except Exception as err:
+            return refused_authentication(err)
+    return False
+
+
+def authenticate(address: str) -> None:
+    """Ray's token authentication for this client when the head at ``address`` asks for it and
+    ``RAY_AUTH_MODE`` does not say otherwise, with the token where Ray looks (``RAY_AUTH_TOKEN``,
+    ``RAY_AUTH_TOKEN_PATH``, ``~/.ray/auth_token``).
+
+    ``ray start --head`` turns authentication on when it finds a token, but ``ray.init(ADDRESS)``
+    does not (it is refused after 20 s of retries). Nor may a client use a token just because it has
+    one: a client in token mode refuses the calls of a cluster's workers that have none. A Ray
+    without token authentication has nothing to decide.
     """
     try:
         from ray._private.authentication import authentication_token_setup as setup
     except ImportError:
         return
-    logging.getLogger(setup.__name__).setLevel(logging.ERROR)
-    setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    if setup.AUTH_MODE_ENV_VAR in os.environ or not head_wants_token(address):
+        return
+    logging.getLogger(setup.__name__).setLevel(logging.ERROR)  # (its warning is meant for a new cluster)
+    if not setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False):
+        raise token_refused(address)
 
 
-def refused_authentication(err: BaseException) -> bool:
-    """Whether ``ray.init`` failed on token authentication: Ray's AuthenticationError, raised as it is (no
-    token here under ``RAY_AUTH_MODE=token``) or, when the head refused the client, as the text of the
-    ConnectionError's cause."""
-    return any(type(said).__name__ == "AuthenticationError" or "AuthenticationError:" in str(said)
-               for said in (err, err.__cause__) if said is not None)
+def token_refused(address: str) -> PysmtError:
+    return PysmtError(f"--cluster {address}: the Ray cluster there asks for its token, and this client has none or "
+                      "another: put the head's (`ray get-auth-token` there prints it) in ~/.ray/auth_token or "
+                      "RAY_AUTH_TOKEN")
 
 
 def connect(address: str) -> Any:
@@ -189,14 +225,12 @@ def connect(address: str) -> Any:
             reason = getattr(err, "strerror", None) or str(err)
             raise PysmtError(f"--cluster {address}: no Ray head reachable there ({reason}); start one with "
                              "`ray start --head`, or give --cluster local") from None
-    use_token_if_any()
+        authenticate(address)
     try:
         ray.init(address=address, **{k: v for k, v in quiet.items() if k != "include_dashboard"})
     except Exception as err:
         if refused_authentication(err):
-            raise PysmtError(f"--cluster {address}: the Ray cluster there refused this client's token, or it has "
-                             "none: give it the head's (`ray get-auth-token` there) in ~/.ray/auth_token or "
-                             "RAY_AUTH_TOKEN") from None
+            raise token_refused(address) from None
         if isinstance(err, (ConnectionError, RuntimeError)):
             raise PysmtError(f"--cluster {address}: cannot join the Ray cluster there ({err})") from None
         raise

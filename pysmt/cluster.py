@@ -464,7 +464,7 @@ class Cluster:
                     emit(translation)
                     emitted += 1
         except HeadLost as err:
-            raise HeadLost(f"{err}; the first {emitted:,} of {len(items):,} line(s) were translated and written") \
+            raise HeadLost(f"{err}; the first {emitted:,} of {len(items):,} line(s) had been translated") \
                 from None
         return len(items)
 

@@ -118,9 +118,12 @@ def worker_pool(processes: int, initializer: Callable[..., None] | None = None, 
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for child in multiprocessing.active_children():
+        for child in multiprocessing.active_children():  # at once: a worker may be deep in a long sentence
             child.kill()
+        # Then let the pool's own threads see them dead and clean up before this returns: left to run on,
+        # they close pipes while Python's exit handler wakes them (3.11's pools race there, and a
+        # thread's EBADF traceback follows the one-line message of a stopped command).
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
 

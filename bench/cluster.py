@@ -19,7 +19,8 @@ import argparse
 import time
 from pathlib import Path
 
-from pysmt.cluster import Cluster, SystemRecipe
+from pysmt.cluster import Cluster
+from pysmt.decoder import SystemRecipe
 from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
 from pysmt.runner import translate_stream

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
-from tqdm import tqdm
 
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError
@@ -135,9 +135,9 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     model tokens, as in Moses. They are written as sentences are done, into a temporary file that
     replaces --nbest/--alignment when the run ends.
     """
-    from pysmt.decoder import Decoder
-    from pysmt.config_files import configure_system
+    from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
+    from pysmt.line_streams import decode_file
     from pysmt.outputs import check_outputs, standard_inputs
     from pysmt.runner import translate_stream
 
@@ -145,52 +145,20 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": input_path} if input_path else standard_inputs()
     check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
-    config = configure_system(config_path, split_names(features), params, weights_path)
+    recipe = SystemRecipe(config_path, tuple(split_names(features)), params, weights_path, search)  # type: ignore[arg-type]
+    config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)
+    text_of = partial(decode_file, input_path=input_path, nbest_path=nbest_path, nbest_size=nbest_size,
+                      distinct=distinct, alignment_path=alignment_path, process=not prepared)
     if cluster:
-        from pysmt.cluster import Cluster, SystemRecipe
+        from pysmt.cluster import Cluster
 
-        recipe = SystemRecipe(config_path, tuple(split_names(features)), params, weights_path, search)
         with Cluster(cluster, recipe) as workers:
-            decode_stream(workers.labels, input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
-                          workers.translate)
+            text_of(workers.translate, workers.labels)
             workers.log(f"done: {workers.where()}")
         return
-    decoder = Decoder(config, algorithm=search)  # type: ignore[arg-type]
-    decode_stream(decoder.nbest_labels(), input_path, nbest_path, nbest_size, distinct, alignment_path, prepared,
-                  lambda items, emit, **how: translate_stream(decoder, items, emit, threads=threads, **how))
-
-
-def decode_stream(labels: Any, input_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
-                  alignment_path: str | None, prepared: bool, translate: Callable[..., int]) -> None:
-    """Read the input, ``translate`` it, and write translations, n-best lists and alignments in input order."""
-    from pysmt.formats import alignment_line, nbest_line
-    from pysmt.outputs import standard_output, streamed_output
-    from pysmt.runner import input_lines
-    from pysmt.textio import count_lines, open_binary
-
-    handle = open_binary(input_path) if input_path else sys.stdin.buffer
-    name = input_path or "<stdin>"
-    total = count_lines(input_path) if input_path else None
-    stdout = standard_output()
-    with streamed_output(nbest_path) as nbest_out, streamed_output(alignment_path) as alignment_out, \
-            tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress:
-
-        def emit(translation: Any) -> None:
-            stdout.write(translation.output + "\n")
-            stdout.flush()
-            if nbest_out:
-                for candidate in translation.hypotheses[:nbest_size]:
-                    nbest_out.write(nbest_line(translation.index, candidate, labels) + "\n")
-                nbest_out.flush()
-            if alignment_out:
-                alignment_out.write((alignment_line(translation.hypotheses[0]) if translation.hypotheses else "")
-                                    + "\n")
-                alignment_out.flush()
-            progress.update(1)
-
-        translate(input_lines(handle, name), emit, nbest_size=nbest_size if nbest_path else 1, distinct=distinct,
-                  process=not prepared)
+    decoder = recipe.build(config)
+    text_of(partial(translate_stream, decoder, threads=threads), decoder.nbest_labels())
 
 
 @main.command("filter")
@@ -248,7 +216,7 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
 def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbest_path: str, out_path: str,
             weights_path: str | None, cluster: str | None) -> None:
     """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
-    from pysmt.config_files import configure_system
+    from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
     from pysmt.outputs import check_outputs
     from pysmt.rescoring import rescore as run_rescoring
@@ -257,13 +225,13 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     if not added:
         raise click.UsageError("give the features to add with --features, e.g. --features cslm")
     check_outputs({"--out": out_path}, {"--nbest": nbest_path, "--config": config_path, "--weights": weights_path})
-    config = configure_system(config_path, added, params, weights_path)
+    recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
+    config = recipe.configure()
     check_outputs({"--out": out_path}, system_inputs(config))
     if cluster:
-        from pysmt.cluster import Cluster, SystemRecipe
+        from pysmt.cluster import Cluster
         from pysmt.rescoring import RescoringActor
 
-        recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
         with Cluster(cluster, recipe, worker=RescoringActor, args=(added,)) as workers:
             n = run_rescoring(config, added, Path(nbest_path), Path(out_path), workers)
             workers.log(f"done: {workers.where()}")

@@ -31,14 +31,13 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from pysmt.decoder import Decoder, Translation
+from pysmt.decoder import Decoder, SystemRecipe, Translation
 from pysmt.errors import PysmtError
-from pysmt.runner import BadLine
+from pysmt.line_streams import BadLine
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
 SHARDS_PER_ACTOR = 4
@@ -60,42 +59,6 @@ T = TypeVar("T")
 S = TypeVar("S")
 J = TypeVar("J")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class SystemRecipe:
-    """How to build the decoder a command uses, from paths: what an actor is given instead of a decoder."""
-
-    config: str
-    features: tuple[str, ...] = ()
-    params: tuple[str, ...] = ()
-    weights: str | None = None
-    algorithm: str | None = None
-    missing_weight: float | None = None
-
-    def __post_init__(self) -> None:
-        """Every path made absolute where the command was typed: the actors build the system in other
-        working folders (``-c moses.ini``, typed in the system's folder, names nothing there). A
-        ``--param`` value is taken for a path when it names an existing file or folder (the option does
-        not say which keys are paths; a path parameter must exist anyway). Absolute paths stay as they are."""
-        object.__setattr__(self, "config", os.path.abspath(self.config))
-        if self.weights is not None:
-            object.__setattr__(self, "weights", os.path.abspath(self.weights))
-        object.__setattr__(self, "params", tuple(map(absolute_param, self.params)))
-
-    def build(self) -> Decoder:
-        from pysmt.config_files import configure_system
-
-        config = configure_system(self.config, self.features, self.params, self.weights)
-        return Decoder(config, algorithm=self.algorithm, missing_weight=self.missing_weight)  # type: ignore[arg-type]
-
-
-def absolute_param(assignment: str) -> str:
-    """``FEATURE.key=value`` with a value that names an existing file or folder (``$VARIABLES`` expanded here)
-    given as its absolute path."""
-    target, equals, value = assignment.partition("=")
-    path = os.path.expandvars(value)
-    return f"{target}={os.path.abspath(path)}" if equals and value and os.path.exists(path) else assignment
 
 
 def source_words(item: Item) -> int:

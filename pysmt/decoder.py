@@ -1,9 +1,15 @@
-"""The decoder: a system config turned into a function from a source line to translations."""
+"""The decoder: a system config turned into a function from a source line to translations.
+
+Built from paths (the config file, ``--features``, ``--param``, ``--weights``: a :class:`SystemRecipe`),
+the one way every command, cluster actor, server worker and test builds one (:meth:`Decoder.from_paths`),
+or from a :class:`~pysmt.config.SystemConfig` already read.
+"""
 
 from __future__ import annotations
 
 import gc
 import math
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -13,6 +19,7 @@ import numpy as np
 
 from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
+from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
 from pysmt.phrases import Sentence, SentenceOptions
@@ -20,11 +27,11 @@ from pysmt.search.compiled import CompiledDerivation, CompiledSearch
 from pysmt.search.compiled_options import CompiledOptions
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
-from pysmt.search.model import LogLinearModel
+from pysmt.search.model import LogLinearModel, weighted_columns
 from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
-from pysmt.search.plugin_results import no_translation, weighted_columns
+from pysmt.search.plugin_results import no_translation
 from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
@@ -138,6 +145,16 @@ class Decoder:
     @property
     def weights(self) -> list[list[float]]:
         return [self.model.feature_weights(f).tolist() for f in self.features]
+
+    @classmethod
+    def from_paths(cls, config: str | os.PathLike[str], features: Sequence[str] = (), params: Sequence[str] = (),
+                   weights: str | os.PathLike[str] | None = None, *, algorithm: Literal["normal", "cube"] | None = None,
+                   missing_weight: float | None = None, engine: Literal["auto", "python"] = "auto") -> Decoder:
+        """The decoder of a system config file with ``features`` added (as ``--features`` adds them), ``params``
+        set (``FEATURE.key=value``, as ``--param``) and ``weights`` read from a file (as ``--weights``)."""
+        return SystemRecipe(os.fspath(config), tuple(features), tuple(params),
+                            os.fspath(weights) if weights is not None else None, algorithm, missing_weight,
+                            engine).build()
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A decoder pickles as what it was built from and its weights, and is built again where it is
@@ -259,6 +276,49 @@ class Decoder:
     def nbest_labels(self) -> list[tuple[str, int, int]]:
         """(label, first index, last index + 1) of each feature in the score vector, for n-best lists."""
         return [(f.name, self.model.offsets[k], self.model.offsets[k + 1]) for k, f in enumerate(self.features)]
+
+
+@dataclass(frozen=True)
+class SystemRecipe:
+    """How to build a decoder from paths: what a command is told (``-c``, ``--features``, ``--param``,
+    ``--weights``, ``--search``), and what a cluster actor or a server worker is sent instead of a decoder
+    (paths travel, models do not: each builds the system itself, where binarized tables are memory-mapped
+    and shared)."""
+
+    config: str
+    features: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    weights: str | None = None
+    algorithm: Literal["normal", "cube"] | None = None
+    missing_weight: float | None = None
+    engine: Literal["auto", "python"] = "auto"
+
+    def __post_init__(self) -> None:
+        """Every path made absolute where the command was typed: actors and workers build the system in other
+        working folders (``-c moses.ini``, typed in the system's folder, names nothing there). A
+        ``--param`` value is taken for a path when it names an existing file or folder (the option does
+        not say which keys are paths; a path parameter must exist anyway). Absolute paths stay as they are."""
+        object.__setattr__(self, "config", os.path.abspath(self.config))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", os.path.abspath(self.weights))
+        object.__setattr__(self, "params", tuple(map(absolute_param, self.params)))
+
+    def configure(self) -> SystemConfig:
+        """The system's config as the command line makes it (nothing loaded, every model file checked to exist)."""
+        return configure_system(self.config, self.features, self.params, self.weights)
+
+    def build(self, config: SystemConfig | None = None) -> Decoder:
+        """The decoder, from ``config`` when the caller has read it already (:meth:`configure`)."""
+        return Decoder(config or self.configure(), algorithm=self.algorithm, missing_weight=self.missing_weight,
+                       engine=self.engine)
+
+
+def absolute_param(assignment: str) -> str:
+    """``FEATURE.key=value`` with a value that names an existing file or folder (``$VARIABLES`` expanded here)
+    given as its absolute path."""
+    target, equals, value = assignment.partition("=")
+    path = os.path.expandvars(value)
+    return f"{target}={os.path.abspath(path)}" if equals and value and os.path.exists(path) else assignment
 
 
 def _rebuilt(built_from: tuple[Any, ...], weights: list[list[float]]) -> Decoder:

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from pysmt.cluster import SHARDS_PER_ACTOR, Cluster, SystemRecipe, Worker, shards
+from pysmt.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.config import SystemConfig
-from pysmt.config_files import configure_system
+from pysmt.decoder import SystemRecipe
 from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, StatefulFeature
 from pysmt.features.registry import build_features
@@ -114,7 +114,7 @@ class RescoringActor(Worker):
 
     def build(self, recipe: SystemRecipe, *args: Any) -> Rescorer:
         (added,) = args
-        return Rescorer(configure_system(recipe.config, recipe.features, recipe.params, recipe.weights), added)
+        return Rescorer(recipe.configure(), added)
 
     def rescore(self, shard: list[tuple[int, list[NbestLine]]], nbest_name: str) -> tuple[str, list[list[str]]]:
         rescorer = self.loaded()

@@ -8,31 +8,12 @@ has been written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO
+from collections.abc import Callable, Iterable
 
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
+from pysmt.line_streams import BadLine
 from pysmt.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
-from pysmt.textio import decode_line, raw_lines
-
-
-@dataclass
-class BadLine:
-    """Stands in the stream for an input line that could not be decoded; raised when its turn comes."""
-
-    error: PysmtError
-
-
-def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLine]:
-    """(index, text) per input line; the first line that cannot be read (not UTF-8, or where compressed input
-    is cut short) becomes a :class:`BadLine` and ends the stream."""
-    try:
-        for line_no, raw in raw_lines(handle, name):
-            yield line_no - 1, decode_line(raw, name, line_no)
-    except PysmtError as err:
-        yield BadLine(err)
 
 
 def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from pysmt.decoder import Decoder
+from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.features import registry
 from pysmt.features.base import Feature
 from pysmt.phrases import Sentence, SentenceOptions
@@ -125,12 +125,9 @@ def toy_decoder(system: Path, features: Sequence[str] = (), *, params: Sequence[
     """A decoder for ``system`` with ``features`` added (as ``--features``), ``params`` set (as ``--param``:
     ``"my-feature.model=/path/to/model"``, relative paths from the working folder) and ``weights`` (as
     ``--weights``)."""
-    from pysmt.config_files import configure_system
-
-    config = configure_system(system, list(features), params)
-    if weights:
-        config = config.with_weights(weights, "toy_decoder(weights=...)")
-    return Decoder(config, algorithm=search, engine=engine)
+    recipe = SystemRecipe(str(system), tuple(features), tuple(params), algorithm=search, engine=engine)
+    config = recipe.configure()
+    return recipe.build(config.with_weights(weights, "toy_decoder(weights=...)") if weights else config)
 
 
 def toy_options(decoder: Decoder, line: str) -> SentenceOptions:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from pysmt.cluster import SystemRecipe, shards
+from pysmt.cluster import shards
+from pysmt.decoder import SystemRecipe
 from tests.helpers import error_line, fails, long_input, tune_command, wait_until
 from tests.helpers import pysmt as pysmt_bytes
 
@@ -366,7 +367,8 @@ def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_pat
 
 @pytest.mark.slow
 def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
-    from pysmt.cluster import Cluster, SystemRecipe
+    from pysmt.cluster import Cluster
+    from pysmt.decoder import SystemRecipe
     from pysmt.errors import PysmtError
 
     with pytest.raises(PysmtError, match=r"^on node [0-9a-f]{8}: /nowhere/moses.ini: no such file$"):

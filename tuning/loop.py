@@ -25,20 +25,20 @@ import time
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TextIO
 
 import numpy as np
 import sacrebleu
 
-from pysmt.cluster import Cluster, SystemRecipe
+from pysmt.cluster import Cluster
 from pysmt.config import SystemConfig
-from pysmt.config_files import configure_system, read_weights_file, write_toml
-from pysmt.decoder import Decoder, Translation
+from pysmt.config_files import read_weights_file, write_toml
+from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
 from pysmt.folder_lock import release_folder
-from pysmt.formats import format_labels, nbest_line
+from pysmt.formats import format_labels
 from pysmt.jobs import DoneMarkers, Job
+from pysmt.line_streams import TranslationLines
 from pysmt.outputs import Inputs, check_outputs
 from pysmt.parallel import map_with_shared
 from pysmt.textio import atomic_writer, read_lines
@@ -154,10 +154,13 @@ class Tuner:
     def __init__(self, options: TuningOptions) -> None:
         self.o = options
         self.source, references = read_dev(options)
-        config = configure_system(options.config, options.features, options.params)
+        #: The system as the actors (``--cluster``) build it too; new features start at weight 0.
+        self.recipe = SystemRecipe(str(options.config), tuple(options.features), tuple(options.params),
+                                   algorithm=options.search, missing_weight=0.0)  # type: ignore[arg-type]
+        config = self.recipe.configure()
         start_job(options, config)
         log(f"loading {options.config}")
-        self.decoder = Decoder(config, algorithm=options.search, missing_weight=0.0)  # type: ignore[arg-type]
+        self.decoder = self.recipe.build(config)
         labels = self.decoder.nbest_labels()
         self.fixed = np.concatenate([[not feature.tunable] * (hi - lo)
                                      for feature, (_, lo, hi) in zip(self.decoder.features, labels)])
@@ -223,29 +226,21 @@ class Tuner:
                                           unit=" sent", desc="dev options", file=sys.stderr))
             self.warm = True
         self.decoder.set_weights(as_lists(self.decoder, weights))
-        labels = self.decoder.nbest_labels()
-        progress = tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr)
-        with atomic_writer(run / "nbest.txt") as nbest, atomic_writer(run / "output.txt") as output:
-            def emit(translation: Translation, nbest: TextIO = nbest, output: TextIO = output) -> None:
-                output.write(translation.output + "\n")
-                for candidate in translation.hypotheses[:self.o.nbest_size]:
-                    nbest.write(nbest_line(translation.index, candidate, labels) + "\n")
-                progress.update(1)
-
+        with atomic_writer(run / "nbest.txt") as nbest, atomic_writer(run / "output.txt") as output, \
+                tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr) as progress:
+            emit = TranslationLines(output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size,
+                                    progress=progress)
             if self.o.cluster:  # only the weights travel
                 self.workers().translate(enumerate(self.source), emit, weights=as_lists(self.decoder, weights),
                                          nbest_size=self.o.nbest_size)
             else:
                 translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
                                  nbest_size=self.o.nbest_size)
-        progress.close()
 
     def workers(self) -> Cluster:
         """The decoder actors, started at the first need: each loads the system once, for every iteration."""
         if self.cluster is None:
-            recipe = SystemRecipe(str(self.o.config), tuple(self.o.features), tuple(self.o.params), None,
-                                  self.o.search, 0.0)
-            self.cluster = Cluster(str(self.o.cluster), recipe)
+            self.cluster = Cluster(str(self.o.cluster), self.recipe)
         return self.cluster
 
     def optimize(self, weights: np.ndarray) -> tuple[np.ndarray, float]:

@@ -27,8 +27,7 @@ from pysmt import _core
 from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.compiled import compiled_scorer
-from pysmt.search.model import LogLinearModel
-from pysmt.search.plugin_results import weighted_rows
+from pysmt.search.model import LogLinearModel, weighted_rows
 
 
 class CompiledOptions:

@@ -2,7 +2,8 @@
 
 The model's score vector is the concatenation of every feature's scores, in config order; a
 feature owns the slice ``[offset, offset + num_scores)``. The search only sees weighted totals,
-the n-best list the full vector.
+the n-best list the full vector. The weighted sums are here too, in the one order both engines add
+them (:func:`weighted_sum`, :func:`weighted_columns`, :func:`weighted_rows`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,40 @@ from typing import cast
 
 import numpy as np
 
-from pysmt.features.base import CompiledTwin, Feature, PhraseSource, StatefulFeature
+from pysmt.features.base import FORBIDDEN, CompiledTwin, Feature, PhraseSource, StatefulFeature
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.hypothesis import Hypothesis, Request
-from pysmt.search.plugin_results import StatefulCalls, checked_evaluation, weighted_rows, weighted_sum
+from pysmt.search.plugin_results import StatefulCalls, checked_evaluation
+
+
+def weighted_columns(matrix: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each row's weighted sum, added column by column from the left (as :func:`weighted_sum` adds):
+    the same bits whatever else is in the batch and on whatever processor. (A BLAS product sums in
+    an order that depends on the rows around and the processor's vector width.)"""
+    total = np.zeros(len(matrix))
+    for column, weight in enumerate(weights.tolist()):
+        total += matrix[:, column] * weight
+    return total
+
+
+def weighted_rows(scores: np.ndarray, estimates: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's weighted score, and that plus its weighted estimates (future): both -inf for a row
+    with a -inf score (a forbidden translation), whatever the weights."""
+    with np.errstate(all="ignore"):  # overflow and inf * 0 are dealt with here, or by the search
+        isolation = weighted_columns(scores, weights)
+        future = isolation + weighted_columns(estimates, weights)
+    if len(scores) and not (scores > FORBIDDEN).all():
+        forbidden = (scores == FORBIDDEN).any(axis=1)
+        isolation[forbidden] = future[forbidden] = FORBIDDEN
+    return isolation, future
+
+
+def weighted_sum(weights: Sequence[float], scores: Sequence[float]) -> float:
+    """``sum(w * s)`` left to right (as the compiled core adds), -inf when a score is -inf."""
+    if FORBIDDEN in scores:
+        return FORBIDDEN
+    return sum(map(mul, weights, scores))
+
 
 
 class LogLinearModel:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from operator import mul
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,35 +38,6 @@ if TYPE_CHECKING:
 #: translation is left with a finite model score. (A batch whose values sum within it is checked in
 #: one reduction.)
 HUGE = 1e300
-
-
-def weighted_columns(matrix: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Each row's weighted sum, added column by column from the left (as :func:`weighted_sum` adds):
-    the same bits whatever else is in the batch and on whatever processor. (A BLAS product sums in
-    an order that depends on the rows around and the processor's vector width.)"""
-    total = np.zeros(len(matrix))
-    for column, weight in enumerate(weights.tolist()):
-        total += matrix[:, column] * weight
-    return total
-
-
-def weighted_rows(scores: np.ndarray, estimates: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's weighted score, and that plus its weighted estimates (future): both -inf for a row
-    with a -inf score (a forbidden translation), whatever the weights."""
-    with np.errstate(all="ignore"):  # overflow and inf * 0 are dealt with here, or by the search
-        isolation = weighted_columns(scores, weights)
-        future = isolation + weighted_columns(estimates, weights)
-    if len(scores) and not (scores > FORBIDDEN).all():
-        forbidden = (scores == FORBIDDEN).any(axis=1)
-        isolation[forbidden] = future[forbidden] = FORBIDDEN
-    return isolation, future
-
-
-def weighted_sum(weights: Sequence[float], scores: Sequence[float]) -> float:
-    """``sum(w * s)`` left to right (as the compiled core adds), -inf when a score is -inf."""
-    if FORBIDDEN in scores:
-        return FORBIDDEN
-    return sum(map(mul, weights, scores))
 
 
 def what(value: Any) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from pysmt.cluster import SystemRecipe
+from pysmt.decoder import SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
@@ -197,7 +197,7 @@ def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
 
 def recipe_of(options: ServeOptions) -> SystemRecipe:
     return SystemRecipe(str(options.config), tuple(options.features), tuple(options.params),
-                        str(options.weights) if options.weights else None, options.search)
+                        str(options.weights) if options.weights else None, options.search)  # type: ignore[arg-type]
 
 
 async def run(options: ServeOptions) -> None:

@@ -1,7 +1,7 @@
 """The decoding processes behind ``pysmt serve``, and how sentences reach them.
 
 Each worker is a process that builds the system once, from paths (a
-:class:`~pysmt.cluster.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
+:class:`~pysmt.decoder.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
 machine share their pages), then translates the sentences it is sent over a pipe. The pool lives in
 the server's event loop. Each request's sentences wait in a queue of their own, and the requests
 take turns (round robin): a worker is sent one sentence at a time, and when it answers, the next
@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from pysmt.cluster import SystemRecipe
-from pysmt.decoder import Candidate, Decoder
+from pysmt.decoder import Candidate, Decoder, SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.processes import die_with_parent
 

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
-from pysmt.search.plugin_results import HUGE, weighted_rows, weighted_sum
+from pysmt.search.model import weighted_rows, weighted_sum
+from pysmt.search.plugin_results import HUGE
 from pysmt.testing import registered, toy_decoder
 
 ENGINES = [("auto", "normal"), ("auto", "cube"), ("python", "normal"), ("python", "cube")]

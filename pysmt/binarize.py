@@ -14,8 +14,8 @@ from pathlib import Path
 from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError
-from pysmt.features.base import require_param
-from pysmt.features.registry import system_inputs
+from pysmt.features.parameters import values_of
+from pysmt.features.registry import feature_class, system_inputs
 from pysmt.folder_lock import locked_folder
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
 from pysmt.models.binary_writer import binarize_table, check_replaceable
@@ -32,11 +32,12 @@ def binary_name(k: int, spec: FeatureSpec) -> str:
 
 def table_options(spec: FeatureSpec) -> dict[str, object]:
     """The loader settings a feature reads its table with, which the binary table records."""
+    params = values_of(feature_class(spec.type).parameters, spec.name, spec.params)
     if spec.type == "phrase-table":
-        return {"log_scores": bool(spec.params.get("log-scores", False))}
+        return {"log_scores": params.log_scores}
     from pysmt.features.lexical_reordering import ReorderingModelType
 
-    kind = ReorderingModelType(str(require_param(spec.params, "model", spec.name)))
+    kind = ReorderingModelType(params.model)
     return {"num_scores": kind.table_scores, "source_only": kind.source_only}
 
 

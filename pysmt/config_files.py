@@ -39,7 +39,7 @@ import tomli_w
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig, finite_weights
 from pysmt.errors import PysmtError, at_line
-from pysmt.features.registry import (add_feature_types, apply_params, default_label, feature_class, feature_params,
+from pysmt.features.registry import (add_feature_types, apply_params, default_label, feature_params, path_parameters,
                                      registered_names)
 from pysmt.textio import atomic_writer, read_lines, require_file, without_bom
 
@@ -296,9 +296,9 @@ def write_toml(config: SystemConfig, path: str | Path) -> None:
     features = []
     for spec in config.features:
         entry: dict[str, Any] = {"type": spec.type, "name": spec.name}
-        kinds = feature_class(spec.type).parameters
+        paths = path_parameters(spec.type)
         for key, value in spec.params.items():
-            if kinds.get(key) is Path:
+            if key in paths:
                 value = os.path.relpath(Path(value).resolve(), base)
             entry[key] = value
         if spec.weights is not None:

@@ -1,17 +1,19 @@
 """Everything a feature plugin needs, from one place::
 
-    from pysmt.plugin import Feature, Parameters, Path, PysmtError, TranslationOption
+    from pysmt.plugin import Feature, Path, PysmtError, TranslationOption, parameter
 
-* the base classes: :class:`Feature` (stateless), :class:`StatefulFeature` (``extend``),
+* the base classes: :class:`Feature` (stateless: ``evaluate_in_isolation`` or
+  ``evaluate_with_source_context``), :class:`StatefulFeature` (``extend``),
   :class:`BatchedStatefulFeature` (the array interface: ``start`` and ``score_batch``);
-* what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence`,
-  :class:`Parameters` (a config section, as ``check_config`` and ``from_config`` receive it) and
+* what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence` and
   :class:`SystemConfig` (the system, whose ``directory`` relative defaults start from);
-* the parameter kinds a feature's ``parameters`` declare: ``int``, ``float``, ``bool``, ``str`` and
-  :class:`Path` (pathlib's: a file or folder, made absolute and checked to exist);
+* a feature's parameters: a dataclass set as its ``parameters``, each field declared with
+  :func:`parameter` (default, help) and annotated with its kind: ``int``, ``float``, ``bool``, ``str``
+  or :class:`Path` (pathlib's: a file or folder, made absolute and checked to exist), optionally
+  ``| None``; :class:`NoParameters` for a feature that takes none;
 * errors: :class:`PysmtError` for a user's mistake (``PysmtError("feature NAME: ...")``: pysmt adds
   the config file), :class:`FeatureError` is what the decoder raises for a feature's unusable
-  result; :func:`require_param`;
+  result;
 * ``FORBIDDEN`` (-inf): the score that forbids a translation;
 * :class:`ContextTable`: compiled bookkeeping for an n-gram feature (its states are numbered contexts of
   the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``;
@@ -31,13 +33,14 @@ from pysmt._contexts import ContextTable
 from pysmt._core import WordScores
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import (FORBIDDEN, PARAMETER_KINDS, BatchedStatefulFeature, CompiledScorer, CompiledScores,
-                                 Feature, Parameters, StatefulFeature, StoredScores, require_param)
+from pysmt.features.base import (FORBIDDEN, BatchedStatefulFeature, CompiledScorer, CompiledScores, Feature,
+                                 StatefulFeature, StoredScores)
+from pysmt.features.parameters import NoParameters, parameter
 from pysmt.models.binary_table import stored_scores
 from pysmt.models.binary_writer import ScoreWriter
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
-__all__ = ["FORBIDDEN", "PARAMETER_KINDS", "BatchedStatefulFeature", "CompiledScorer", "CompiledScores", "ContextTable",
-           "Feature", "FeatureError", "Parameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence",
-           "StatefulFeature", "StoredScores", "SystemConfig", "TranslationOption", "WordScores", "require_param",
+__all__ = ["FORBIDDEN", "BatchedStatefulFeature", "CompiledScorer", "CompiledScores", "ContextTable", "Feature",
+           "FeatureError", "NoParameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence",
+           "StatefulFeature", "StoredScores", "SystemConfig", "TranslationOption", "WordScores", "parameter",
            "stored_scores"]

@@ -28,11 +28,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.features import registry
 from pysmt.features.base import Feature
+from pysmt.features.parameters import values_of
+from pysmt.features.registry import checked_params
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
 from pysmt.search.hypothesis import Hypothesis
@@ -128,6 +130,15 @@ def toy_decoder(system: Path, features: Sequence[str] = (), *, params: Sequence[
     recipe = SystemRecipe(str(system), tuple(features), tuple(params), algorithm=search, engine=engine)
     config = recipe.configure()
     return recipe.build(config.with_weights(weights, "toy_decoder(weights=...)") if weights else config)
+
+
+def parameters_of(feature: type[Feature], values: dict[str, Any], base: Path | str = ".", name: str = "") -> Any:
+    """A feature class's ``parameters`` instance from a config section's values (``{"model": "m", "buffer-size":
+    7}``), checked, made absolute and defaulted as a config read from folder ``base`` makes them: what its
+    ``check_config`` and ``from_config`` receive."""
+    name = name or f"{feature.default_label}0"
+    checked = checked_params(feature, name, name, values, Path(base), "parameters_of")
+    return values_of(feature.parameters, name, checked, Path(base))
 
 
 def toy_options(decoder: Decoder, line: str) -> SentenceOptions:

@@ -88,7 +88,7 @@ class CachedTargetLength(Feature):
     def default_weights(self):
         return [0.1]
 
-    def evaluate(self, phrases):
+    def evaluate_in_isolation(self, phrases):
         for phrase in phrases:
             if phrase.target not in self.cache:
                 self.computed.append(phrase.target)

@@ -2,18 +2,19 @@
 
 A feature contributes ``num_scores`` dense scores (natural-log based, as Moses) to the log-linear
 model, each with one weight. It is registered under the entry-point group ``pysmt.features``
-(``name = "module:Class"``) and built from its config section by :meth:`Feature.from_config`.
+(``name = "module:Class"``), declares the parameters of its config section as a dataclass
+(``parameters``: :mod:`pysmt.features.parameters`) and is built from a section's values by
+:meth:`Feature.from_config`.
 
 Three kinds, from cheapest to most involved:
 
-* :class:`Feature` (stateless): scores a phrase pair in isolation through :meth:`Feature.evaluate`,
-  for all candidate phrase pairs at once (one batch). With ``context_free = True`` the scores
-  depend on the phrase pair only: the decoder scores each pair once, before the table limit, and
-  caches it across sentences (Moses' *EvaluateInIsolation*). With ``context_free = False`` it is
-  called once per sentence over all translation options that survived the table limit, which
-  carry their source span (Moses' *EvaluateWithSourceContext*); the sentence is given to
-  :meth:`Feature.begin_sentence` first. This is where a neural phrase model scores every option of
-  a sentence in one batch.
+* :class:`Feature` (stateless) implements one of two hooks, each called with a whole batch:
+  :meth:`Feature.evaluate_in_isolation` scores phrase pairs alone (their scores depend on the pair
+  only): the decoder scores each pair once, before the table limit, and caches it across sentences
+  (Moses' *EvaluateInIsolation*); :meth:`Feature.evaluate_with_source_context` scores a sentence's
+  translation options, which carry their source span, once per sentence, after the table limit
+  (Moses' *EvaluateWithSourceContext*); the sentence is given to :meth:`Feature.begin_sentence`
+  first. This is where a neural phrase model scores every option of a sentence in one batch.
 * :class:`StatefulFeature`: scores that depend on the translation so far (language models,
   reordering). ``extend(state, option)`` maps a state and an option to scores and a new state;
   states must be hashable and equal exactly when every future score is equal, because the decoder
@@ -53,14 +54,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from pysmt import _core
 from pysmt.config import SystemConfig
-from pysmt.errors import FeatureError, PysmtError
+from pysmt.errors import FeatureError
+from pysmt.features.parameters import NoParameters
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 Scores = tuple[float, ...]
@@ -71,56 +72,39 @@ State = TypeVar("State", bound=Hashable)
 #: it never enters a stack, whatever the feature's weight.
 FORBIDDEN = -math.inf
 
-#: The kinds a feature's ``parameters`` may declare.
-PARAMETER_KINDS = (int, float, bool, str, Path)
-
-
 class Feature:
-    """A stateless feature. Subclasses set ``default_label`` and implement ``from_config``/``evaluate``."""
+    """A stateless feature. Subclasses set ``default_label`` and ``parameters`` and implement ``from_config`` and
+    one of ``evaluate_in_isolation`` and ``evaluate_with_source_context``."""
 
     #: Prefix of the feature's default name (``LM`` gives ``LM0``, ``LM1``...).
     default_label: ClassVar[str] = "Feature"
-    #: The parameters a config section may give, with their kind: ``int``, ``float``, ``bool``,
-    #: ``str`` or ``Path`` (a file or folder, relative to the config file, which must exist). Any
-    #: other key is an error naming the file, the feature and the key, so a misspelling never
-    #: passes silently; ``from_config`` receives the values converted and paths made absolute.
-    parameters: ClassVar[dict[str, type]] = {}
-    #: Defaults of ``Path`` parameters, relative to the system's folder (the RNN's ``{"model": "rnn"}``).
-    #: They are resolved when the config is read, so a config that ``tune`` or ``filter`` writes
-    #: elsewhere keeps pointing at the same files. Each key must be a declared ``Path`` parameter
-    #: (checked when the feature is registered).
-    default_paths: ClassVar[dict[str, str]] = {}
-    #: Parameters the feature cannot do without (after ``default_paths`` are filled in): a missing one
-    #: is an error naming the config and the feature before any model is loaded.
-    required_parameters: ClassVar[tuple[str, ...]] = ()
+    #: The parameters its config section may give: a dataclass (:mod:`pysmt.features.parameters`), whose
+    #: fields are their kinds, defaults and help. Any other key is an error naming the file, the feature
+    #: and the key, so a misspelling never passes silently; ``check_config`` and ``from_config`` receive
+    #: an instance, values converted and paths made absolute.
+    parameters: ClassVar[type] = NoParameters
     #: Whether MERT may change its weights (Moses' ``tuneable``).
     tunable: ClassVar[bool] = True
-    #: Scores depend on the phrase pair alone: scored once, before the table limit, and cached.
-    context_free: ClassVar[bool] = True
 
     def __init__(self, name: str, num_scores: int) -> None:
         self.name = name
         self.num_scores = num_scores
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
-        """Check a config section before anything is loaded; raise ``PysmtError("feature NAME: ...")``.
+    def check_config(cls, name: str, params: Any, system: SystemConfig) -> None:
+        """Check a config section (``params``: an instance of ``parameters``) before anything is loaded; raise
+        ``PysmtError("feature NAME: ...")``.
 
         Called for every feature of a system before the first ``from_config``, so that a mistake in
-        any section is reported in a second, not after minutes of loading other models. The default
-        checks ``required_parameters``; override it (calling ``super()``) for checks of values, such
-        as a batch size of at least 1, that need no model.
+        any section is reported in a second, not after minutes of loading other models. Parameters
+        the section must give are checked already; override it for checks of values, such as a batch
+        size of at least 1, that need no model (or a model's kind, read in milliseconds).
         """
-        for key in cls.required_parameters:
-            if key not in params:
-                default = cls.default_paths.get(key)
-                where = f" (its default, {system.directory / default}, does not exist)" if default else ""
-                raise PysmtError(f"feature {name}: missing parameter {key!r}{where}; give it in the feature's "
-                                 f"section or with --param {name}.{key}=VALUE")
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> Feature:
-        """Build the feature from its config section (``params``, paths already absolute), loading its models."""
+    def from_config(cls, name: str, params: Any, system: SystemConfig) -> Feature:
+        """Build the feature from its config section (``params``: an instance of ``parameters``, paths absolute),
+        loading its models."""
         raise NotImplementedError
 
     def default_weights(self) -> list[float] | None:
@@ -131,17 +115,23 @@ class Feature:
         """
         return None if self.tunable else [1.0] * self.num_scores
 
-    def evaluate(self, phrases: Sequence[Any]) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Scores and future-cost estimates of many phrase pairs in isolation, in one batch.
+    def evaluate_in_isolation(self, pairs: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Scores and future-cost estimates of phrase pairs alone, in one batch (Moses' *EvaluateInIsolation*):
+        what depends on the pair only, asked once per pair, before the table limit, and cached across
+        sentences.
 
-        ``phrases`` are :class:`~pysmt.phrases.PhrasePair` s for a ``context_free`` feature, the
-        sentence's :class:`~pysmt.phrases.TranslationOption` s otherwise (a subclass annotates the one
-        it gets).
-
-        Returns two ``(len(phrases), num_scores)`` arrays (or None for all zeros): the scores that
+        Returns two ``(len(pairs), num_scores)`` arrays (or None for all zeros): the scores that
         become part of the model score, and estimates that only guide the search (future cost and
         the table limit), such as a language model's score of a phrase without its left context.
         """
+        return None, None
+
+    def evaluate_with_source_context(self, options: Sequence[TranslationOption]
+                                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Scores and estimates of a sentence's translation options, in one batch per sentence (Moses'
+        *EvaluateWithSourceContext*): an option carries its source span, and the sentence was given to
+        :meth:`begin_sentence`. Asked after the table limit (which its scores take no part in). Returns
+        what :meth:`evaluate_in_isolation` returns, for ``options``. A feature implements one of the two."""
         return None, None
 
     def begin_sentence(self, sentence: Sentence) -> None:
@@ -151,11 +141,23 @@ class Feature:
         """Release per-sentence memory."""
 
 
+def in_isolation(feature: Feature | type[Feature]) -> bool:
+    """Whether a feature (or its class) implements :meth:`Feature.evaluate_in_isolation`."""
+    cls = feature if isinstance(feature, type) else type(feature)
+    return cls.evaluate_in_isolation is not Feature.evaluate_in_isolation
+
+
+def with_source_context(feature: Feature | type[Feature]) -> bool:
+    """Whether a feature (or its class) scores each sentence's options (:meth:`Feature.evaluate_with_source_context`)
+    rather than phrase pairs alone."""
+    cls = feature if isinstance(feature, type) else type(feature)
+    return cls.evaluate_with_source_context is not Feature.evaluate_with_source_context
+
+
 class StatefulFeature(Feature, Generic[State]):
     """A feature whose scores depend on the translation built so far; ``State`` is the type of its states
     (``StatefulFeature[bytes]``: any hashable type, opaque to the search)."""
 
-    context_free: ClassVar[bool] = True
     #: The most requests the search sends in one :meth:`score_batch` call (it may send fewer).
     buffer_size: int = 10_000
 
@@ -286,14 +288,14 @@ class CompiledTwin(Protocol[Twin]):
 class CompiledScores(Protocol):
     """A context-free feature whose scores in isolation the compiled option builder computes itself (the
     built-in penalties' and the KenLM estimate; a plugin's per-word sums with
-    :class:`pysmt._core.WordScores`): exactly what the feature's ``evaluate`` gives a phrase pair, which
-    stays the specification. Every other context-free feature is asked from Python, once per sentence,
+    :class:`pysmt._core.WordScores`): exactly what the feature's ``evaluate_in_isolation`` gives a phrase pair,
+    which stays the specification. Every other feature scoring pairs alone is asked from Python, once per sentence,
     for the phrase pairs the builder has not seen before.
     """
 
     def core_scores(self) -> _core.IsolationScores | None:
         """The compiled scores, made once per model; None for a feature that scores nothing in isolation
-        (its ``evaluate`` returns ``(None, None)``)."""
+        (its ``evaluate_in_isolation`` returns ``(None, None)``)."""
         ...
 
 
@@ -315,39 +317,18 @@ class CompiledScorer(Protocol):
 
 @runtime_checkable
 class StoredScores(Protocol):
-    """A per-sentence feature (``context_free = False``) whose scores of a phrase table's pairs were
-    computed beforehand and stored with the table (a binary table's ``stored/`` scores, see
+    """A per-sentence feature (:meth:`Feature.evaluate_with_source_context`) whose scores of a phrase table's
+    pairs were computed beforehand and stored with the table (a binary table's ``stored/`` scores, see
     :mod:`pysmt.models.binary_table`; ``pysmt rnn score`` stores the RNN's): the compiled option
-    builder reads them for the options they cover, and asks ``evaluate`` only about the others (other
-    tables' pairs, unknown words), so a sentence costs what it would without the feature.
+    builder reads them for the options they cover, and asks ``evaluate_with_source_context`` only about
+    the others (other tables' pairs, unknown words), so a sentence costs what it would without the feature.
 
-    ``evaluate`` must give the stored numbers for the pairs they cover (:attr:`PhrasePair.entry` is a
-    pair's row in its table), and no estimates for them, so that both option builders agree.
+    ``evaluate_with_source_context`` must give the stored numbers for the pairs they cover
+    (:attr:`PhrasePair.entry` is a pair's row in its table), and no estimates for them, so that both
+    option builders agree.
     """
 
     def stored_scores(self, table: str) -> np.ndarray | None:
         """The feature's scores of phrase table ``table``'s entries (the phrase-table feature's name): an
         (entries x ``num_scores``) array, NaN where an entry has none; None when none are stored."""
         ...
-
-
-class Parameters(dict[str, Any]):
-    """A feature's config section as ``check_config`` and ``from_config`` receive it.
-
-    A plain dict, except that ``params["key"]`` for a key the section does not give is a
-    ``PysmtError`` naming the feature and the key, not a ``KeyError`` traceback.
-    """
-
-    def __init__(self, feature: str, values: dict[str, Any]) -> None:
-        super().__init__(values)
-        self.feature = feature
-
-    def __missing__(self, key: str) -> Any:
-        raise PysmtError(f"feature {self.feature}: missing parameter {key!r}")
-
-
-def require_param(params: dict[str, Any], key: str, feature: str) -> Any:
-    """A mandatory config parameter, with an error naming the feature when it is missing."""
-    if key not in params:
-        raise PysmtError(f"feature {feature}: missing parameter {key!r}")
-    return params[key]

@@ -7,20 +7,19 @@ phrase's end, so hypotheses ending at the same place recombine.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature
+from pysmt.features.parameters import ScoreCount
 from pysmt.phrases import Sentence, TranslationOption
 
 
 class DistortionFeature(StatefulFeature[int], CompiledTwin[_core.DistortionTwin], CompiledScores):
     default_label = "Distortion"
-    parameters: ClassVar[dict[str, type]] = {"num-features": int}
+    parameters = ScoreCount
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> DistortionFeature:
+    def from_config(cls, name: str, params: ScoreCount, system: SystemConfig) -> DistortionFeature:
         return cls(name, 1)
 
     def initial_state(self, sentence: Sentence) -> int:

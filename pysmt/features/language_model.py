@@ -10,15 +10,16 @@ context the model can still use), so equal states mean equal futures and recombi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
 import numpy as np
 
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledScores, CompiledTwin, Parameters, StatefulFeature, require_param
+from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature
+from pysmt.features.parameters import parameter
 from pysmt.models.language_model import check_model_file, load_kenlm
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
@@ -26,9 +27,16 @@ from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 State = bytes
 
 
+@dataclass(frozen=True, kw_only=True)
+class KenLMParameters:
+    path: Path = parameter(help="the model: ARPA (plain or compressed) or a KenLM binary")
+    order: int | None = parameter(None, help="its order (checked against the model)")
+    num_features: int = parameter(1, help="1 (Moses' OOV feature is not supported)")
+
+
 class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin], CompiledScores):
     default_label = "LM"
-    parameters: ClassVar[dict[str, type]] = {"path": Path, "order": int, "num-features": int}
+    parameters = KenLMParameters
 
     def __init__(self, name: str, model: _core.LanguageModel) -> None:
         super().__init__(name, 1)
@@ -39,21 +47,19 @@ class KenLMFeature(StatefulFeature[State], CompiledTwin[_core.KenLMTwin], Compil
         self.cache: dict[tuple[State, tuple[str, ...]], tuple[tuple[float], State]] = {}
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
-        super().check_config(name, params, system)
-        check_model_file(require_param(params, "path", name))
+    def check_config(cls, name: str, params: KenLMParameters, system: SystemConfig) -> None:
+        if params.num_features != 1:
+            raise PysmtError(f"feature {name}: only num-features=1 is supported (no OOV feature)")
+        check_model_file(params.path)
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> KenLMFeature:
-        model = load_kenlm(require_param(params, "path", name))
-        order = params.get("order", model.order)
-        if order != model.order:
-            raise PysmtError(f"feature {name}: order={order} but {params['path']} is a {model.order}-gram model")
-        if params.get("num-features", 1) != 1:
-            raise PysmtError(f"feature {name}: only num-features=1 is supported (no OOV feature)")
+    def from_config(cls, name: str, params: KenLMParameters, system: SystemConfig) -> KenLMFeature:
+        model = load_kenlm(params.path)
+        if params.order not in (None, model.order):
+            raise PysmtError(f"feature {name}: order={params.order} but {params.path} is a {model.order}-gram model")
         return cls(name, model)
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[None, np.ndarray]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[None, np.ndarray]:
         estimate = self.model.estimate
         estimates = [estimate(list(pair.target)) for pair in phrases]
         return None, np.array(estimates, dtype=np.float64).reshape(len(phrases), 1)

@@ -14,8 +14,8 @@ table scores 0 (or ``default-scores``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from pysmt import _core
 from pysmt._core import Orientation, ReorderingModel, orientation_count
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import CompiledScores, CompiledTwin, Parameters, StatefulFeature, require_param
+from pysmt.features.base import CompiledScores, CompiledTwin, StatefulFeature
+from pysmt.features.parameters import parameter
 from pysmt.models.reordering_table import ReorderingTable, check_reordering_table
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
@@ -78,9 +79,30 @@ class ReorderingModelType:
         return Orientation.DR if start >= prev_end else Orientation.DL
 
 
+@dataclass(frozen=True, kw_only=True)
+class LexicalReorderingParameters:
+    model: str = parameter(help="Moses' type, e.g. wbe-msd-bidirectional-fe-allff")
+    path: Path = parameter(help="the table: text or gzip, or a folder written by pysmt binarize")
+    num_features: int | None = parameter(None, help="its number of scores (checked against the model)")
+    default_scores: str | None = parameter(None, help="comma-separated probabilities for pairs the table lacks")
+
+
+def default_scores(name: str, text: str | None, kind: ReorderingModelType) -> tuple[float, ...] | None:
+    """The logged ``default-scores`` (comma-separated probabilities) of a feature, or one line saying what is wrong."""
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise PysmtError(f"feature {name}: default-scores must be comma-separated probabilities") from None
+    if len(values) != kind.table_scores or not all(0 < v <= 1 for v in values):
+        raise PysmtError(f"feature {name}: default-scores needs {kind.table_scores} probabilities in (0, 1]")
+    return tuple(np.log(values).tolist())
+
+
 class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.LexicalReorderingTwin], CompiledScores):
     default_label = "LexicalReordering"
-    parameters: ClassVar[dict[str, type]] = {"model": str, "path": Path, "num-features": int, "default-scores": str}
+    parameters = LexicalReorderingParameters
 
     def __init__(self, name: str, kind: ReorderingModelType, table: ReorderingTable,
                  default_scores: tuple[float, ...] | None = None) -> None:
@@ -97,32 +119,22 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
         self.forward_slots = [forward_offset + slot for slot in self.backward_slots]
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
-        super().check_config(name, params, system)
-        kind = ReorderingModelType(str(require_param(params, "model", name)))
-        check_reordering_table(require_param(params, "path", name), kind.table_scores, kind.source_only)
+    def check_config(cls, name: str, params: LexicalReorderingParameters, system: SystemConfig) -> None:
+        kind = ReorderingModelType(params.model)
+        if params.num_features not in (None, kind.num_scores):
+            raise PysmtError(f"feature {name}: model {params.model} has {kind.num_scores} scores, "
+                             f"num-features says {params.num_features}")
+        default_scores(name, params.default_scores, kind)
+        check_reordering_table(params.path, kind.table_scores, kind.source_only)
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> LexicalReorderingFeature:
-        kind = ReorderingModelType(str(require_param(params, "model", name)))
-        declared = params.get("num-features", kind.num_scores)
-        if declared != kind.num_scores:
-            raise PysmtError(f"feature {name}: model {params['model']} has {kind.num_scores} scores, "
-                             f"num-features says {declared}")
-        table = ReorderingTable(require_param(params, "path", name), num_scores=kind.table_scores,
-                                source_only=kind.source_only)
-        defaults = None
-        if "default-scores" in params:
-            try:
-                values = [float(v) for v in params["default-scores"].split(",")]
-            except ValueError:
-                raise PysmtError(f"feature {name}: default-scores must be comma-separated probabilities") from None
-            if len(values) != kind.table_scores or not all(0 < v <= 1 for v in values):
-                raise PysmtError(f"feature {name}: default-scores needs {kind.table_scores} probabilities in (0, 1]")
-            defaults = tuple(np.log(values).tolist())
-        return cls(name, kind, table, defaults)
+    def from_config(cls, name: str, params: LexicalReorderingParameters, system: SystemConfig
+                    ) -> LexicalReorderingFeature:
+        kind = ReorderingModelType(params.model)
+        table = ReorderingTable(params.path, num_scores=kind.table_scores, source_only=kind.source_only)
+        return cls(name, kind, table, default_scores(name, params.default_scores, kind))
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[None, None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[None, None]:
         """Look up (once per phrase pair) the table entry that ``extend`` will need."""
         for pair in phrases:
             row = None if pair.unknown else self.table.lookup(pair.source, " ".join(pair.target))
@@ -149,12 +161,12 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
         return tuple(scores), (option.start, option.end, row if kind.forward else None)
 
     def core_feature(self) -> _core.LexicalReorderingTwin:
-        """The twin, which looks each option's row up in the table itself (as ``evaluate`` does here)."""
+        """The twin, which looks each option's row up in the table itself (as ``evaluate_in_isolation`` does here)."""
         kind = self.kind
         return _core.LexicalReorderingTwin(self.num_scores, kind.model, kind.backward, kind.forward,
                                            self.backward_slots, self.forward_slots, self.forward_table_offset,
                                            self.table.view, kind.source_only, list(self.default_scores or ()))
 
     def core_scores(self) -> None:
-        """The feature scores nothing in isolation (its ``evaluate`` only looks rows up, for ``extend``)."""
+        """Nothing is scored in isolation (``evaluate_in_isolation`` only looks rows up, for ``extend``)."""
         return None

@@ -8,26 +8,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
 
 import numpy as np
 
 from pysmt import _core
 from pysmt.config import SystemConfig
 from pysmt.features.base import CompiledScores, Feature
+from pysmt.features.parameters import ScoreCount
 from pysmt.models.scores import LOWEST_SCORE
 from pysmt.phrases import PhrasePair
 
 
 class WordPenaltyFeature(Feature, CompiledScores):
     default_label = "WordPenalty"
-    parameters: ClassVar[dict[str, type]] = {"num-features": int}
+    parameters = ScoreCount
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> WordPenaltyFeature:
+    def from_config(cls, name: str, params: ScoreCount, system: SystemConfig) -> WordPenaltyFeature:
         return cls(name, 1)
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return -np.array([[len(pair.target)] for pair in phrases], dtype=np.float64), None
 
     def core_scores(self) -> _core.WordPenaltyScores:
@@ -36,13 +36,13 @@ class WordPenaltyFeature(Feature, CompiledScores):
 
 class PhrasePenaltyFeature(Feature, CompiledScores):
     default_label = "PhrasePenalty"
-    parameters: ClassVar[dict[str, type]] = {"num-features": int}
+    parameters = ScoreCount
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> PhrasePenaltyFeature:
+    def from_config(cls, name: str, params: ScoreCount, system: SystemConfig) -> PhrasePenaltyFeature:
         return cls(name, 1)
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return np.ones((len(phrases), 1)), None
 
     def core_scores(self) -> _core.PhrasePenaltyScores:
@@ -51,14 +51,14 @@ class PhrasePenaltyFeature(Feature, CompiledScores):
 
 class UnknownWordPenaltyFeature(Feature, CompiledScores):
     default_label = "UnknownWordPenalty"
-    parameters: ClassVar[dict[str, type]] = {"num-features": int}
+    parameters = ScoreCount
     tunable = False
 
     @classmethod
-    def from_config(cls, name: str, params: dict[str, Any], system: SystemConfig) -> UnknownWordPenaltyFeature:
+    def from_config(cls, name: str, params: ScoreCount, system: SystemConfig) -> UnknownWordPenaltyFeature:
         return cls(name, 1)
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
         return np.array([[LOWEST_SCORE if pair.unknown else 0.0] for pair in phrases]), None
 
     def core_scores(self) -> _core.UnknownWordScores:

@@ -23,7 +23,8 @@ from typing import Any
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_value
 from pysmt.errors import PysmtError
-from pysmt.features.base import PARAMETER_KINDS, Feature, Parameters
+from pysmt.features.base import Feature, in_isolation, with_source_context
+from pysmt.features.parameters import declarations, declarations_error, old_declarations, values_of
 from pysmt.textio import require_file
 
 ENTRY_POINT_GROUP = "pysmt.features"
@@ -60,20 +61,19 @@ def feature_class(type_name: str) -> type[Feature]:
 
 
 def checked_declarations(cls: type[Feature], type_name: str, where: str) -> type[Feature]:
-    """``cls``, once its class-level declarations agree: parameter kinds, ``default_paths`` keys that are
-    ``Path`` parameters, ``required_parameters`` that are parameters. A mistake there would otherwise
-    surface far away (a config that ``tune`` writes and cannot read back)."""
+    """``cls``, once its class-level declarations are usable: its ``parameters`` a dataclass of parameters, at most
+    one of the two evaluation hooks, none of the declarations they replaced. A mistake there would otherwise
+    surface far away (a config that ``tune`` writes and cannot read back), and an old-style plugin would
+    silently lose its parameters or its scores."""
     about = f"feature {type_name!r} ({where})"
-    for key, kind in cls.parameters.items():
-        if kind not in PARAMETER_KINDS:
-            raise PysmtError(f"{about}: parameter {key!r} has kind {kind!r}; kinds are int, float, bool, str and Path")
-    for key in cls.default_paths:
-        if cls.parameters.get(key) is not Path:
-            raise PysmtError(f"{about}: default_paths names {key!r}, which is not one of its Path parameters "
-                             f"(declare it in parameters as {key!r}: Path)")
-    for key in cls.required_parameters:
-        if key not in cls.parameters:
-            raise PysmtError(f"{about}: required_parameters names {key!r}, which is not one of its parameters")
+    problem = declarations_error(cls)
+    if problem is not None:
+        raise PysmtError(f"{about}: {problem}")
+    for old in old_declarations(cls):
+        raise PysmtError(f"{about} declares {old} (docs/writing-a-feature.md)")
+    if in_isolation(cls) and with_source_context(cls):
+        raise PysmtError(f"{about} implements both evaluate_in_isolation and evaluate_with_source_context: a feature "
+                         "scores phrase pairs alone or a sentence's options, not both (make it two features)")
     return cls
 
 
@@ -91,11 +91,16 @@ def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path,
     alike: an unknown key (a misspelling) or a value of the wrong kind is an error naming
     ``where`` (the file or option), the feature and the key. ``Path`` parameters are made absolute
     relative to ``base`` (the config's folder) and must exist; with ``defaults`` the feature's
-    ``default_paths`` that exist are filled in the same way, so that a config written elsewhere
-    later still points at them (a default that does not exist is left for the feature to report).
+    ``Path`` defaults that exist are filled in the same way, so that a config written elsewhere
+    later still points at them (a default that does not exist is left to :func:`values_of` to report).
     """
-    cls = feature_class(type_name)
-    known = cls.parameters
+    return checked_params(feature_class(type_name), type_name, name, given, base, where, defaults=defaults)
+
+
+def checked_params(cls: type[Feature], type_name: str, name: str, given: dict[str, Any], base: Path, where: str,
+                   *, defaults: bool = True) -> dict[str, Any]:
+    """:func:`feature_params` of a feature class (registered or not: :func:`pysmt.testing.parameters_of`)."""
+    known = declarations(cls.parameters)
     params: dict[str, Any] = {}
     for key, value in given.items():
         if key not in known:
@@ -103,17 +108,23 @@ def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path,
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             takes = ", ".join(sorted(known)) or "no parameters"
             raise PysmtError(f"{where}: feature {name}: unknown parameter {key!r}{hint}; {type_name} takes {takes}")
-        if known[key] is Path:
+        if known[key].kind is Path:
             resolved = (base / os.path.expandvars(str(value))).resolve()
             require_file(resolved, f"{where}: feature {name}: {key}", folder_ok=True)
             params[key] = str(resolved)
         else:
-            params[key] = typed_value(value, known[key], f"{where}: feature {name}: {key}")
+            params[key] = typed_value(value, known[key].kind, f"{where}: feature {name}: {key}")
     if defaults:
-        for key, relative in cls.default_paths.items():
-            if key not in params and (base / relative).exists():
-                params[key] = str((base / relative).resolve())
+        for key, declared in known.items():
+            default = declared.default
+            if key not in params and declared.kind is Path and isinstance(default, Path) and (base / default).exists():
+                params[key] = str((base / default).resolve())
     return params
+
+
+def path_parameters(type_name: str) -> set[str]:
+    """The keys of a feature type's ``Path`` parameters (files and folders: inputs, written relative to a config)."""
+    return {key for key, declared in declarations(feature_class(type_name).parameters).items() if declared.kind is Path}
 
 
 def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[FeatureSpec]:
@@ -164,7 +175,7 @@ def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
     for spec in specs:
         cls = feature_class(spec.type)
         with naming_config(config, spec.name):
-            cls.check_config(spec.name, Parameters(spec.name, spec.params), config)
+            cls.check_config(spec.name, values_of(cls.parameters, spec.name, spec.params, config.directory), config)
         if spec.weights is None and missing_weight is None and not has_default_weights(cls):
             raise no_weights(config, spec.name)
 
@@ -179,8 +190,10 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
     check_features(config, specs, missing_weight)
     features, weights = [], []
     for spec in specs:
+        cls = feature_class(spec.type)
         with naming_config(config, spec.name):
-            feature = feature_class(spec.type).from_config(spec.name, Parameters(spec.name, spec.params), config)
+            feature = cls.from_config(spec.name, values_of(cls.parameters, spec.name, spec.params, config.directory),
+                                      config)
         w = spec.weights if spec.weights is not None else feature.default_weights()
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores
@@ -223,9 +236,9 @@ def system_inputs(config: SystemConfig) -> dict[str, list[Path]]:
     """Every file a system reads, labelled for error messages: the config and its models."""
     inputs: dict[str, list[Path]] = {"--config": [config.path]}
     for spec in config.features:
-        kinds = feature_class(spec.type).parameters
+        paths = path_parameters(spec.type)
         for key, value in spec.params.items():
-            if kinds.get(key) is Path:
+            if key in paths:
                 inputs[f"{spec.name} {key}"] = [Path(value)]
     if config.processing is not None:
         inputs["[processing]"] = [Path(p) for p in (getattr(config.processing, name) for name in PROCESSING_PATHS) if p]

@@ -24,7 +24,7 @@ from typing import cast
 import numpy as np
 
 from pysmt import _core
-from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores
+from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores, with_source_context
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.compiled import compiled_scorer
 from pysmt.search.model import LogLinearModel, weighted_rows
@@ -45,7 +45,7 @@ class CompiledOptions:
             if isinstance(feature, PhraseSource):
                 self.core.add_table(table=feature.core_table(), column=column, limit=feature.table_limit)
                 self.tables.append(feature)
-            elif not feature.context_free:
+            elif with_source_context(feature):
                 continue
             elif isinstance(feature, CompiledScores):
                 scores = feature.core_scores()
@@ -55,7 +55,7 @@ class CompiledOptions:
                 self.python.append(feature)
         self.core.set_python_columns([model.offsets[k] + c for k, f in enumerate(model.features) if f in self.python
                                       for c in range(f.num_scores)])
-        self.contextual = [f for f in model.features if not f.context_free]
+        self.contextual = [f for f in model.features if with_source_context(f)]
         #: Per-sentence features' stored scores: (table number, entries x scores) of each table that has them.
         self.stored: dict[Feature, list[tuple[int, np.ndarray]]] = {
             f: [(t, found) for t, table in enumerate(self.tables)

@@ -14,7 +14,7 @@ from typing import cast
 
 import numpy as np
 
-from pysmt.features.base import FORBIDDEN, CompiledTwin, Feature, PhraseSource, StatefulFeature
+from pysmt.features.base import FORBIDDEN, CompiledTwin, Feature, PhraseSource, StatefulFeature, with_source_context
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.hypothesis import Hypothesis, Request
 from pysmt.search.plugin_results import StatefulCalls, checked_evaluation
@@ -60,8 +60,8 @@ class LogLinearModel:
     asked in batches through their array interface (:meth:`StatefulFeature.score_batch`) by
     :meth:`resolve`. A hypothesis with deferred scores still to come has ``pending`` requests.
 
-    What features return enters through :mod:`pysmt.search.plugin_results`, checked: ``evaluate``'s
-    arrays here, the deferred features' through their :class:`StatefulCalls` (``calls``), which the
+    What features return enters through :mod:`pysmt.search.plugin_results`, checked: the evaluation
+    hooks' arrays here, the deferred features' through their :class:`StatefulCalls` (``calls``), which the
     compiled core calls too. A -inf score forbids the option or extension, whatever its weight.
     """
 
@@ -99,7 +99,7 @@ class LogLinearModel:
         for feature in features:
             k = self.features.index(feature)
             lo, hi = self.offsets[k], self.offsets[k + 1]
-            s, e = checked_evaluation(feature, items, feature.evaluate(items))
+            s, e = checked_evaluation(feature, items)
             if s is not None:
                 scores[:, lo:hi] = s
             if e is not None:
@@ -108,7 +108,7 @@ class LogLinearModel:
 
     def evaluate_pairs(self, pairs: Sequence[PhrasePair]) -> None:
         """Score phrase pairs with the context-free features (once per pair; cached by the caller)."""
-        scores, estimates = self.collect([f for f in self.features if f.context_free], pairs)
+        scores, estimates = self.collect([f for f in self.features if not with_source_context(f)], pairs)
         isolation, future = weighted_rows(scores, estimates, self.weights)
         for pair, row, estimate, weighted, best in zip(pairs, scores, estimates, isolation.tolist(), future.tolist()):
             pair.scores, pair.estimates, pair.isolation, pair.future = row, estimate, weighted, best
@@ -128,7 +128,7 @@ class LogLinearModel:
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-sentence features' scores of a sentence's options (full-width rows), with their weighted
         scores and estimates; None without such features or options."""
-        contextual = [f for f in self.features if not f.context_free]
+        contextual = [f for f in self.features if with_source_context(f)]
         if not contextual or not options:
             return None
         scores, estimates = self.collect(contextual, options)

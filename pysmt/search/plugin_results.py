@@ -1,6 +1,6 @@
 """What features return, checked where it enters the search: the same checks for both engines.
 
-Every score a feature gives reaches the search through this module: what ``evaluate`` returns
+Every score a feature gives reaches the search through this module: what its evaluation hook returns
 (stateless features, through :class:`~pysmt.search.model.LogLinearModel`), and what ``start`` and
 ``score_batch`` return (stateful plugin features, which the Python search and the compiled core
 alike call through :class:`StatefulCalls`). A plugin's mistake is therefore found at once, in one
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pysmt.errors import FeatureError
-from pysmt.features.base import FORBIDDEN, StatefulFeature
+from pysmt.features.base import FORBIDDEN, StatefulFeature, with_source_context
 
 if TYPE_CHECKING:
     from pysmt.features.base import Feature
@@ -98,17 +98,20 @@ def checked_scores(value: Any, columns: int, name: str, method: str, kind: str,
                        f"{requests.describe(row)} ({kind}s must be {rule})")
 
 
-def checked_evaluation(feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption],
-                       result: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """What ``feature.evaluate(items)`` returned, checked: ``(scores, estimates)``, each an array or None."""
+def checked_evaluation(feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption]
+                       ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """What the feature's hook returns for ``items``, checked: ``(scores, estimates)``, each an array or None
+    (``evaluate_with_source_context`` of a sentence's options, or ``evaluate_in_isolation`` of phrase pairs)."""
+    method = "evaluate_with_source_context" if with_source_context(feature) else "evaluate_in_isolation"
+    result = getattr(feature, method)(items)
     n, name = len(items), feature.name
     requests = Requests(n, lambda row: items[row].describe())
-    scores, estimates = pair_of(result, name, "evaluate", f"(scores, estimates), each None or a float array of "
+    scores, estimates = pair_of(result, name, method, f"(scores, estimates), each None or a float array of "
                                 f"shape ({n}, {feature.num_scores})", requests)
     if scores is not None:
-        scores = checked_scores(scores, feature.num_scores, name, "evaluate", "score", requests)[0]
+        scores = checked_scores(scores, feature.num_scores, name, method, "score", requests)[0]
     if estimates is not None:
-        estimates = checked_scores(estimates, feature.num_scores, name, "evaluate", "estimate", requests)[0]
+        estimates = checked_scores(estimates, feature.num_scores, name, method, "estimate", requests)[0]
     return scores, estimates
 
 
@@ -194,8 +197,9 @@ def no_translation(features: Sequence[Feature], offsets: Sequence[int], options:
         forbidden = (column == FORBIDDEN).any(axis=1)
         if forbidden.any():
             example = options.options[int(np.argmax(forbidden))].describe()
+            hook = "evaluate_with_source_context" if with_source_context(feature) else "evaluate_in_isolation"
             blamed.append(f"feature {feature.name} forbade {int(forbidden.sum())} of {len(forbidden)} translation "
-                          f"options (evaluate scored them -inf), e.g. {example}")
+                          f"options ({hook} scored them -inf), e.g. {example}")
         finite = column[column > FORBIDDEN]
         if len(finite) and np.abs(finite).max() >= HUGE:
             huge.append(f"{feature.name} ({np.abs(finite).max():g})")

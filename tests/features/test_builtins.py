@@ -36,7 +36,7 @@ def test_language_model_scores_states_and_estimates(decoder):
     assert lm.final(state) == pytest.approx(((-0.1 - 0.5) * LN10,))  # backoff(y) + p(</s>)
     (score,), _ = lm.extend(lm.initial_state(None), option(options, 1, 3, "z x"))
     assert score == pytest.approx((-0.3 - 0.9 - 0.25 - 0.6) * LN10)  # backoffs of <s> and z
-    _, estimates = lm.evaluate([option(options, 1, 3, "z x").pair])
+    _, estimates = lm.evaluate_in_isolation([option(options, 1, 3, "z x").pair])
     assert estimates[0, 0] == pytest.approx((-0.9 - 0.25 - 0.6) * LN10)  # no left context
 
 

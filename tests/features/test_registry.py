@@ -4,6 +4,7 @@ model is loaded."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.features import registry
 from pysmt.features.base import Feature
+from pysmt.features.parameters import parameter
 from pysmt.testing import registered, toy_decoder
 from tests.helpers import fails, pysmt
 
@@ -52,19 +54,22 @@ def test_param_sets_a_feature_parameter_from_the_command_line(tiny_system, sourc
 
 # -- errors before loading -----------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class SlowParameters:
+    model: Path = parameter(Path("slow-model"))
+    size: int = parameter(help="how slow")
+
+
 class Slow(Feature):
-    """Records every load; needs weights from the config and a ``model`` (default ``slow-model/``)."""
+    """Records every load; needs weights from the config, a ``model`` (default ``slow-model/``) and a ``size``."""
 
     default_label = "Slow"
-    parameters = {"model": Path, "size": int}
-    default_paths = {"model": "slow-model"}
-    required_parameters = ("model",)
+    parameters = SlowParameters
     loads = 0
 
     @classmethod
     def from_config(cls, name, params, system):
         Slow.loads += 1
-        params["size"]  # a parameter the section does not give
         return cls(name, 1)
 
 
@@ -72,25 +77,28 @@ def test_missing_weights_are_reported_before_any_model_is_loaded(tiny_system):
     (tiny_system.parent / "slow-model").mkdir()
     Slow.loads = 0
     with registered(slow=Slow), pytest.raises(PysmtError, match="moses.ini: no weights for feature Slow0; give them"):
-        toy_decoder(tiny_system, ["slow"])
+        toy_decoder(tiny_system, ["slow"], params=["slow.size=1"])
     assert Slow.loads == 0
 
 
 def test_a_missing_required_parameter_is_reported_before_any_model_is_loaded(tiny_system):
     Slow.loads = 0
     with registered(slow=Slow), pytest.raises(PysmtError) as caught:
-        toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
+        toy_decoder(tiny_system, ["slow"], params=["slow.size=1"], weights={"Slow0": [1.0]})
     assert Slow.loads == 0
     assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'model' (its default, "
                                  f"{tiny_system.parent / 'slow-model'}, does not exist); give it in the feature's "
                                  "section or with --param Slow0.model=VALUE")
 
 
-def test_reading_a_parameter_the_section_does_not_give_names_the_feature(tiny_system):
+def test_a_parameter_without_a_default_must_be_given_and_its_help_is_said(tiny_system):
     (tiny_system.parent / "slow-model").mkdir()
+    Slow.loads = 0
     with registered(slow=Slow), pytest.raises(PysmtError) as caught:
         toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
-    assert str(caught.value) == f"{tiny_system}: feature Slow0: missing parameter 'size'"
+    assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'size' (how slow); give it in the "
+                                 "feature's section or with --param Slow0.size=VALUE")
+    assert Slow.loads == 0
 
 
 def test_a_plugin_feature_in_moses_ini_with_parameters_and_weights(tmp_path):
@@ -123,6 +131,6 @@ def test_weights_missing_from_a_weights_file_name_that_file(tiny_system, tmp_pat
     weights = tmp_path / "weights.txt"
     weights.write_text("KENLM0= 0.5\n")
     with registered(slow=Slow), pytest.raises(PysmtError) as failure:
-        Decoder(configure_system(tiny_system, ["slow"], weights_path=weights))
+        Decoder(configure_system(tiny_system, ["slow"], ["slow.size=1"], weights_path=weights))
     assert str(failure.value) == (f"--weights {weights}: no weights for feature Slow0 (nor has {tiny_system}); "
                                   "add a line 'Slow0= w ...' to it, or learn them with pysmt tune")

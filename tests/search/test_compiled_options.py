@@ -36,7 +36,7 @@ class TargetLetters(Feature):
     def default_weights(self):
         return [0.7, -0.2]
 
-    def evaluate(self, phrases):
+    def evaluate_in_isolation(self, phrases):
         scores = np.array([[len(p.target) * 0.37, sum(w == "x" for w in p.target) - 0.5] for p in phrases])
         if self.forbid:
             scores[[p.target[0] == "w" for p in phrases], 0] = -math.inf
@@ -47,7 +47,6 @@ class SpanPosition(Feature):
     """Per sentence, from Python: a score from where the option lies in the sentence."""
 
     default_label = "Position"
-    context_free = False
 
     @classmethod
     def from_config(cls, name, params, system):
@@ -56,7 +55,7 @@ class SpanPosition(Feature):
     def default_weights(self):
         return [0.3]
 
-    def evaluate(self, options):
+    def evaluate_with_source_context(self, options):
         return np.array([[0.13 * option.start - 0.05 * option.end] for option in options]), None
 
 

@@ -14,6 +14,8 @@ import math
 import subprocess
 import sys
 import zlib
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import BatchedStatefulFeature, Feature, StatefulFeature
+from pysmt.features.parameters import parameter
 from pysmt.search.model import weighted_rows, weighted_sum
 from pysmt.search.plugin_results import HUGE
 from pysmt.testing import registered, toy_decoder
@@ -53,7 +56,7 @@ class OneScore:
 
 
 class Phrases(OneScore, Feature):
-    """A stateless plugin whose ``evaluate`` returns what ``returns(phrases)`` gives."""
+    """A stateless plugin whose ``evaluate_in_isolation`` returns what ``returns(phrases)`` gives."""
 
     default_label = "Phrases"
 
@@ -61,7 +64,7 @@ class Phrases(OneScore, Feature):
     def returns(phrases):
         return np.zeros((len(phrases), 1)), None
 
-    def evaluate(self, phrases):
+    def evaluate_in_isolation(self, phrases):
         return type(self).returns(phrases)
 
 
@@ -119,13 +122,14 @@ def nan_for(target):
 
 
 STATELESS_FAULTS = {
-    "nan score": (nan_for("y"), ["evaluate returned nan as score 1 of 'a' -> 'y'", "finite, or -inf"]),
+    "nan score": (nan_for("y"), ["evaluate_in_isolation returned nan as score 1 of 'a' -> 'y'", "finite, or -inf"]),
     "nan estimate": (lambda ps: (None, np.full((len(ps), 1), math.nan)), ["nan as estimate 1", "must be finite"]),
     "-inf estimate": (lambda ps: (None, np.full((len(ps), 1), -math.inf)), ["-inf as estimate 1"]),
     "+inf score": (lambda ps: (np.full((len(ps), 1), math.inf), None), ["inf as score 1"]),
     "all scores -inf": (lambda ps: (np.full((len(ps), 1), -math.inf), None),
-                        ["no translation is left: feature Phrases0 forbade", "evaluate scored them -inf"]),
-    "one array, not a pair": (lambda ps: np.zeros((len(ps), 1)), ["evaluate returned an array of shape", "a pair"]),
+                        ["no translation is left: feature Phrases0 forbade", "evaluate_in_isolation scored them -inf"]),
+    "one array, not a pair": (lambda ps: np.zeros((len(ps), 1)),
+                              ["evaluate_in_isolation returned an array of shape", "a pair"]),
     "transposed": (lambda ps: (np.zeros((1, len(ps))), None),
                    ["scores as an array of shape (1, ", "expected a float array"]),
     "flat": (lambda ps: (np.zeros(len(ps)), None), ["expected a float array of shape"]),
@@ -274,7 +278,7 @@ class Odd(OneScore, Feature):
     values = [0.0]
     weight = 1.0
 
-    def evaluate(self, phrases):
+    def evaluate_in_isolation(self, phrases):
         picks = [zlib.crc32(f"{p.source}|{' '.join(p.target)}".encode()) for p in phrases]
         values = type(self).values
         scores = np.array([[values[k % len(values)]] for k in picks])
@@ -354,15 +358,35 @@ def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system
 
 # -- errors before loading -----------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
+class ListParameters:
+    sizes: list = parameter(None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbsoluteDefault:
+    model: Path = parameter(Path("/models/m"))
+
+
+def evaluate(self, phrases):
+    return None, None
+
+
 @pytest.mark.parametrize("declarations, words", [
-    ({"default_paths": {"model": "m"}}, "default_paths names 'model', which is not one of its Path parameters"),
-    ({"parameters": {"model": str}, "default_paths": {"model": "m"}}, "not one of its Path parameters"),
-    ({"required_parameters": ("model",)}, "required_parameters names 'model', which is not one of its parameters"),
-    ({"parameters": {"size": list}}, "parameter 'size' has kind"),
+    ({"parameters": {"model": Path}}, "declares its parameters as a dict of kinds; declare them as a dataclass"),
+    ({"parameters": 3}, "parameters is 3, not a dataclass"),
+    ({"parameters": ListParameters}, "parameter 'sizes' has kind"),
+    ({"parameters": AbsoluteDefault}, "parameter 'model': a Path default is relative to the system's folder"),
+    ({"default_paths": {"model": "m"}}, "declares default_paths: use a Path field's default"),
+    ({"required_parameters": ("model",)}, "declares required_parameters: use a field without a default"),
+    ({"context_free": False}, "declares context_free: use the hook it implements"),
+    ({"evaluate": evaluate}, "declares evaluate: use evaluate_in_isolation"),
+    ({"evaluate_with_source_context": evaluate}, "implements both evaluate_in_isolation and evaluate_with_source"),
 ])
-def test_inconsistent_declarations_are_refused_when_the_feature_is_registered(tiny_system, declarations, words):
+def test_old_and_inconsistent_declarations_are_refused_when_the_feature_is_registered(tiny_system, declarations,
+                                                                                        words):
     broken = type("Broken", (Phrases,), declarations)
-    with registered(broken=broken), pytest.raises(PysmtError, match=f"feature 'broken' .*{words}"):
+    with registered(broken=broken), pytest.raises(PysmtError, match=f"^feature 'broken' .*{words}"):
         toy_decoder(tiny_system, ["broken"])
 
 
@@ -382,7 +406,7 @@ class NanForC(Feature):
         return cls(name, 1)
     def default_weights(self):
         return [1.0]
-    def evaluate(self, phrases):
+    def evaluate_in_isolation(self, phrases):
         return np.array([[float("nan") if "c" in p.source.split() else 0.0] for p in phrases]), None
 
 with registered(nan_for_c=NanForC):
@@ -399,6 +423,6 @@ def test_decode_stops_at_the_line_a_plugin_fails_on_with_one_line(tiny_system, t
                           timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
-    assert errors == ["Error: input line 2: feature NanForC0: evaluate returned nan as score 1 of 'b c' -> 'z x' "
-                      "(scores must be finite, or -inf to forbid a translation)"]
+    assert errors == ["Error: input line 2: feature NanForC0: evaluate_in_isolation returned nan as score 1 of "
+                      "'b c' -> 'z x' (scores must be finite, or -inf to forbid a translation)"]
     assert proc.stdout == "x y\n"  # what came before the failing line

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 import numpy as np
 
-from pysmt.plugin import (BatchedStatefulFeature, Feature, Parameters, PhrasePair, Sentence, StatefulFeature,
+from pysmt.plugin import (BatchedStatefulFeature, Feature, NoParameters, PhrasePair, Sentence, StatefulFeature,
                           SystemConfig, TranslationOption)
 
 
@@ -23,22 +23,22 @@ class LengthRatioFeature(Feature):
     default_label = "LengthRatio"
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> LengthRatioFeature:
+    def from_config(cls, name: str, params: NoParameters, system: SystemConfig) -> LengthRatioFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:
         return [0.0]  # neutral until tuned
 
-    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]) -> tuple[np.ndarray, None]:
-        ratios = [[math.log(len(p.target) / len(p.source.split()))] for p in phrases]
-        return np.array(ratios, dtype=np.float64), None  # (len(phrases), num_scores) floats; no estimates
+    def evaluate_in_isolation(self, pairs: Sequence[PhrasePair]) -> tuple[np.ndarray, None]:
+        ratios = [[math.log(len(p.target) / len(p.source.split()))] for p in pairs]
+        return np.array(ratios, dtype=np.float64), None  # (len(pairs), num_scores) floats; no estimates
 
 
 class RepeatedWordFeature(StatefulFeature):
     default_label = "RepeatedWord"
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RepeatedWordFeature:
+    def from_config(cls, name: str, params: NoParameters, system: SystemConfig) -> RepeatedWordFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:
@@ -60,7 +60,7 @@ class BatchedRepeatedWordFeature(BatchedStatefulFeature):
     buffer_size = 1000  # the most requests the search sends in one call
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> BatchedRepeatedWordFeature:
+    def from_config(cls, name: str, params: NoParameters, system: SystemConfig) -> BatchedRepeatedWordFeature:
         return cls(name, 1)
 
     def default_weights(self) -> list[float]:

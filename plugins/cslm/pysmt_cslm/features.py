@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -31,10 +32,10 @@ import numpy as np
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.features.base import BatchedStatefulFeature, Parameters
+from pysmt.features.base import BatchedStatefulFeature
 from pysmt.neural import coverage_note, coverage_warning
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-from pysmt.plugin import ContextTable, WordScores
+from pysmt.plugin import ContextTable, WordScores, parameter
 from pysmt_cslm._network import CompiledCslm, HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
@@ -53,16 +54,6 @@ CACHE_SIZE = 0
 PHRASE_CACHE_SIZE = 200_000
 #: No log Z to subtract (self-normalized scores).
 NO_SHIFT = np.zeros(0)
-
-
-def model_directory(name: str, params: Parameters, system: SystemConfig) -> Path:
-    """The ``model`` parameter (made absolute, and filled with ``cslm/`` beside the config when that exists)."""
-    if "model" not in params:
-        raise PysmtError(f"feature {name}: no CSLM model: {system.directory / 'cslm'} does not exist; train one "
-                         f"there with `pysmt cslm train --text TARGET_TEXT --out {system.directory / 'cslm'}`, or "
-                         f"name its folder with model = \"DIR\" in the feature's [[feature]] section or "
-                         f"--param {name}.model=DIR")
-    return Path(params["model"])
 
 
 def grown(array: np.ndarray, rows: int) -> np.ndarray:
@@ -109,13 +100,22 @@ class ContextCache:
         return self.log_z[rows]
 
 
+@dataclass(frozen=True, kw_only=True)
+class CslmParameters:
+    model: Path = parameter(Path("cslm"), help="the model folder: train one with `pysmt cslm train --text TARGET_TEXT "
+                                               "--out SYSTEM/cslm`")
+    buffer_size: int = parameter(10_000, help="the most requests scored in one batch")
+    device: str = parameter("cpu", help="cpu, cuda[:N] or auto")
+    normalization: str = parameter("self", help="\"self\" (the trained log Z of 0) or \"exact\" (the softmax)")
+    cache_size: int = parameter(CACHE_SIZE, help="contexts kept across sentences (0: none)")
+    future_cost: bool = parameter(True, help="estimate phrases' scores for the future cost (Moses' CSLM: false)")
+
+
 class CslmFeature(BatchedStatefulFeature):
     """``log p(target words | six previous words)`` by the continuous-space LM: one score."""
 
     default_label: ClassVar[str] = "CSLM"
-    parameters: ClassVar[dict[str, type]] = {"model": Path, "buffer-size": int, "device": str,
-                                             "normalization": str, "cache-size": int, "future-cost": bool}
-    default_paths: ClassVar[dict[str, str]] = {"model": "cslm"}
+    parameters = CslmParameters
 
     def __init__(self, name: str, directory: Path, device: str | torch.device = "cpu", buffer_size: int = 10_000,
                  normalization: Normalization = "self", cache_size: int = CACHE_SIZE, future_cost: bool = True) -> None:
@@ -141,39 +141,36 @@ class CslmFeature(BatchedStatefulFeature):
         self.start(None, [])
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+    def check_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> None:
         from pysmt_cslm.store import check_model
 
-        directory = model_directory(name, params, system)
-        if params.get("buffer-size", 10_000) < 1:
-            raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params['buffer-size']}")
-        if params.get("cache-size", CACHE_SIZE) < 0:
+        if params.buffer_size < 1:
+            raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params.buffer_size}")
+        if params.cache_size < 0:
             raise PysmtError(f"feature {name}: cache-size must be 0 (nothing kept between calls) or more, "
-                             f"not {params['cache-size']}")
-        normalization = params.get("normalization", "self")
-        if normalization not in NORMALIZATIONS:
-            raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not {normalization!r}")
-        resolve_device(params.get("device", "cpu"), f"feature {name}: device =")
-        check_model(directory)  # last: the settings' mistakes are found without torch reading a file
+                             f"not {params.cache_size}")
+        if params.normalization not in NORMALIZATIONS:
+            raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not "
+                             f"{params.normalization!r}")
+        resolve_device(params.device, f"feature {name}: device =")
+        check_model(params.model)  # last: the settings' mistakes are found without torch reading a file
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> CslmFeature:
-        device = resolve_device(params.get("device", "cpu"), f"feature {name}: device =")
-        return cls(name, model_directory(name, params, system), device, params.get("buffer-size", 10_000),
-                   params.get("normalization", "self"), params.get("cache-size", CACHE_SIZE),
-                   params.get("future-cost", True))
+    def from_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> CslmFeature:
+        device = resolve_device(params.device, f"feature {name}: device =")
+        return cls(name, params.model, device, params.buffer_size, params.normalization,  # type: ignore[arg-type]
+                   params.cache_size, params.future_cost)
 
     # -- context-free estimates -------------------------------------------------------------------
 
-    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
-                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         if not self.future_cost:  # as Moses' CSLM: the search sees the CSLM only in scores
             return None, None
         estimates = [self.phrase(phrase.target)[2] for phrase in phrases]
         return None, np.array(estimates, dtype=np.float64)[:, None]
 
     def core_scores(self) -> WordScores | None:
-        """:meth:`evaluate`'s estimates, computed by the decoder's compiled option builder: the sum of the
+        """:meth:`evaluate_in_isolation`'s estimates, computed by the decoder's compiled option builder: the sum of the
         phrase's words' unigram estimates, in word order (None without the future-cost estimate)."""
         if not self.future_cost:
             return None

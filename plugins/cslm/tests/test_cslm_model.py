@@ -16,12 +16,14 @@ from pysmt_cslm.store import load_model
 from pysmt_cslm.vocabulary import UNK_ID, Backoff, Shortlist
 
 from pysmt.config import SystemConfig
+from pysmt.testing import parameters_of
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
 
 def feature(model: Path, **params) -> CslmFeature:
     system = SystemConfig(path=model.parent / "pysmt.toml", features=[])
-    return CslmFeature.from_config("CSLM0", {"model": str(model), "device": "cpu", **params}, system)
+    return CslmFeature.from_config(
+        "CSLM0", parameters_of(CslmFeature, {"model": str(model), "device": "cpu", **params}), system)
 
 
 def options_of(*targets: str) -> list[TranslationOption]:
@@ -200,11 +202,11 @@ def test_states_are_the_last_six_ids_and_recombine_across_outside_words(tiny_mod
 def test_estimates_are_unigram_log_probabilities(tiny_model):
     f = feature(tiny_model)
     pairs = [PhrasePair("s", ("x", "q"), table="TM0", table_scores=None)]
-    scores, estimates = f.evaluate(pairs)
+    scores, estimates = f.evaluate_in_isolation(pairs)
     assert scores is None
     assert estimates[0, 0] == pytest.approx(f.backoff.unigram("x") + f.backoff.unigram("q"))
     assert estimates[0, 0] < 0
-    assert feature(tiny_model, **{"future-cost": False}).evaluate(pairs) == (None, None)  # Moses' CSLM: none
+    assert feature(tiny_model, **{"future-cost": False}).evaluate_in_isolation(pairs) == (None, None)  # Moses' CSLM
 
 
 def test_low_vocabulary_coverage_is_reported_once(tiny_model, capsys):

@@ -15,7 +15,7 @@ from pysmt_cslm.vocabulary import Shortlist
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
-from pysmt.plugin import Parameters
+from pysmt.testing import parameters_of
 from pysmt.testing import one_line_error, run_pysmt as pysmt
 
 
@@ -144,9 +144,10 @@ def test_bad_options_are_one_line_errors(tmp_path, tiny_model):
                             ({"normalization": "softmax"}, "feature CSLM0: normalization must be"),
                             ({"device": "mps"}, "feature CSLM0: device = mps: unknown device")]:
         with pytest.raises(PysmtError, match=message):  # before anything is loaded
-            CslmFeature.check_config("CSLM0", Parameters("CSLM0", {"model": str(tiny_model), **params}), system)
-    with pytest.raises(PysmtError, match=r"feature CSLM0: no CSLM model: .*cslm does not exist"):
-        CslmFeature.check_config("CSLM0", Parameters("CSLM0", {}), system)
+            CslmFeature.check_config("CSLM0", parameters_of(CslmFeature, {"model": str(tiny_model), **params}), system)
+    with pytest.raises(PysmtError, match=r"feature CSLM0: missing parameter 'model' \(the model folder: train one with "
+                                         r"`pysmt cslm train .*; its default, .*cslm, does not exist\)"):
+        parameters_of(CslmFeature, {}, tmp_path)
 
 
 def test_corrupt_and_foreign_checkpoints_are_one_line_errors(tmp_path, tiny_model):

@@ -5,7 +5,7 @@ system's config (where ``pysmt rnn train --out SYSTEM/rnn`` puts it), so ``pysmt
 --features rnn,wp`` works on a system with a trained model; elsewhere ``model = "DIR"`` in the
 feature's ``[[feature]]`` section or ``--param rnn.model=DIR`` names it.
 
-``rnn`` is a per-sentence feature (``context_free = False``): the decoder hands it every
+``rnn`` is a per-sentence feature (``evaluate_with_source_context``): the decoder hands it every
 translation option of a sentence at once, and it scores the pairs it has not seen before in one
 sorted, padded batch ("buffered phrase batching"); scores are cached across sentences.
 
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from pysmt.neural import coverage_warning
-from pysmt.plugin import (Feature, Parameters, PhrasePair, PysmtError, SystemConfig, TranslationOption, WordScores,
+from pysmt.plugin import (Feature, PhrasePair, PysmtError, SystemConfig, TranslationOption, WordScores, parameter,
                           stored_scores)
 from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
@@ -37,23 +38,28 @@ if TYPE_CHECKING:
 CACHE_LIMIT = 2_000_000
 
 
-def model_directory(name: str, params: Parameters, system: SystemConfig) -> Path:
-    """The ``model`` parameter (made absolute, and filled with ``rnn/`` beside the config when that exists)."""
-    if "model" not in params:
-        raise PysmtError(f"feature {name}: no RNN model: {system.directory / 'rnn'} does not exist; train one there "
-                         f"with `pysmt rnn train --phrase-table TABLE --out {system.directory / 'rnn'}`, or name its "
-                         f"folder with model = \"DIR\" in the feature's [[feature]] section or "
-                         f"--param {name}.model=DIR")
-    return Path(params["model"])
+#: Where ``pysmt rnn train --out SYSTEM/rnn`` puts the model: the features' default.
+MODEL_HELP = "the model folder: train one with `pysmt rnn train --phrase-table TABLE --out SYSTEM/rnn`"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RnnParameters:
+    model: Path = parameter(Path("rnn"), help=MODEL_HELP)
+    device: str = parameter("auto", help="cpu, cuda[:N] or auto (a GPU when there is one)")
+    batch_size: int = parameter(512, help="phrase pairs scored in one batch")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShortlistPenaltyParameters:
+    model: Path | None = parameter(Path("rnn"), help=MODEL_HELP + " (its target shortlist is used)")
+    shortlist: Path | None = parameter(None, help="a shortlist file, one word a line (instead of the model's)")
 
 
 class RnnFeature(Feature):
     """``log p(target phrase | source phrase)`` by the RNN Encoder-Decoder: one score."""
 
     default_label: ClassVar[str] = "RNN"
-    context_free: ClassVar[bool] = False
-    parameters: ClassVar[dict[str, type]] = {"model": Path, "device": str, "batch-size": int}
-    default_paths: ClassVar[dict[str, str]] = {"model": "rnn"}
+    parameters = RnnParameters
 
     def __init__(self, name: str, directory: Path, device: str | torch.device = "auto", batch_size: int = 512) -> None:
         super().__init__(name, 1)
@@ -68,19 +74,18 @@ class RnnFeature(Feature):
         self.stored: dict[str, np.ndarray] = {}
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+    def check_config(cls, name: str, params: RnnParameters, system: SystemConfig) -> None:
         from rnn_feature.store import check_model
 
-        directory = model_directory(name, params, system)
-        if params.get("batch-size", 512) < 1:
-            raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params['batch-size']}")
-        resolve_device(params.get("device", "auto"), f"feature {name}: device =")
-        check_model(directory)
+        if params.batch_size < 1:
+            raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params.batch_size}")
+        resolve_device(params.device, f"feature {name}: device =")
+        check_model(params.model)
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> RnnFeature:
-        device = resolve_device(params.get("device", "auto"), f"feature {name}: device =")
-        feature = cls(name, model_directory(name, params, system), device, params.get("batch-size", 512))
+    def from_config(cls, name: str, params: RnnParameters, system: SystemConfig) -> RnnFeature:
+        device = resolve_device(params.device, f"feature {name}: device =")
+        feature = cls(name, params.model, device, params.batch_size)
         feature.use_stored(system)
         return feature
 
@@ -105,11 +110,15 @@ class RnnFeature(Feature):
     def stored_scores(self, table: str) -> np.ndarray | None:
         return self.stored.get(table)
 
-    def evaluate(self, phrases: Sequence[PhrasePair] | Sequence[TranslationOption]
-                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def evaluate_with_source_context(self, options: Sequence[TranslationOption]) -> tuple[np.ndarray, None]:
+        """A sentence's options scored in one batch (what the decoder asks, after the table limit)."""
+        return self.score_pairs([option.pair for option in options]), None
+
+    def score_pairs(self, pairs: Sequence[PhrasePair]) -> np.ndarray:
+        """``log p(target | source)`` of each pair, as a (pairs x 1) array: stored scores where the pair's table
+        has them, the cache's, and the network's for the others (those not seen before, in one batch)."""
         from rnn_feature.scoring import score_phrases
 
-        pairs = [option.pair if isinstance(option, TranslationOption) else option for option in phrases]
         found = np.full(len(pairs), np.nan)  # stored scores first
         for k, pair in enumerate(pairs):
             stored = self.stored.get(pair.table or "") if pair.entry >= 0 else None
@@ -126,8 +135,7 @@ class RnnFeature(Feature):
             scores = score_phrases(self.model, self.source, self.target,
                                    [(source.split(), target) for source, target in missing], self.batch_size)
             self.cache.update(zip(missing, scores.tolist()))
-        return np.array([[value if value == value else self.cache[key]] for key, value in zip(keys, found.tolist())]), \
-            None
+        return np.array([[value if value == value else self.cache[key]] for key, value in zip(keys, found.tolist())])
 
 
     def check_coverage(self, keys: Sequence[tuple[str, tuple[str, ...]]]) -> None:
@@ -148,34 +156,38 @@ class ShortlistPenaltyFeature(Feature):
     """The paper's WP: minus the number of target words outside the networks' target shortlist."""
 
     default_label: ClassVar[str] = "WP"
-    parameters: ClassVar[dict[str, type]] = {"model": Path, "shortlist": Path}
-    default_paths: ClassVar[dict[str, str]] = {"model": "rnn"}
+    parameters = ShortlistPenaltyParameters
 
     def __init__(self, name: str, shortlist: Shortlist) -> None:
         super().__init__(name, 1)
         self.shortlist = shortlist
 
     @classmethod
-    def check_config(cls, name: str, params: Parameters, system: SystemConfig) -> None:
+    def check_config(cls, name: str, params: ShortlistPenaltyParameters, system: SystemConfig) -> None:
         cls.shortlist_path(name, params, system)
 
     @classmethod
-    def shortlist_path(cls, name: str, params: Parameters, system: SystemConfig) -> Path:
+    def shortlist_path(cls, name: str, params: ShortlistPenaltyParameters, system: SystemConfig) -> Path:
         """The ``shortlist`` parameter, else the RNN model's target vocabulary."""
-        if "shortlist" in params:
-            return Path(params["shortlist"])
-        return model_directory(name, params, system) / TARGET_VOCAB
+        if params.shortlist is not None:
+            return params.shortlist
+        if params.model is None:
+            raise PysmtError(f"feature {name}: no shortlist: give shortlist = \"FILE\", or model = \"DIR\" (an RNN "
+                             f"model folder; {system.directory / 'rnn'} does not exist), in its section or with "
+                             f"--param {name}.shortlist=FILE")
+        return params.model / TARGET_VOCAB
 
     @classmethod
-    def from_config(cls, name: str, params: Parameters, system: SystemConfig) -> ShortlistPenaltyFeature:
+    def from_config(cls, name: str, params: ShortlistPenaltyParameters, system: SystemConfig
+                    ) -> ShortlistPenaltyFeature:
         return cls(name, Shortlist.load(cls.shortlist_path(name, params, system)))
 
-    def evaluate(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         counts = [sum(word not in self.shortlist for word in pair.target) for pair in phrases]
         return -np.array(counts, dtype=np.float64)[:, None], None
 
     def core_scores(self) -> WordScores:
-        """:meth:`evaluate`, computed by the decoder's compiled option builder: -1 per target word outside the
-        shortlist (its two symbols are no words)."""
+        """:meth:`evaluate_in_isolation`, computed by the decoder's compiled option builder: -1 per target word
+        outside the shortlist (its two symbols are no words)."""
         words = self.shortlist.words[2:]
         return WordScores(words=words, values=[0.0] * len(words), fallback=-1.0, estimate=False)

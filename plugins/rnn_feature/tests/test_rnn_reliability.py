@@ -24,8 +24,7 @@ from pysmt.config import SystemConfig
 from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
 from pysmt.folder_lock import LOCK_FILE
-from pysmt.plugin import Parameters
-from pysmt.testing import one_line_error, run_pysmt as pysmt, write_toy_system
+from pysmt.testing import one_line_error, parameters_of, run_pysmt as pysmt, write_toy_system
 
 CPU = torch.device("cpu")
 #: The hyperparameters `pysmt rnn train` uses without --preset and --seed, so the API and the CLI make one job.
@@ -177,7 +176,7 @@ def test_resolve_device_accepts_only_known_names():
 def test_the_rnn_feature_checks_its_device_before_loading(tmp_path):
     config = SystemConfig(path=tmp_path / "pysmt.toml", features=[])
     with pytest.raises(PysmtError, match=r"^feature RNN0: device = mps: unknown device"):
-        RnnFeature.check_config("RNN0", Parameters("RNN0", {"model": str(tmp_path / "nothing"), "device": "mps"}),
+        RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(tmp_path), "device": "mps"}),
                                 config)
 
 

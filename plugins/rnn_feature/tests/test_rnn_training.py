@@ -20,6 +20,7 @@ from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.phrases import PhrasePair
+from pysmt.testing import parameters_of
 
 def test_training_loss_falls_on_a_toy_task(tmp_path):
     table = toy_table(tmp_path / "pt.gz")
@@ -55,6 +56,12 @@ def system(tmp_path: Path) -> SystemConfig:
     return SystemConfig(path=tmp_path / "pysmt.toml", features=[])
 
 
+def rnn_feature_of(model: Path) -> RnnFeature:
+    """The rnn feature of a model folder, on the CPU, as a config section naming it builds one."""
+    return RnnFeature.from_config("RNN0", parameters_of(RnnFeature, {"model": str(model), "device": "cpu"}),
+                                  system(model.parent))
+
+
 def test_the_table_column_and_the_decoder_feature_agree(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=120)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=50, valid_every=25))
@@ -65,28 +72,28 @@ def test_the_table_column_and_the_decoder_feature_agree(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
     assert len(lines) == 120
-    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    feature = rnn_feature_of(tmp_path / "m")
     pairs = [PhrasePair(f[0], tuple(f[1].split()), table="TM0", table_scores=None) for f in
              (line.split(" ||| ") for line in lines)]
-    scores, estimates = feature.evaluate(pairs)
+    scores = feature.score_pairs(pairs)
     column = np.array([float(line.split(" ||| ")[2].split()[4]) for line in lines])
     assert [len(line.split(" ||| ")[2].split()) for line in lines] == [5] * 120  # appended, 4 -> 5 scores
     assert np.allclose(np.log(column), scores[:, 0], rtol=1e-6, atol=1e-6)
-    assert estimates is None
-    again, _ = feature.evaluate(pairs[:3])  # from the cache
+    again = feature.score_pairs(pairs[:3])  # from the cache
     assert np.array_equal(again[:, 0], scores[:3, 0])
 
 
 def test_unknown_words_score_through_unk_and_wp_counts_them(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=60)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
-    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    feature = rnn_feature_of(tmp_path / "m")
     pairs = [PhrasePair("zebra quagga", ("zèbre", "couagga"), table="TM0", table_scores=None),
              PhrasePair("one", ("un", "zèbre"), table="TM0", table_scores=None)]
-    scores, _ = feature.evaluate(pairs)
+    scores = feature.score_pairs(pairs)
     assert np.isfinite(scores).all()
-    wp = ShortlistPenaltyFeature.from_config("WP0", {"model": str(tmp_path / "m")}, system(tmp_path))
-    assert wp.evaluate(pairs)[0][:, 0].tolist() == [-2.0, -1.0]
+    wp_parameters = parameters_of(ShortlistPenaltyFeature, {"model": str(tmp_path / "m")})
+    wp = ShortlistPenaltyFeature.from_config("WP0", wp_parameters, system(tmp_path))
+    assert wp.evaluate_in_isolation(pairs)[0][:, 0].tolist() == [-2.0, -1.0]
     assert Shortlist.load(tmp_path / "m" / "target.vocab").words[:2] == ["[EOS]", "[UNK]"]
 
 
@@ -95,20 +102,20 @@ def test_a_model_of_the_other_direction_is_reported_once_with_its_coverage(tmp_p
     table = toy_table(tmp_path / "pt.gz", n=60)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     capsys.readouterr()
-    feature = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
+    feature = rnn_feature_of(tmp_path / "m")
     def pairs(source: list[str], target: list[str]) -> list[PhrasePair]:
         return [PhrasePair(" ".join(source[k:k + 2]), tuple(target[k:k + 2]), table="TM0", table_scores=None)
                 for k in range(6)]
 
     backwards = pairs(WORDS, ENGLISH)
-    feature.evaluate(backwards)
+    feature.score_pairs(backwards)
     err = capsys.readouterr().err
     assert re.search(r"warning: feature RNN0: only \d+% of the first phrase pairs' source words are in the "
                      r"model's vocabulary \(.*m\); was it trained on this system's languages", err), err
-    feature.evaluate(backwards)
+    feature.score_pairs(backwards)
     assert "warning" not in capsys.readouterr().err  # said once
-    right = RnnFeature.from_config("RNN0", {"model": str(tmp_path / "m"), "device": "cpu"}, system(tmp_path))
-    right.evaluate(pairs(ENGLISH, WORDS))
+    right = rnn_feature_of(tmp_path / "m")
+    right.score_pairs(pairs(ENGLISH, WORDS))
     assert "warning" not in capsys.readouterr().err
 
 
@@ -195,13 +202,13 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     rnn = decoders["auto"].features[-1]
     assert rnn.stored_scores("PhraseDictionaryMemory0") is not None and not plain.features[-1].stored
     asked: list[int] = []
-    evaluate = rnn.evaluate
+    evaluate = rnn.evaluate_with_source_context
 
-    def counting(phrases):
-        asked.append(len(phrases))
-        return evaluate(phrases)
+    def counting(options):
+        asked.append(len(options))
+        return evaluate(options)
 
-    rnn.evaluate = counting
+    rnn.evaluate_with_source_context = counting
     for line in ["one two three", "four five zebra six one"]:
         auto, python, scored = (d.translate(line, nbest_size=5).hypotheses for d in (*decoders.values(), plain))
         assert [(c.words, c.scores.tolist(), c.total) for c in auto] == \

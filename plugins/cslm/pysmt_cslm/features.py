@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 
@@ -117,23 +117,22 @@ class CslmFeature(BatchedStatefulFeature):
     default_label: ClassVar[str] = "CSLM"
     parameters = CslmParameters
 
-    def __init__(self, name: str, directory: Path, device: str | torch.device = "cpu", buffer_size: int = 10_000,
-                 normalization: Normalization = "self", cache_size: int = CACHE_SIZE, future_cost: bool = True) -> None:
+    def __init__(self, name: str, params: CslmParameters, device: torch.device) -> None:
         super().__init__(name, 1)
         from pysmt_cslm.store import load_model
 
-        loaded = load_model(directory, device)
-        self.directory = directory
+        loaded = load_model(params.model, device)
+        self.directory = params.model
         self.shortlist, self.backoff = loaded.shortlist, loaded.backoff
         self.context = loaded.model.hp.context
         self.scorer = Scorer(loaded.model)
         del loaded
-        self.buffer_size = buffer_size
-        self.normalization = normalization
-        self.cache = ContextCache(self.scorer, cache_size)
+        self.buffer_size = params.buffer_size
+        self.normalization = cast(Normalization, params.normalization)  # one of them (check_config)
+        self.cache = ContextCache(self.scorer, params.cache_size)
         self.phrases: dict[tuple[str, ...], tuple[tuple[int, ...], float, float]] = {}
         self.words = {w: self.word_terms(w) for w in [*self.shortlist.words[2:], *self.backoff.outside]}
-        self.future_cost = future_cost
+        self.future_cost = params.future_cost
         self.warned = False
         self.requests = self.ngrams = 0  # statistics, for benchmarks
         self.compiled: CompiledCslm | None = None  # the compiled scorer, once asked for
@@ -157,9 +156,7 @@ class CslmFeature(BatchedStatefulFeature):
 
     @classmethod
     def from_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> CslmFeature:
-        device = resolve_device(params.device, f"feature {name}: device =")
-        return cls(name, params.model, device, params.buffer_size, params.normalization,  # type: ignore[arg-type]
-                   params.cache_size, params.future_cost)
+        return cls(name, params, resolve_device(params.device, f"feature {name}: device ="))
 
     # -- context-free estimates -------------------------------------------------------------------
 

@@ -61,13 +61,13 @@ class RnnFeature(Feature):
     default_label: ClassVar[str] = "RNN"
     parameters = RnnParameters
 
-    def __init__(self, name: str, directory: Path, device: str | torch.device = "auto", batch_size: int = 512) -> None:
+    def __init__(self, name: str, params: RnnParameters, device: torch.device) -> None:
         super().__init__(name, 1)
         from rnn_feature.store import load_model
 
-        self.model, self.source, self.target = load_model(directory, device)
-        self.batch_size = batch_size
-        self.directory = directory
+        self.model, self.source, self.target = load_model(params.model, device)
+        self.batch_size = params.batch_size
+        self.directory = params.model
         self.cache: dict[tuple[str, tuple[str, ...]], float] = {}
         self.coverage_checked = False
         #: Scores of phrase tables' entries stored by this model, by phrase-table feature name (:meth:`use_stored`).
@@ -84,8 +84,7 @@ class RnnFeature(Feature):
 
     @classmethod
     def from_config(cls, name: str, params: RnnParameters, system: SystemConfig) -> RnnFeature:
-        device = resolve_device(params.device, f"feature {name}: device =")
-        feature = cls(name, params.model, device, params.batch_size)
+        feature = cls(name, params, resolve_device(params.device, f"feature {name}: device ="))
         feature.use_stored(system)
         return feature
 

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
-from pysmt.errors import PysmtError
+from pysmt.errors import PysmtError, missing_extra
 from pysmt.processes import Terminated, stop_on_sigterm
 from pysmt.shared_options import (
     CLUSTER,
@@ -248,13 +248,13 @@ def serve(config_path: str, features: str | None, params: tuple[str, ...], **giv
 
     Each of --workers processes loads the system once (binarize its tables to share their pages);
     requests from all clients are batched onto them. Listens on 127.0.0.1 unless --host says
-    otherwise. SIGTERM or Ctrl-C: answers what is in flight, then exits 0. Needs pysmt-mt[serve].
+    otherwise. SIGTERM or Ctrl-C: answers what is in flight, then exits 0. Needs aiohttp and defusedxml
+    (pysmt-mt's extra `serve`).
     """
     try:
         from pysmt.serving.server import serve as run_server
     except ImportError as err:
-        raise PysmtError(f"pysmt serve needs pysmt-mt[serve] ({err.name} is not installed): "
-                         "pip install 'pysmt-mt[serve]'") from None
+        raise missing_extra(f"pysmt serve ({err.name} is not installed)", "serve") from None
     run_server(from_command(ServeOptions, given, config=Path(config_path), features=split_names(features),
                             params=list(params)))
 

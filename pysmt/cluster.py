@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pysmt.decoder import Decoder, SystemRecipe, Translation
-from pysmt.errors import PysmtError
+from pysmt.errors import PysmtError, missing_extra
 from pysmt.line_streams import BadLine
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
@@ -81,7 +81,7 @@ def ray_module() -> Any:
     try:
         import ray
     except ImportError:
-        raise PysmtError("--cluster needs Ray: pip install 'pysmt-mt[cluster]'") from None
+        raise missing_extra("--cluster (Ray is not installed)", "cluster") from None
     return ray
 
 

@@ -6,6 +6,9 @@ match) raises :class:`PysmtError`; the command line prints its message without a
 
 from __future__ import annotations
 
+import re
+import shlex
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
 
@@ -23,3 +26,17 @@ class FeatureError(PysmtError):
 def at_line(path: str | Path, line_no: int, message: str) -> PysmtError:
     """An error that names the file and the (1-based) line where the problem is."""
     return PysmtError(f"{path}, line {line_no}: {message}")
+
+
+def missing_extra(what: str, extra: str) -> PysmtError:
+    """An error that says which packages ``what`` needs: those of pysmt-mt's optional extra ``extra``, with the
+    versions pyproject.toml gives them (read from the installed distribution). Never ``pip install
+    'pysmt-mt[extra]'``: pysmt-mt is on no package index (PyPI's ``pysmt`` is another library)."""
+    try:
+        listed = requires("pysmt-mt") or []
+    except PackageNotFoundError:  # run from a source folder, never installed
+        listed = []
+    marker = re.compile(rf"""^([^;]+?)\s*;\s*extra\s*==\s*["']{re.escape(extra)}["']\s*$""")
+    packages = [found.group(1) for line in listed if (found := marker.match(line))]
+    how = f"pip install {' '.join(map(shlex.quote, packages))}" if packages else "see its pyproject.toml"
+    return PysmtError(f"{what} needs pysmt-mt's optional extra '{extra}': {how}")

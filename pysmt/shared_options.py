@@ -27,7 +27,7 @@ SEARCH = option(type=click.Choice(ALGORITHMS), help="Search algorithm (default: 
 #: ``--cluster ADDRESS``: where the work runs (Ray), never what it gives.
 CLUSTER = option(metavar="ADDRESS",
                  help="Run on a Ray cluster: its head's HOST[:PORT], `auto`, or `local` (a throw-away one on this "
-                      "machine). Needs pysmt-mt[cluster]; every node must see the files.")
+                      "machine). Needs Ray (pysmt-mt's extra `cluster`); every node must see the files.")
 
 #: ``--threads N`` of the commands that decode on this machine.
 DECODING_THREADS = option(type=POSITIVE, help="Decoding processes.")

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import sys
 from pathlib import Path
-from pysmt.memory_budget import parse_size
+from pysmt.running.memory_budget import parse_size
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
 from pysmt.models.binary_writer import binarize_table
 table, out, memory, num_scores, temp_dir = sys.argv[1:]

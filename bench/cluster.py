@@ -19,11 +19,11 @@ import argparse
 import time
 from pathlib import Path
 
-from pysmt.cluster import Cluster
+from pysmt.decoding.cluster import Cluster
 from pysmt.decoder import SystemRecipe
 from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.runner import translate_stream
+from pysmt.decoding.runner import translate_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,7 @@ for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "
 
 import numpy as np  # noqa: E402
 
-from pysmt.parallel import map_with_shared  # noqa: E402
+from pysmt.running.parallel import map_with_shared  # noqa: E402
 from tuning import optimize  # noqa: E402
 
 

@@ -1,6 +1,9 @@
 """pysmt: phrase-based statistical machine translation with Moses-compatible models and feature plugins."""
 
+from pysmt import _moved
+
 __version__ = "0.1.0"
+_moved.install()  # modules that moved into the layers' folders keep their old names (deprecated)
 
 
 def get_include() -> str:

@@ -16,10 +16,10 @@ from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError
 from pysmt.features.parameters import values_of
 from pysmt.features.registry import feature_class, system_inputs
-from pysmt.folder_lock import locked_folder
+from pysmt.running.folder_lock import locked_folder
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
 from pysmt.models.binary_writer import binarize_table, check_replaceable
-from pysmt.outputs import check_outputs
+from pysmt.files.outputs import check_outputs
 
 #: Feature types whose table can be binarized, and the kind of binary table each becomes.
 BINARIZABLE = {"phrase-table": PHRASE_TABLE, "lexical-reordering": REORDERING_TABLE}

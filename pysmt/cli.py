@@ -21,7 +21,7 @@ import click
 
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError, missing_extra
-from pysmt.processes import Terminated, stop_on_sigterm
+from pysmt.running.processes import Terminated, stop_on_sigterm
 from pysmt.shared_options import (
     CLUSTER,
     DECODING_THREADS,
@@ -60,9 +60,9 @@ class PysmtGroup(click.Group):
 
     Exit statuses: 1 for an error (one line on stderr, no traceback), 2 for a bad option (click's),
     130 for Ctrl-C and 143 for SIGTERM (the shell's convention: 128 + the signal), 0 when the
-    output's reader stops early. SIGTERM is handled as Ctrl-C is (:mod:`pysmt.processes`).
+    output's reader stops early. SIGTERM is handled as Ctrl-C is (:mod:`pysmt.running.processes`).
     Errors of the system that name their file (a permission, a vanished folder) are one line in the
-    system's words; every write pysmt makes names its file itself (:mod:`pysmt.textio`), so an
+    system's words; every write pysmt makes names its file itself (:mod:`pysmt.files.textio`), so an
     ``OSError`` that names none is a bug, and shown whole.
     """
 
@@ -137,9 +137,9 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     """
     from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
-    from pysmt.line_streams import decode_file
-    from pysmt.outputs import check_outputs, standard_inputs
-    from pysmt.runner import translate_stream
+    from pysmt.decoding.line_streams import decode_file
+    from pysmt.files.outputs import check_outputs, standard_inputs
+    from pysmt.decoding.runner import translate_stream
 
     only_one_place(threads, cluster)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
@@ -151,7 +151,7 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     text_of = partial(decode_file, input_path=input_path, nbest_path=nbest_path, nbest_size=nbest_size,
                       distinct=distinct, alignment_path=alignment_path, process=not prepared)
     if cluster:
-        from pysmt.cluster import Cluster
+        from pysmt.decoding.cluster import Cluster
 
         with Cluster(cluster, recipe) as workers:
             text_of(workers.translate, workers.labels)
@@ -218,7 +218,7 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
     from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
-    from pysmt.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs
     from pysmt.rescoring import rescore as run_rescoring
 
     added = split_names(features)
@@ -229,7 +229,7 @@ def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbe
     config = recipe.configure()
     check_outputs({"--out": out_path}, system_inputs(config))
     if cluster:
-        from pysmt.cluster import Cluster
+        from pysmt.decoding.cluster import Cluster
         from pysmt.rescoring import RescoringActor
 
         with Cluster(cluster, recipe, worker=RescoringActor, args=(added,)) as workers:

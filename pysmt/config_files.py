@@ -41,7 +41,7 @@ from pysmt.config import PROCESSING_PATHS, FeatureSpec, ProcessingConfig, Search
 from pysmt.errors import PysmtError, at_line
 from pysmt.features.registry import (add_feature_types, apply_params, default_label, feature_params, path_parameters,
                                      registered_names)
-from pysmt.textio import atomic_writer, read_lines, require_file, without_bom
+from pysmt.files.textio import atomic_writer, read_lines, require_file, without_bom
 
 #: Moses feature names and the pysmt feature types that read the same models.
 MOSES_FEATURE_TYPES = {

@@ -32,7 +32,7 @@ from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import no_translation
-from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
+from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
     from pysmt.text_processing import TextProcessor
@@ -124,7 +124,7 @@ class Decoder:
         the same results).
 
         Every feature's section and weights are checked before any model is loaded. torch (a neural
-        plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.torch_threads`).
+        plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.running.torch_threads`).
         """
         set_torch_threads(DECODING_THREADS)
         self.built_from = (config, extra_features, algorithm, missing_weight, engine)

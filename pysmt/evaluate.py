@@ -20,7 +20,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from pysmt.errors import PysmtError
-from pysmt.textio import read_lines, require_file
+from pysmt.files.textio import read_lines, require_file
 
 #: Resamples of the paired bootstrap test (sacrebleu's default).
 BOOTSTRAP_SAMPLES = 1000

@@ -11,10 +11,10 @@ from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.decoder import text_processors
 from pysmt.features.registry import system_inputs
-from pysmt.folder_lock import locked_folder
+from pysmt.running.folder_lock import locked_folder
 from pysmt.models.phrase_table import FIELD_SEPARATOR
-from pysmt.outputs import check_outputs
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.files.outputs import check_outputs
+from pysmt.files.textio import atomic_writer, read_lines
 
 #: Feature types whose table is keyed by source phrase and can be filtered.
 FILTERABLE = ("phrase-table", "lexical-reordering")

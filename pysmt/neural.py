@@ -24,10 +24,10 @@ import numpy as np
 
 from pysmt.cli_options import POSITIVE, option
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import NOT_CONTENT, release_folder
-from pysmt.jobs import JOB_FILE, Job
-from pysmt.processes import Terminated, stop_on_sigterm
-from pysmt.textio import atomic_path, require_file
+from pysmt.running.folder_lock import NOT_CONTENT, release_folder
+from pysmt.running.jobs import JOB_FILE, Job
+from pysmt.running.processes import Terminated, stop_on_sigterm
+from pysmt.files.textio import atomic_path, require_file
 
 if TYPE_CHECKING:
     import torch

@@ -21,17 +21,17 @@ from typing import Any
 
 import numpy as np
 
-from pysmt.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
+from pysmt.decoding.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.config import SystemConfig
 from pysmt.decoder import SystemRecipe
 from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, StatefulFeature
 from pysmt.features.registry import build_features
-from pysmt.formats import format_score, parse_features
+from pysmt.files.formats import format_score, parse_features
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.search.plugin_results import StatefulCalls
-from pysmt.textio import atomic_writer, read_lines
-from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
+from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
 

@@ -15,8 +15,8 @@ import click
 
 from pysmt.cli_options import POSITIVE, Option, option
 from pysmt.config import SearchConfig
-from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
-from pysmt.memory_budget import MemorySize
+from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
+from pysmt.running.memory_budget import MemorySize
 
 #: The search algorithms: what ``[search] algorithm`` takes, read from its type.
 ALGORITHMS: tuple[str, ...] = get_args(get_type_hints(SearchConfig)["algorithm"])
@@ -34,7 +34,7 @@ DECODING_THREADS = option(type=POSITIVE, help="Decoding processes.")
 
 
 def memory_option(spilling: str) -> Mapping[str, Option]:
-    """``--memory SIZE`` (:mod:`pysmt.memory_budget`), the budget of the steps that ``spilling`` names."""
+    """``--memory SIZE`` (:mod:`pysmt.running.memory_budget`), the budget of the steps that ``spilling`` names."""
     return option(type=MemorySize(), default=MEMORY_DEFAULT,
                   help=f"Memory for {spilling} (e.g. 1G, 800M): sorted pieces are spilled to disk (see --temp-dir) to "
                        "keep within it. It never changes the result.")

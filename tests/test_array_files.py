@@ -1,4 +1,4 @@
-"""The ``.npz`` array files (pysmt/array_files.py): a damaged one is one line naming it."""
+"""The ``.npz`` array files (pysmt/files/array_files.py): a damaged one is one line naming it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from pysmt.array_files import read_arrays
+from pysmt.files.array_files import read_arrays
 from pysmt.errors import PysmtError
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pysmt.cluster import shards
+from pysmt.decoding.cluster import shards
 from pysmt.decoder import SystemRecipe
 from tests.helpers import error_line, fails, long_input, tune_command, wait_until
 from tests.helpers import pysmt as pysmt_bytes
@@ -35,7 +35,7 @@ from tests.helpers import pysmt as pysmt_bytes
 ray = pytest.importorskip("ray")
 RAY = str(Path(sys.executable).with_name("ray"))
 NODE = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory", str(80 * 1024 * 1024)]
-#: The longest a client may take to stop after its head is killed: pysmt.cluster.HEAD_TIMEOUT, Ray's
+#: The longest a client may take to stop after its head is killed: pysmt.decoding.cluster.HEAD_TIMEOUT, Ray's
 #: goodbye (about 5 s without a head) and a busy machine's slack.
 HEAD_LOSS_S = 20
 
@@ -289,7 +289,7 @@ def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_wer
 def test_the_clusters_messages_never_reach_stdout(capsys):
     import ray._private.worker as driver
 
-    from pysmt.cluster import cluster_messages_to_stderr
+    from pysmt.decoding.cluster import cluster_messages_to_stderr
 
     cluster_messages_to_stderr()
     cluster_messages_to_stderr()  # (once is enough)
@@ -315,14 +315,14 @@ def test_threads_and_cluster_are_one_question(tiny_system, tmp_path):
 
 def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
     code = ("import sys; sys.modules['ray'] = None\n"
-            "from pysmt.cluster import ray_module\n"
+            "from pysmt.decoding.cluster import ray_module\n"
             "from pysmt.errors import PysmtError\n"
             "try:\n    ray_module()\nexcept PysmtError as err:\n    print(err)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     # pysmt-mt is on no index: the message names the extra's packages with pyproject.toml's versions
     assert out.stdout.strip() == ("--cluster (Ray is not installed) needs pysmt-mt's optional extra 'cluster': "
                                   "pip install 'ray>=2.9'")
-    lazy = "import sys, pysmt.cli, pysmt.cluster, tuning.loop; print('ray' in sys.modules)"
+    lazy = "import sys, pysmt.cli, pysmt.decoding.cluster, tuning.loop; print('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout.strip() == "False"
 
 
@@ -369,7 +369,7 @@ def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_pat
 
 @pytest.mark.slow
 def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
-    from pysmt.cluster import Cluster
+    from pysmt.decoding.cluster import Cluster
     from pysmt.decoder import SystemRecipe
     from pysmt.errors import PysmtError
 

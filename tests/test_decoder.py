@@ -7,7 +7,7 @@ import pytest
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from pysmt.formats import nbest_line
+from pysmt.files.formats import nbest_line
 from pysmt.features.base import Feature
 from pysmt.testing import registered, toy_decoder
 from tests.helpers import fails, pysmt, shared_data

@@ -1,4 +1,4 @@
-"""One owner per output folder (pysmt/folder_lock.py): a second run into a busy folder is refused naming
+"""One owner per output folder (pysmt/running/folder_lock.py): a second run into a busy folder is refused naming
 the holder, every command writing an --out folder takes the lock, and taking it removes what a killed
 run left. Every case runs real processes.
 """
@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from pysmt.folder_lock import LOCK_FILE, lock_folder
-from pysmt.jobs import Job, fingerprint
-from pysmt.textio import TEMP_MARK
+from pysmt.running.folder_lock import LOCK_FILE, lock_folder
+from pysmt.running.jobs import Job, fingerprint
+from pysmt.files.textio import TEMP_MARK
 from tests.helpers import fails, pysmt, tune_command
 
 
 def hold_lock(folder: Path) -> subprocess.Popen:
     """Another process holding ``folder``'s lock, as a running pysmt command would."""
-    code = f"from pysmt.folder_lock import lock_folder; lock_folder({str(folder)!r}); print('held', flush=True); " \
-           "import time; time.sleep(120)"
+    code = (f"from pysmt.running.folder_lock import lock_folder; lock_folder({str(folder)!r}); "
+            "print('held', flush=True); import time; time.sleep(120)")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert holder.stdout.readline() == b"held\n"
     return holder
@@ -107,7 +107,7 @@ def test_a_second_experiment_into_a_busy_folder_is_refused(tmp_path):
 
 def test_a_lock_and_the_records_stay_json(tmp_path):
     """The lock file says who holds the folder, in JSON (what the refusal quotes)."""
-    from pysmt.folder_lock import LOCK_FILE, lock_folder
+    from pysmt.running.folder_lock import LOCK_FILE, lock_folder
 
     lock_folder(tmp_path / "out")
     record = json.loads((tmp_path / "out" / LOCK_FILE).read_text())

@@ -1,4 +1,4 @@
-"""Resumable jobs (pysmt/jobs.py): a rerun resumes only the same job, refusing other inputs and
+"""Resumable jobs (pysmt/running/jobs.py): a rerun resumes only the same job, refusing other inputs and
 keeping the results; a job's inputs are compared by content, and a folder moved with its inputs is
 the same job.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pysmt.errors import PysmtError
-from pysmt.jobs import Job
+from pysmt.running.jobs import Job
 from tests.helpers import fails, pysmt, tune_command
 
 

@@ -1,4 +1,4 @@
-"""Where a command may write (pysmt/outputs.py): no output may be an input or another output, outputs
+"""Where a command may write (pysmt/files/outputs.py): no output may be an input or another output, outputs
 are checked before any work, and a decode's streamed n-best list survives full disks, failures,
 symbolic links and FIFOs.
 
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from pysmt.textio import TEMP_MARK
+from pysmt.files.textio import TEMP_MARK
 from tests.helpers import PYSMT, fails, limited_file_size, long_input, pysmt, raw_text_system, tune_command
 
 

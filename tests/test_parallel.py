@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from pysmt.errors import PysmtError
-from pysmt.parallel import START_METHOD_VARIABLE, map_with_shared, ordered_map, shared, start_method, worker_pool
+from pysmt.running.parallel import (START_METHOD_VARIABLE, map_with_shared, ordered_map, shared, start_method,
+                                    worker_pool)
 from pysmt.training.extraction import extract_corpus
 from tuning.optimizer import optimize
 

@@ -1,4 +1,4 @@
-"""Processes that pysmt starts die with it, and SIGTERM stops pysmt the way Ctrl-C does (pysmt/processes.py).
+"""Processes that pysmt starts die with it, and SIGTERM stops pysmt the way Ctrl-C does (pysmt/running/processes.py).
 
 Every case runs real processes and sends real signals (issue 23); the README's *Safety* section
 says what each one guarantees.
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from pysmt.textio import TEMP_MARK
+from pysmt.files.textio import TEMP_MARK
 from tests.helpers import alive, children_of, long_input, start_decode, wait_until
 
 
@@ -37,7 +37,7 @@ def test_kill_9_leaves_no_child_command(tmp_path, library):
              else "ChildProcess(['sleep', '60']).wait()")
     code = textwrap.dedent(f"""
         import subprocess
-        from pysmt.processes import ChildProcess, library_children_die_with_us
+        from pysmt.running.processes import ChildProcess, library_children_die_with_us
         {start}
     """)
     parent = subprocess.Popen([sys.executable, "-c", code])

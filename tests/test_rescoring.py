@@ -16,7 +16,7 @@ from pysmt.testing import write_toy_system
 
 def test_rescoring_an_nbest_list_gives_the_scores_of_in_search_use(tiny_system, fake_registry, tmp_path):
     from pysmt.config_files import configure_system
-    from pysmt.formats import nbest_line
+    from pysmt.files.formats import nbest_line
     from pysmt.rescoring import rescore
 
     config = configure_system(tiny_system, ["batched-bigram"])

@@ -1,4 +1,4 @@
-"""Decoding a stream of lines (pysmt/runner.py): a decoding worker that dies stops decode with one line,
+"""Decoding a stream of lines (pysmt/decoding/runner.py): a decoding worker that dies stops decode with one line,
 not a hang."""
 
 from __future__ import annotations

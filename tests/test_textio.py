@@ -1,4 +1,4 @@
-"""Reading and atomic writing (pysmt/textio.py): written files get the umask's permissions, a failed write
+"""Reading and atomic writing (pysmt/files/textio.py): written files get the umask's permissions, a failed write
 leaves the old file, a full disk is one line, and reading with progress gives the same lines."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_path, atomic_writer, read_lines
+from pysmt.files.textio import atomic_path, atomic_writer, read_lines
 from tests.helpers import fails, limited_file_size, pysmt, write_moses_system
 
 
@@ -50,7 +50,7 @@ def test_a_full_disk_while_saving_a_torch_checkpoint_is_one_line(tmp_path):
     code = textwrap.dedent(f"""
         import torch
         from pysmt.errors import PysmtError
-        from pysmt.textio import atomic_path
+        from pysmt.files.textio import atomic_path
         try:
             with atomic_path({str(tmp_path / 'last.pt')!r}) as tmp:
                 torch.save(torch.zeros(100_000), tmp)
@@ -165,7 +165,7 @@ def test_arrays_written_to_a_full_disk_fail_with_the_system_error():
     code = textwrap.dedent("""
         import errno, sys, tempfile
         import numpy as np
-        from pysmt.textio import write_array
+        from pysmt.files.textio import write_array
         with tempfile.TemporaryFile() as handle:
             try:
                 write_array(np.zeros(100_000), handle)

@@ -23,7 +23,7 @@ print(torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])
 TRAINING_THREADS = """
 import os, sys
 os.sched_setaffinity(0, set(list(os.sched_getaffinity(0))[:int(sys.argv[1])]))
-from pysmt.torch_threads import use_training_threads
+from pysmt.running.torch_threads import use_training_threads
 chosen = use_training_threads(int(sys.argv[2]) if len(sys.argv) > 2 else None)
 import torch
 print(chosen, torch.get_num_threads(), os.environ["OMP_NUM_THREADS"])

@@ -10,10 +10,10 @@ Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written at
 ``weights.txt`` (the weights decoded with, ``Name= w ...``), the decode step's ``nbest.txt`` and
 ``output.txt`` (the post-processed 1-best), the optimize step's ``optimized.txt``; each step then
 marks itself done (``decode.done``, ``optimize.done``: its seconds, and the optimizer's predicted
-BLEU; :class:`pysmt.jobs.DoneMarkers`), so a rerun skips the steps that finished and an interrupted
-run resumes where it stopped. The folder's lock keeps a second run out (:mod:`pysmt.folder_lock`).
+BLEU; :class:`pysmt.running.jobs.DoneMarkers`), so a rerun skips the steps that finished and an interrupted
+run resumes where it stopped. The folder's lock keeps a second run out (:mod:`pysmt.running.folder_lock`).
 ``TUNE_DIR/log.tsv`` holds the per-iteration table.
-``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.jobs`): a rerun with
+``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.running.jobs`): a rerun with
 other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
 """
 
@@ -29,19 +29,19 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
-from pysmt.cluster import Cluster
+from pysmt.decoding.cluster import Cluster
 from pysmt.config import SystemConfig
 from pysmt.config_files import read_weights_file, write_toml
 from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
-from pysmt.folder_lock import release_folder
-from pysmt.formats import format_labels
-from pysmt.jobs import DoneMarkers, Job
-from pysmt.line_streams import TranslationLines
-from pysmt.outputs import Inputs, check_outputs
-from pysmt.parallel import map_with_shared
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.running.folder_lock import release_folder
+from pysmt.files.formats import format_labels
+from pysmt.running.jobs import DoneMarkers, Job
+from pysmt.decoding.line_streams import TranslationLines
+from pysmt.files.outputs import Inputs, check_outputs
+from pysmt.running.parallel import map_with_shared
+from pysmt.files.textio import atomic_writer, read_lines
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
@@ -219,7 +219,7 @@ class Tuner:
         """Decode the dev set with ``weights`` into ``run/nbest.txt`` and ``run/output.txt``."""
         from tqdm import tqdm
 
-        from pysmt.runner import translate_stream
+        from pysmt.decoding.runner import translate_stream
 
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(tqdm(map(self.decoder.preprocess, self.source), total=len(self.source),

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import PysmtError, at_line
-from pysmt.formats import Labels, format_labels, parse_features
-from pysmt.textio import read_lines
+from pysmt.files.formats import Labels, format_labels, parse_features
+from pysmt.files.textio import read_lines
 from tuning.bleu import BleuStatistics
 
 

@@ -50,7 +50,7 @@ class TuningOptions:
         "--historic-interpolation", type=click.FloatRange(0.0, 1.0, min_open=True),
         help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
              "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning)."))
-    #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.cluster`) instead of
+    #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.decoding.cluster`) instead of
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     search: str | None = field(default=None, metadata=SEARCH)

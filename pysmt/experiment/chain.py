@@ -35,7 +35,7 @@ from pysmt.experiment.settings import (
 )
 from pysmt.experiment.stages import Measure, Needs, Stages, Step, log
 from pysmt.features.registry import available
-from pysmt.textio import atomic_path, atomic_writer
+from pysmt.files.textio import atomic_path, atomic_writer
 from pysmt.training.options import PRESETS
 from tuning.loop import TUNE_FILES
 

@@ -44,7 +44,7 @@ def run_experiment(options: ExperimentOptions) -> Path:
     from pysmt.experiment.chain import EVALUATION, Experiment
     from pysmt.experiment.report import caveat_lines, write_report
     from pysmt.experiment.stages import log
-    from pysmt.folder_lock import locked_folder
+    from pysmt.running.folder_lock import locked_folder
 
     experiment = Experiment(options)
     with locked_folder(experiment.run_dir):  # one experiment per folder (its stages and commands lock their own)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_writer, read_lines, require_file
+from pysmt.files.textio import atomic_writer, read_lines, require_file
 
 
 @dataclass(frozen=True)

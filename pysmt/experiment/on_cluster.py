@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from pysmt.cluster import connect
+from pysmt.decoding.cluster import connect
 from pysmt.errors import PysmtError
 from pysmt.experiment.stages import Needs, Step, log, run_command
 
@@ -39,10 +39,10 @@ def _stage_task(args: list[str], stdout: str | None, log_path: str) -> tuple[int
     """On a node: run ``pysmt ARGS``, its messages appended to ``log_path``; exit status, peak MB, node."""
     import ray
 
-    from pysmt.torch_threads import THREAD_VARIABLES
+    from pysmt.running.torch_threads import THREAD_VARIABLES
 
     for name in THREAD_VARIABLES:  # Ray sets them to 1 in its workers: the command runs as from a shell,
-        os.environ.pop(name, None)  # and sets torch's threads itself (pysmt.torch_threads)
+        os.environ.pop(name, None)  # and sets torch's threads itself (pysmt.running.torch_threads)
     with open(log_path, "ab", buffering=0) as err:
         status, peak_mb = run_command(args, Path(stdout) if stdout else None, err)
     return status, peak_mb, ray.get_runtime_context().get_node_id()[:8]

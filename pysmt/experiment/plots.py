@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pysmt.textio import atomic_path
+from pysmt.files.textio import atomic_path
 
 MISSING = "matplotlib is not installed (pip install -e 'plugins/rnn_feature[analysis]'), so no figures were drawn"
 

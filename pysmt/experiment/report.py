@@ -17,7 +17,7 @@ from pysmt.evaluate import mean_sd
 from pysmt.experiment.plots import MISSING, available, bleu_chart, learning_curves
 from pysmt.experiment.settings import CONFIGURATIONS
 from pysmt.experiment.stages import StageResult, duration
-from pysmt.textio import atomic_writer
+from pysmt.files.textio import atomic_writer
 
 if TYPE_CHECKING:
     from pysmt.experiment.chain import Experiment

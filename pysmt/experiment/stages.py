@@ -1,8 +1,8 @@
 """Resumable stages: each records its inputs, is skipped when done, and measures its time and memory.
 
-A stage's record lives in ``RUN_DIR/stages/<name>/``: ``job.json`` (a :class:`pysmt.jobs.Job`:
+A stage's record lives in ``RUN_DIR/stages/<name>/``: ``job.json`` (a :class:`pysmt.running.jobs.Job`:
 the options that shape the stage's result and a fingerprint of every input file or folder) and,
-once the stage has finished, ``done.json`` (its :class:`pysmt.jobs.DoneMarkers` marker: wall time,
+once the stage has finished, ``done.json`` (its :class:`pysmt.running.jobs.DoneMarkers` marker: wall time,
 peak memory, when). The wall time is that of
 every run the stage took: while a stage runs, ``elapsed.json`` holds the seconds spent so far
 (rewritten every :data:`HEARTBEAT` seconds), so a run stopped by Ctrl-C, a crash or a machine taken
@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Self
 
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import release_folder
-from pysmt.jobs import DoneMarkers, Job
-from pysmt.processes import ChildProcess, Terminated
-from pysmt.textio import atomic_writer
+from pysmt.running.folder_lock import release_folder
+from pysmt.running.jobs import DoneMarkers, Job
+from pysmt.running.processes import ChildProcess, Terminated
+from pysmt.files.textio import atomic_writer
 
 DONE_FILE = "done.json"
 ELAPSED_FILE = "elapsed.json"

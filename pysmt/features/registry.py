@@ -25,7 +25,7 @@ from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_valu
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature, in_isolation, with_source_context
 from pysmt.features.parameters import declarations, declarations_error, old_declarations, values_of
-from pysmt.textio import require_file
+from pysmt.files.textio import require_file
 
 ENTRY_POINT_GROUP = "pysmt.features"
 

@@ -56,8 +56,8 @@ import numpy as np
 
 from pysmt._core import StringIndex
 from pysmt.errors import PysmtError
-from pysmt.formats import ALIGNMENT
-from pysmt.textio import atomic_writer
+from pysmt.files.formats import ALIGNMENT
+from pysmt.files.textio import atomic_writer
 
 #: The checksum written beside each array in the header.
 CHECKSUM = "crc32"

@@ -38,7 +38,7 @@ from pysmt.models.phrase_table import phrase_entries
 from pysmt.models.reordering_table import reordering_entries
 from pysmt.models.scores import log_probabilities
 from pysmt.models.vocabulary import Vocabulary
-from pysmt.textio import (
+from pysmt.files.textio import (
     atomic_writer,
     current_umask,
     failed_writes_reported,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pysmt._core import LanguageModel
 from pysmt.errors import PysmtError
-from pysmt.textio import compression_of, open_binary, raw_lines, require_file
+from pysmt.files.textio import compression_of, open_binary, raw_lines, require_file
 
 #: KenLM scores are log10; Moses' ``TransformLMScore`` turns them into natural logs.
 LOG10_TO_LN = math.log(10.0)

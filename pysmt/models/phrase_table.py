@@ -23,10 +23,10 @@ import numpy as np
 
 from pysmt._core import PhraseTableView, StringIndex
 from pysmt.errors import at_line
-from pysmt.formats import ALIGNMENT
+from pysmt.files.formats import ALIGNMENT
 from pysmt.models.binary_table import load_phrase_table, phrase_table_header
 from pysmt.models.scores import log_probabilities
-from pysmt.textio import read_lines, require_file
+from pysmt.files.textio import read_lines, require_file
 
 FIELD_SEPARATOR = "|||"
 

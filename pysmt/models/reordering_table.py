@@ -23,7 +23,7 @@ from pysmt.errors import at_line
 from pysmt.models.binary_table import load_reordering_table, reordering_table_header
 from pysmt.models.phrase_table import parse_scores, split_fields
 from pysmt.models.scores import log_probabilities
-from pysmt.textio import read_lines, require_file
+from pysmt.files.textio import read_lines, require_file
 
 
 def reordering_key(source: str, target: str | None) -> str:

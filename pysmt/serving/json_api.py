@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pysmt.decoder import Candidate
-from pysmt.formats import alignment_line
+from pysmt.files.formats import alignment_line
 
 
 #: The deepest nesting of lists and objects a request may have (a legal one has two levels).

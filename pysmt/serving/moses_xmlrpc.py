@@ -39,7 +39,7 @@ from typing import Any
 from defusedxml.xmlrpc import DefusedExpatParser
 
 from pysmt.decoder import Candidate
-from pysmt.formats import feature_scores
+from pysmt.files.formats import feature_scores
 
 #: xmlrpc-c's fault codes, as mosesserver returns them.
 PARSE_ERROR = -503

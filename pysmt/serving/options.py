@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from pysmt.cli_options import POSITIVE, option
-from pysmt.memory_budget import MemorySize
+from pysmt.running.memory_budget import MemorySize
 from pysmt.shared_options import SEARCH
 
 #: Every address of this machine: serving beyond it must be asked for (``--host 0.0.0.0``).

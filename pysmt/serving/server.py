@@ -38,7 +38,7 @@ from pysmt.serving.listening import Listener
 from pysmt.serving.moses_xmlrpc import ProtocolError
 from pysmt.serving.options import ServeOptions
 from pysmt.serving.workers import Busy, Translated, WorkerPool, log
-from pysmt.textio import require_file
+from pysmt.files.textio import require_file
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: One line per request on stderr: client address, request line, status, response bytes, seconds.

@@ -37,7 +37,7 @@ from typing import Any
 
 from pysmt.decoder import Candidate, Decoder, SystemRecipe
 from pysmt.errors import PysmtError
-from pysmt.processes import die_with_parent
+from pysmt.running.processes import die_with_parent
 
 #: How often a sentence may be sent to a worker that then dies, before it gets an error.
 MAX_ATTEMPTS = 2
@@ -76,7 +76,7 @@ class Translated:
 
 
 def translated(decoder: Decoder, line: str, index: int, nbest: int, distinct: bool, process: bool) -> Translated:
-    from pysmt.runner import translate_line
+    from pysmt.decoding.runner import translate_line
 
     translation = translate_line(decoder, index, line, nbest, distinct, process)
     rest = [" ".join(c.words) for c in translation.hypotheses[1:]]

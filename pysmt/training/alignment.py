@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.processes import library_children_die_with_us
-from pysmt.textio import TEMP_MARK, atomic_writer, read_lines
+from pysmt.running.processes import library_children_die_with_us
+from pysmt.files.textio import TEMP_MARK, atomic_writer, read_lines
 from pysmt.training.symmetrize import format_pharaoh, parse_pharaoh, symmetrize
 
 
@@ -24,7 +24,7 @@ from pysmt.training.symmetrize import format_pharaoh, parse_pharaoh, symmetrize
 def temporary_files_in(folder: Path) -> Iterator[None]:
     """Inside the block, ``tempfile``'s files (eflomal's copies of the corpus) go into ``folder``.
 
-    Our temporary folder beside the output is removed by a rerun after kill -9 (pysmt.folder_lock);
+    Our temporary folder beside the output is removed by a rerun after kill -9 (pysmt.running.folder_lock);
     files in the system's /tmp would stay there.
     """
     saved, tempfile.tempdir = tempfile.tempdir, str(folder)

@@ -33,7 +33,7 @@ from typing import BinaryIO
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import scratch_folder, write_array
+from pysmt.files.textio import scratch_folder, write_array
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, OCCURRENCE_FIELDS, PhraseInstances
 from pysmt.training.lexical import Lexicon

@@ -17,7 +17,7 @@ import numpy as np
 
 from pysmt.errors import PysmtError, at_line
 from pysmt.models.vocabulary import Vocabulary
-from pysmt.textio import read_lines
+from pysmt.files.textio import read_lines
 
 
 class Sentences(Sequence[tuple[int, ...]]):

@@ -26,8 +26,8 @@ from typing import BinaryIO
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.parallel import ordered_stream, shared
-from pysmt.textio import write_array
+from pysmt.running.parallel import ordered_stream, shared
+from pysmt.files.textio import write_array
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")

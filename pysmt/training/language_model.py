@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import IO, cast
 
 from pysmt.errors import PysmtError
-from pysmt.outputs import check_outputs
-from pysmt.processes import ChildProcess
-from pysmt.textio import atomic_path, require_file, scratch_folder
+from pysmt.files.outputs import check_outputs
+from pysmt.running.processes import ChildProcess
+from pysmt.files.textio import atomic_path, require_file, scratch_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 

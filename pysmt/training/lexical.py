@@ -24,7 +24,7 @@ import numpy as np
 
 from pysmt.errors import at_line
 from pysmt.models.vocabulary import Vocabulary
-from pysmt.textio import atomic_writer, read_lines
+from pysmt.files.textio import atomic_writer, read_lines
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import parse_points
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 
 from pysmt.cli_options import POSITIVE, option
-from pysmt.memory_budget import DEFAULT as MEMORY_DEFAULT
-from pysmt.memory_budget import parse_size
+from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
+from pysmt.running.memory_budget import parse_size
 from pysmt.shared_options import TEMP_DIR, memory_option
 from pysmt.training.symmetrize import HEURISTICS
 

@@ -12,9 +12,9 @@ Steps (Moses' ``train-model.perl`` order; ``--first-step``/``--last-step`` take 
 7. ``config``   ``pysmt.toml`` with Moses' untuned default weights
 
 Each step writes its outputs atomically and then a marker ``steps/<name>.done`` (its seconds:
-:class:`pysmt.jobs.DoneMarkers`); a step whose
+:class:`pysmt.running.jobs.DoneMarkers`); a step whose
 marker and outputs exist is skipped (``--force`` redoes it), so an interrupted run resumes where it
-stopped. Before any work the run records itself in ``job.json`` (:mod:`pysmt.jobs`): a rerun with
+stopped. Before any work the run records itself in ``job.json`` (:mod:`pysmt.running.jobs`): a rerun with
 other corpora, languages or result-shaping options stops with an error naming what changed, unless
 ``--force`` starts afresh (the other job's step markers are then discarded). Each step declares the
 files it reads and the step that makes them; a run whose ``--first-step`` skips a step whose files
@@ -36,11 +36,11 @@ from tqdm import tqdm
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
-from pysmt.folder_lock import release_folder
-from pysmt.jobs import DoneMarkers, Job
-from pysmt.memory_budget import megabytes
-from pysmt.outputs import check_outputs
-from pysmt.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
+from pysmt.running.folder_lock import release_folder
+from pysmt.running.jobs import DoneMarkers, Job
+from pysmt.running.memory_budget import megabytes
+from pysmt.files.outputs import check_outputs
+from pysmt.files.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
 from pysmt.training.options import STEPS, TrainingOptions
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
@@ -133,7 +133,7 @@ class Pipeline:
             count_lines(self.o.alignment)
 
     def job(self) -> Job:
-        """This run as a :class:`~pysmt.jobs.Job`: the options that shape the system, and its input files."""
+        """This run as a :class:`~pysmt.running.jobs.Job`: the options that shape the system, and its input files."""
         o = self.o
         options = {"src_lang": o.src_lang, "tgt_lang": o.tgt_lang, "prepared": o.prepared,
                    "symmetrization": o.symmetrization, "max_phrase_length": o.max_phrase_length,

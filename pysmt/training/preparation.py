@@ -14,9 +14,9 @@ from pathlib import Path
 
 from sacremoses import MosesTruecaser
 
-from pysmt.parallel import ordered_results, worker_pool
+from pysmt.running.parallel import ordered_results, worker_pool
 from pysmt.text_processing import TextProcessor, unescape_pipes
-from pysmt.textio import atomic_path
+from pysmt.files.textio import atomic_path
 
 def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
     """Train a Moses truecase model on tokenized text, read line by line, and save it in Moses' format.

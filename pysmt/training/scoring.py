@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.textio import atomic_writer, temporary_folder, writing
+from pysmt.files.textio import atomic_writer, temporary_folder, writing
 from pysmt.training.corpus import AlignedCorpus, Sentences
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables, Lexicon
-from pysmt.parallel import ordered_map, shared
+from pysmt.running.parallel import ordered_map, shared
 
 
 @dataclass

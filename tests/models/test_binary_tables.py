@@ -17,7 +17,7 @@ from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt._core import StringIndex
-from pysmt.folder_lock import LOCK_FILE
+from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.models import binary_checks, binary_writer
 from pysmt.models.binary_table import ARRAYS, HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
 from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, stored_strings, write_strings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysmt.textio import TEMP_MARK
+from pysmt.files.textio import TEMP_MARK
 
 
 def test_eflomal_runs_its_aligner_as_a_child_that_dies_with_us(monkeypatch, tmp_path):
@@ -12,7 +12,7 @@ def test_eflomal_runs_its_aligner_as_a_child_that_dies_with_us(monkeypatch, tmp_
     eflomal's own temporary files go into our temporary folder, which a rerun removes after kill -9."""
     import tempfile
 
-    from pysmt import processes
+    from pysmt.running import processes
     from pysmt.training.alignment import align
 
     started = []

@@ -13,7 +13,7 @@ import pytest
 
 import pysmt.training.buckets as buckets
 from pysmt.errors import PysmtError
-from pysmt.memory_budget import parse_size
+from pysmt.running.memory_budget import parse_size
 from pysmt.training.buckets import bucket_count, score_occurrences
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, extract_corpus, extracted_parts, write_occurrences

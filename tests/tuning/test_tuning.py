@@ -201,7 +201,7 @@ def test_a_mapper_climbs_the_starts_with_the_shared_pool_and_changes_nothing():
 
 
 def test_optimize_gives_the_same_weights_on_several_processes():
-    from pysmt.parallel import map_with_shared
+    from pysmt.running.parallel import map_with_shared
 
     features, stats, _ = toy_nbest(4)
     alone = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3)

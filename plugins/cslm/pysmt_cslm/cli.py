@@ -9,8 +9,8 @@ import click
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.neural import TrainingLimits
-from pysmt.textio import require_file
-from pysmt.torch_threads import threads_option, use_training_threads
+from pysmt.files.textio import require_file
+from pysmt.running.torch_threads import threads_option, use_training_threads
 from pysmt_cslm.hyperparameters import PRESETS, Hyperparameters
 
 
@@ -49,7 +49,7 @@ def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, pre
     preset or seed is an error unless --force. The time and update limits, --valid-every,
     --patience and --device may change between runs.
     """
-    from pysmt.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs
     from pysmt_cslm.hyperparameters import preset as make_preset
     from pysmt_cslm.store import resolve_device
     from pysmt_cslm.training import train as run_training

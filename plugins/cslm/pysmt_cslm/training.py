@@ -12,7 +12,7 @@ row. ``last.pt`` is written every ``checkpoint_every`` updates, at the end and o
 (Ctrl-C, SIGTERM); rerunning the same command resumes from it and continues exactly as an
 uninterrupted run would.
 
-Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
+Before any work the folder gets a job record (``job.json``, :mod:`pysmt.running.jobs`): the hyperparameters
 (seed included) and fingerprints of ``--text``, ``--valid`` and ``--shortlist``. A rerun with
 another text (or a changed one), preset or seed stops with an error naming the differences instead
 of resuming; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts
@@ -38,7 +38,7 @@ from pysmt.neural import (
     start_training_job,
     train_loop,
 )
-from pysmt.textio import count_lines
+from pysmt.files.textio import count_lines
 from pysmt_cslm.data import (
     EncodedText,
     count_words,

@@ -14,7 +14,7 @@ from pysmt_cslm.vocabulary import Shortlist
 
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import LOCK_FILE
+from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.testing import parameters_of
 from pysmt.testing import one_line_error, run_pysmt as pysmt
 

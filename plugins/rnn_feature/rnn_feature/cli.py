@@ -10,8 +10,8 @@ import click
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.neural import TrainingLimits
-from pysmt.textio import require_file
-from pysmt.torch_threads import threads_option, use_training_threads
+from pysmt.files.textio import require_file
+from pysmt.running.torch_threads import threads_option, use_training_threads
 from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 from rnn_feature.sample_sizes import SampleSizes
 
@@ -53,7 +53,7 @@ def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, 
     same command resumes it; another table, preset or seed is an error unless --force. The time
     and update limits, --valid-every, --patience and --device may change between runs.
     """
-    from pysmt.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
     from rnn_feature.store import resolve_device
     from rnn_feature.training import train as run_training
@@ -84,7 +84,7 @@ def score(model_dir: str, table: str, out_path: str | None, device: str, batch_s
     --features rnn` to read instead of running the network (a stopped run resumes), or appended to a
     text table's lines (the paper's way: a fifth score)."""
     from pysmt.errors import PysmtError
-    from pysmt.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs
     from rnn_feature.scoring import score_table, store_table_scores
     from rnn_feature.store import load_model, stored_by
 
@@ -142,7 +142,7 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
 def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str,  # noqa: ANN201 - (model, source, target)
                       threads: int | None):
     """Check the device, the table and the output folder, then load the model: mistakes cost nothing."""
-    from pysmt.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs
     from rnn_feature.store import load_model
 
     use_training_threads(threads)
@@ -168,7 +168,7 @@ def selected_sources(table: str, sources: tuple[str, ...], sizes: dict[str, Any]
 
 
 def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
-    from pysmt.textio import atomic_writer
+    from pysmt.files.textio import atomic_writer
 
     path = Path(out_dir) / f"{name}.md"
     with atomic_writer(path) as out:

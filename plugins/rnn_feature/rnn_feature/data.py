@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.array_files import read_arrays
+from pysmt.files.array_files import read_arrays
 from pysmt.errors import at_line
-from pysmt.textio import atomic_path, read_lines
+from pysmt.files.textio import atomic_path, read_lines
 from rnn_feature.vocabulary import Shortlist
 
 

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.plugin import ScoreWriter
-from pysmt.textio import atomic_writer
+from pysmt.files.textio import atomic_writer
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist

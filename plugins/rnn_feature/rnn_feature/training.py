@@ -10,7 +10,7 @@ per target token (end-of-sequence included) every ``valid_every`` updates; the b
 SIGTERM); rerunning the same command resumes from it and continues exactly as an uninterrupted run
 would.
 
-Before any work the folder gets a job record (``job.json``, :mod:`pysmt.jobs`): the hyperparameters
+Before any work the folder gets a job record (``job.json``, :mod:`pysmt.running.jobs`): the hyperparameters
 (seed included) and a fingerprint of the phrase table. A rerun with another table (or a changed
 one), preset or seed stops with an error naming the differences instead of resuming on the old
 pairs; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts afresh.

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.textio import atomic_writer
+from pysmt.files.textio import atomic_writer
 
 EOS, UNK = "[EOS]", "[UNK]"
 EOS_ID, UNK_ID = 0, 1

@@ -23,7 +23,7 @@ from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 from pysmt.config import SystemConfig
 from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import LOCK_FILE
+from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.testing import one_line_error, parameters_of, run_pysmt as pysmt, write_toy_system
 
 CPU = torch.device("cpu")

@@ -1,6 +1,6 @@
 """Decoding a stream of lines: in input order, one output line per input line, written as it is done.
 
-With ``threads > 1`` sentences are decoded by worker processes (:mod:`pysmt.parallel`: forked ones
+With ``threads > 1`` sentences are decoded by worker processes (:mod:`pysmt.running.parallel`: forked ones
 share the loaded models copy-on-write); results are still written in input order. An input line
 that is not valid UTF-8 stops the run with an error naming the line, after everything before it
 has been written.
@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 from pysmt.decoder import Decoder, Translation
 from pysmt.errors import PysmtError
-from pysmt.line_streams import BadLine
-from pysmt.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
+from pysmt.decoding.line_streams import BadLine
+from pysmt.running.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
 
 
 def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,

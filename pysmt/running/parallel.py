@@ -7,7 +7,7 @@ copy-on-write under ``fork``, pickled once per worker otherwise (a :class:`~pysm
 pickles as the paths and weights it was built from, and is built again in the worker). They leave
 signals to the parent: Ctrl-C reaches the whole process group and SIGTERM may too, and only the
 parent should react (stop, keep what was written, exit with 130 or 143), not print one traceback per
-worker. They die with the parent (:func:`pysmt.processes.die_with_parent`; under ``forkserver``
+worker. They die with the parent (:func:`pysmt.running.processes.die_with_parent`; under ``forkserver``
 with the fork server, which dies with pysmt), so kill -9 of pysmt leaves no worker behind. A
 worker that dies (killed, out of memory) breaks the pool: the work stops with a one-line
 :class:`WorkerDied` naming the item, never a hang. A worker runs torch (a neural plugin's) on one
@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
-from pysmt.processes import die_with_parent
-from pysmt.torch_threads import set_torch_threads
+from pysmt.running.processes import die_with_parent
+from pysmt.running.torch_threads import set_torch_threads
 
 J = TypeVar("J")
 R = TypeVar("R")

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.errors import PysmtError
-from pysmt.folder_lock import NOT_CONTENT, lock_folder, release_folder
-from pysmt.textio import atomic_writer, require_file
+from pysmt.running.folder_lock import NOT_CONTENT, lock_folder, release_folder
+from pysmt.files.textio import atomic_writer, require_file
 
 JOB_FILE = "job.json"
 JSONValue = Any

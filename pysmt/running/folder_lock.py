@@ -7,7 +7,7 @@ stale lock never needs cleaning up. The file records the holder's PID and comman
 refusal names. Forked workers inherit the lock, so it is held until the last of them has exited.
 
 While the lock is held, nothing else writes in the folder, so the hidden temporary files and folders
-that a killed run left there (see :data:`pysmt.textio.TEMP_MARK`) are removed when the lock is taken.
+that a killed run left there (see :data:`pysmt.files.textio.TEMP_MARK`) are removed when the lock is taken.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.textio import TEMP_MARK, current_umask
+from pysmt.files.textio import TEMP_MARK, current_umask
 
 LOCK_FILE = ".pysmt.lock"
 #: Lock files are not part of a folder's content (fingerprints, "is this folder empty" checks).

@@ -37,7 +37,7 @@ import numpy as np
 
 from pysmt.decoder import Decoder, SystemRecipe, Translation
 from pysmt.errors import PysmtError, missing_extra
-from pysmt.line_streams import BadLine
+from pysmt.decoding.line_streams import BadLine
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
 SHARDS_PER_ACTOR = 4
@@ -259,7 +259,7 @@ class Worker:
     def __init__(self, recipe: SystemRecipe, *args: Any) -> None:
         import ray
 
-        from pysmt.torch_threads import DECODING_THREADS, set_torch_threads
+        from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 
         head = ray.get_runtime_context().gcs_address  # watched while loading too
         HeadWatch(head, on_lost=lambda: end_actor(head))
@@ -300,7 +300,7 @@ class DecoderActor(Worker):
 
     def translate(self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool,
                   process: bool) -> tuple[str, list[Translation]]:
-        from pysmt.runner import translate_line
+        from pysmt.decoding.runner import translate_line
 
         decoder = self.loaded()
         if weights is not None:
@@ -433,7 +433,7 @@ class Cluster:
 
     def map(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
         """``[function(shared, job) for job in jobs]`` on the actors, ``shared`` sent to the cluster once; a job
-        lost with its actor runs again on another: :func:`pysmt.parallel.map_with_shared`, spread (a
+        lost with its actor runs again on another: :func:`pysmt.running.parallel.map_with_shared`, spread (a
         :class:`tuning.optimizer.Mapper`)."""
         value = self.ray.put(shared)
         return list(self.ordered(jobs, lambda actor, job: actor.apply.remote(function, value, job)))

@@ -174,7 +174,7 @@ def current_umask() -> int:
 
 
 #: In the name of every temporary file and folder pysmt makes beside an output. A run that holds an
-#: output folder's lock removes those a killed run left there (:mod:`pysmt.folder_lock`).
+#: output folder's lock removes those a killed run left there (:mod:`pysmt.running.folder_lock`).
 TEMP_MARK = ".pysmt-tmp"
 #: Errors of a write that ran out of room: the file is incomplete and must not take the final name.
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError
-from pysmt.formats import alignment_line, nbest_line
-from pysmt.outputs import standard_output, streamed_output
-from pysmt.textio import count_lines, decode_line, open_binary, raw_lines
+from pysmt.files.formats import alignment_line, nbest_line
+from pysmt.files.outputs import standard_output, streamed_output
+from pysmt.files.textio import count_lines, decode_line, open_binary, raw_lines
 
 if TYPE_CHECKING:
     from pysmt.decoder import Translation
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: (label, first, last + 1) of each feature in a score vector (:meth:`pysmt.decoder.Decoder.nbest_labels`).
 Labels = list[tuple[str, int, int]]
 #: What translates a stream of input items and hands each translation, in input order, to ``emit``
-#: (:func:`pysmt.runner.translate_stream`, :meth:`pysmt.cluster.Cluster.translate`).
+#: (:func:`pysmt.decoding.runner.translate_stream`, :meth:`pysmt.decoding.cluster.Cluster.translate`).
 Translate = Callable[..., int]
 
 
@@ -84,7 +84,7 @@ def decode_file(translate: Translate, labels: Labels, *, input_path: str | None 
                 nbest_size: int = 1, distinct: bool = False, alignment_path: str | None = None,
                 process: bool = True) -> None:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
-    when asked (streamed outputs: :func:`pysmt.outputs.streamed_output`), with a progress bar over a file's
+    when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
     lines. ``process`` applies the system's preparation (not for ``--prepared`` text)."""
     handle = open_binary(input_path) if input_path else sys.stdin.buffer
     total = count_lines(input_path) if input_path else None

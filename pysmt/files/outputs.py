@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pysmt.errors import PysmtError
-from pysmt.textio import current_umask, destination, standard_file, temporary_file
+from pysmt.files.textio import current_umask, destination, standard_file, temporary_file
 
 PathLike = str | Path
 #: An input: one path, several, or None (not given).
@@ -78,7 +78,7 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
     (:func:`standard_inputs`). Files are compared by device and inode (hard links and ``/dev/fd/N``
     count as the same file), then by path. With ``writes_stdout`` the file behind stdout (``> x``)
     is an output too. A named output that is the file behind stdout or stderr is written through that
-    stream, in order (:func:`pysmt.textio.destination`), so it is checked as that stream's file.
+    stream, in order (:func:`pysmt.files.textio.destination`), so it is checked as that stream's file.
     Output folders, and with ``create`` the folders of output files, may be missing (the command
     makes them) as long as their nearest existing parent is writable; otherwise a file's folder must
     exist, as a shell redirection needs.
@@ -186,7 +186,7 @@ def streamed_output(path: PathLike | None) -> Iterator[_Stream | None]:
       stays), a device or FIFO (a named pipe, ``/dev/null``) is written to directly, as a stream, and the
       file behind this process' stdout or stderr (``/dev/stdout``, or ``out.txt`` under ``> out.txt``)
       is written through that stream, each sentence's lines after its translation
-      (:func:`pysmt.textio.destination`).
+      (:func:`pysmt.files.textio.destination`).
     ``None`` gives ``None`` (no such output requested).
     """
     if path is None:

@@ -47,7 +47,8 @@ Array<T> to_array(const std::vector<T> &values) {
 std::string utf8(py::handle text) {
   if (!PyUnicode_Check(text.ptr())) throw py::type_error("expected a str");
   Py_ssize_t size = 0;
-  if (const char *data = PyUnicode_AsUTF8AndSize(text.ptr(), &size)) return std::string(data, static_cast<size_t>(size));
+  if (const char *data = PyUnicode_AsUTF8AndSize(text.ptr(), &size))
+    return std::string(data, static_cast<size_t>(size));
   PyErr_Clear();
   py::object bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogatepass"));
   if (!bytes) throw py::error_already_set();
@@ -163,34 +164,48 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init(&stored_strings), py::kw_only(), "blob"_a, "offsets"_a, "slots"_a,
            "A view of stored strings: `slots` is their hash index (binary_table.py's format), or empty when they "
            "are sorted by their bytes")
-      .def("add", [](Strings &s, const py::str &text) { return s.index->add(utf8(text)); }, "text"_a,
-           "The index of `text`, added if new")
-      .def("add_all", [](Strings &s, const py::sequence &texts) {
-             std::vector<int64_t> out;
-             out.reserve(texts.size());
-             for (py::handle text : texts) out.push_back(s.index->add(utf8(text)));
-             return out;
-           }, "texts"_a, "The indices of `texts`, each added if new")
-      .def("find", [](const Strings &s, const py::str &text) { return s.index->find(utf8(text)); }, "text"_a,
-           "The index of `text`, or -1")
-      .def("get", [](const Strings &s, const py::str &text, py::object fallback) -> py::object {
-             int64_t k = s.index->find(utf8(text));
-             return k < 0 ? fallback : py::int_(k);
-           }, "text"_a, "default"_a = py::none(), "The index of `text`, or `default` (a dict's get)")
-      .def("__contains__", [](const Strings &s, const py::object &text) {
-             return PyUnicode_Check(text.ptr()) && s.index->find(utf8(text)) >= 0;
-           }, "text"_a)
-      .def("first_not_utf8", [](const Strings &s) { return s.index->first_not_utf8(); },
-           "The index of the first string that is not UTF-8 (encoded surrogates allowed, as they are read), or -1")
+      .def(
+          "add", [](Strings &s, const py::str &text) { return s.index->add(utf8(text)); }, "text"_a,
+          "The index of `text`, added if new")
+      .def(
+          "add_all",
+          [](Strings &s, const py::sequence &texts) {
+            std::vector<int64_t> out;
+            out.reserve(texts.size());
+            for (py::handle text : texts) out.push_back(s.index->add(utf8(text)));
+            return out;
+          },
+          "texts"_a, "The indices of `texts`, each added if new")
+      .def(
+          "find", [](const Strings &s, const py::str &text) { return s.index->find(utf8(text)); }, "text"_a,
+          "The index of `text`, or -1")
+      .def(
+          "get",
+          [](const Strings &s, const py::str &text, py::object fallback) -> py::object {
+            int64_t k = s.index->find(utf8(text));
+            return k < 0 ? fallback : py::int_(k);
+          },
+          "text"_a, "default"_a = py::none(), "The index of `text`, or `default` (a dict's get)")
+      .def(
+          "__contains__",
+          [](const Strings &s, const py::object &text) {
+            return PyUnicode_Check(text.ptr()) && s.index->find(utf8(text)) >= 0;
+          },
+          "text"_a)
+      .def(
+          "first_not_utf8", [](const Strings &s) { return s.index->first_not_utf8(); },
+          "The index of the first string that is not UTF-8 (encoded surrogates allowed, as they are read), or -1")
       .def("__len__", [](const Strings &s) { return s.index->size(); })
       .def("__getitem__", &Strings::at, "index"_a)
-      .def("__iter__", [](const Strings &s) {
+      .def("__iter__",
+           [](const Strings &s) {
              py::list all;
              for (size_t k = 0; k < s.index->size(); ++k) all.append(text_of((*s.index)[k]));
              return py::iter(all);
            })
-      .def_property_readonly("memory", [](const Strings &s) { return s.index->memory(); },
-                             "Bytes held by strings built here (0 for a view)");
+      .def_property_readonly(
+          "memory", [](const Strings &s) { return s.index->memory(); },
+          "Bytes held by strings built here (0 for a view)");
 
   py::class_<PhraseTable>(m, "PhraseTableView", "A phrase table's arrays as the compiled option builder reads them")
       .def(py::init([](const Strings &sources, const Strings &vocabulary, const Strings &alignments,
@@ -198,13 +213,14 @@ PYBIND11_MODULE(_core, m) {
                        Array<int32_t> target_ids, Array<float> scores, Array<int32_t> alignment_id) {
              size_t entries = static_cast<size_t>(target_start.size());
              if (scores.ndim() != 2 || static_cast<size_t>(scores.shape(0)) != entries ||
-                 static_cast<size_t>(target_len.size()) != entries || static_cast<size_t>(alignment_id.size()) != entries)
+                 static_cast<size_t>(target_len.size()) != entries ||
+                 static_cast<size_t>(alignment_id.size()) != entries)
                throw std::invalid_argument("target_start, target_len, alignment_id and scores need a row per entry");
              if (static_cast<size_t>(block_start.size()) != sources.index->size() + 1)
                throw std::invalid_argument("block_start needs an entry per source, and one more");
-             pysmt::PhraseTableArrays arrays{block_start.data(), target_start.data(), target_len.data(),
-                                             target_ids.data(), scores.data(), alignment_id.data(), entries,
-                                             static_cast<int>(scores.shape(1))};
+             pysmt::PhraseTableArrays arrays{
+                 block_start.data(), target_start.data(), target_len.data(), target_ids.data(),
+                 scores.data(),      alignment_id.data(), entries,           static_cast<int>(scores.shape(1))};
              auto view = std::make_shared<const pysmt::PhraseTableView>(sources.index, vocabulary.index,
                                                                         alignments.index, arrays);
              std::vector<py::object> keep{block_start, target_start, target_len, target_ids, scores, alignment_id};
@@ -214,7 +230,8 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::kw_only(), "sources"_a, "vocabulary"_a, "alignments"_a, "block_start"_a, "target_start"_a,
            "target_len"_a, "target_ids"_a, "scores"_a, "alignment_id"_a);
-  py::class_<ReorderingTable>(m, "ReorderingTableView", "A reordering table's keys and logged scores, as the twin reads them")
+  py::class_<ReorderingTable>(m, "ReorderingTableView",
+                              "A reordering table's keys and logged scores, as the twin reads them")
       .def(py::init([](const Strings &keys, Array<double> scores) {
              if (scores.ndim() != 2 || static_cast<size_t>(scores.shape(0)) != keys.index->size())
                throw std::invalid_argument("scores needs a row per key");
@@ -226,7 +243,6 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::kw_only(), "keys"_a, "scores"_a);
 
-
   // -- models: KenLM
   py::class_<pysmt::LanguageModel, std::shared_ptr<pysmt::LanguageModel>>(
       m, "LanguageModel", "A KenLM model (ARPA or binary), loaded once and shared by both search engines")
@@ -234,15 +250,22 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("order", &pysmt::LanguageModel::order)
       .def("estimate", &pysmt::LanguageModel::estimate, "words"_a,
            "log p of a phrase without left context (natural log; KenLM's float accumulation)")
-      .def("begin_state", [](const pysmt::LanguageModel &lm) { return py::bytes(pysmt::state_bytes(lm.begin())); },
-           "The sentence-start state")
-      .def("extend", [](const pysmt::LanguageModel &lm, const py::bytes &state, const std::vector<std::string> &words) {
-        auto [score, after] = lm.extend(pysmt::state_from_bytes(std::string(state)), words);
-        return py::make_tuple(score, py::bytes(pysmt::state_bytes(after)));
-      }, "state"_a, "words"_a, "(log p of the words after the state (natural log), the state after them)")
-      .def("final", [](const pysmt::LanguageModel &lm, const py::bytes &state) {
-        return lm.final(pysmt::state_from_bytes(std::string(state)));
-      }, "state"_a, "log p of </s> after the state (natural log)");
+      .def(
+          "begin_state", [](const pysmt::LanguageModel &lm) { return py::bytes(pysmt::state_bytes(lm.begin())); },
+          "The sentence-start state")
+      .def(
+          "extend",
+          [](const pysmt::LanguageModel &lm, const py::bytes &state, const std::vector<std::string> &words) {
+            auto [score, after] = lm.extend(pysmt::state_from_bytes(std::string(state)), words);
+            return py::make_tuple(score, py::bytes(pysmt::state_bytes(after)));
+          },
+          "state"_a, "words"_a, "(log p of the words after the state (natural log), the state after them)")
+      .def(
+          "final",
+          [](const pysmt::LanguageModel &lm, const py::bytes &state) {
+            return lm.final(pysmt::state_from_bytes(std::string(state)));
+          },
+          "state"_a, "log p of </s> after the state (natural log)");
 
   // -- features: the twins of the built-in stateful features
   py::enum_<pysmt::ReorderingModel>(m, "ReorderingModel", "The orientation classes of a lexicalized reordering model")
@@ -250,7 +273,8 @@ PYBIND11_MODULE(_core, m) {
       .value("mslr", pysmt::ReorderingModel::mslr)
       .value("monotonicity", pysmt::ReorderingModel::monotonicity)
       .value("leftright", pysmt::ReorderingModel::leftright);
-  py::enum_<pysmt::Orientation>(m, "Orientation", "Moses' ReorderingType values: a table row's column of each orientation")
+  py::enum_<pysmt::Orientation>(m, "Orientation",
+                                "Moses' ReorderingType values: a table row's column of each orientation")
       .value("M", pysmt::Orientation::M)
       .value("S", pysmt::Orientation::S)
       .value("D", pysmt::Orientation::D)
@@ -268,10 +292,14 @@ PYBIND11_MODULE(_core, m) {
   py::class_<pysmt::CompiledFeature, std::shared_ptr<pysmt::CompiledFeature>>(
       m, "CompiledFeature", "A stateful feature as the compiled search sees it")
       .def_readonly("num_scores", &pysmt::CompiledFeature::num_scores)
-      .def("set_weights", [](pysmt::CompiledFeature &f, const std::vector<double> &weights) {
-        if (static_cast<int>(weights.size()) != f.num_scores) throw std::invalid_argument("wrong number of weights");
-        f.weights = weights;
-      }, "weights"_a);
+      .def(
+          "set_weights",
+          [](pysmt::CompiledFeature &f, const std::vector<double> &weights) {
+            if (static_cast<int>(weights.size()) != f.num_scores)
+              throw std::invalid_argument("wrong number of weights");
+            f.weights = weights;
+          },
+          "weights"_a);
   py::class_<pysmt::KenLMTwin, pysmt::CompiledFeature, std::shared_ptr<pysmt::KenLMTwin>>(
       m, "KenLMTwin", "The KenLM feature's compiled twin")
       .def(py::init<std::shared_ptr<pysmt::LanguageModel>>(), "model"_a)
@@ -330,7 +358,7 @@ PYBIND11_MODULE(_core, m) {
       "compiled scorer it offers (include/pysmt/compiled_scorer.h), whose faults are FeatureFaults naming it")
       .def(py::init([](py::object calls, int num_scores, int buffer_size) {
              return std::make_shared<pysmt::DeferredFeature>(ask_python(std::move(calls), num_scores), num_scores,
-                                                            buffer_size);
+                                                             buffer_size);
            }),
            "calls"_a, "num_scores"_a, "buffer_size"_a)
       .def(py::init([](py::capsule scorer, const std::string &name, int buffer_size) {
@@ -340,17 +368,22 @@ PYBIND11_MODULE(_core, m) {
              const auto *given = scorer.get_pointer<pysmt_scorer>();
              if (!given || given->version != PYSMT_SCORER_VERSION || given->num_scores < 1 || !given->start ||
                  !given->score)
-               throw std::invalid_argument("feature " + name + ": its compiled scorer is not of this pysmt's version (" +
+               throw std::invalid_argument("feature " + name +
+                                           ": its compiled scorer is not of this pysmt's version (" +
                                            std::to_string(PYSMT_SCORER_VERSION) + ") or lacks a function");
              auto calls = std::make_shared<pysmt::ScorerCalls>(given, name);
              // the capsule (and the feature behind it) lives as long as the callbacks that use it
              auto keep = std::make_shared<py::object>(std::move(scorer));
              return std::make_shared<pysmt::DeferredFeature>(
-                 [calls, keep](const auto &requests, auto &scores, auto &states) { calls->score(requests, scores, states); },
-                 given->num_scores, buffer_size, [calls](const pysmt::SentenceOptions &options) { return calls->start(options); });
+                 [calls, keep](const auto &requests, auto &scores, auto &states) {
+                   calls->score(requests, scores, states);
+                 },
+                 given->num_scores, buffer_size,
+                 [calls](const pysmt::SentenceOptions &options) { return calls->start(options); });
            }),
            py::kw_only(), "scorer"_a, "name"_a, "buffer_size"_a)
-      .def("set_initial", &pysmt::DeferredFeature::set_initial, "state"_a, "Per sentence: the empty hypothesis' state id");
+      .def("set_initial", &pysmt::DeferredFeature::set_initial, "state"_a,
+           "Per sentence: the empty hypothesis' state id");
 
   py::enum_<pysmt::Algorithm>(m, "Algorithm", "The search algorithms")
       .value("normal", pysmt::Algorithm::normal)
@@ -358,8 +391,8 @@ PYBIND11_MODULE(_core, m) {
   py::class_<pysmt::SearchSettings>(m, "SearchSettings", "The [search] settings the core uses")
       .def(py::init([](pysmt::Algorithm algorithm, int stack_size, double beam_threshold, int pop_limit,
                        int distortion_limit, int pops_per_round) {
-             return pysmt::SearchSettings{algorithm, stack_size, beam_threshold, pop_limit, distortion_limit,
-                                          pops_per_round};
+             return pysmt::SearchSettings{algorithm, stack_size,       beam_threshold,
+                                          pop_limit, distortion_limit, pops_per_round};
            }),
            py::kw_only(), "algorithm"_a, "stack_size"_a, "beam_threshold"_a, "pop_limit"_a, "distortion_limit"_a,
            "pops_per_round"_a)
@@ -370,85 +403,116 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("distortion_limit", &pysmt::SearchSettings::distortion_limit)
       .def_readonly("pops_per_round", &pysmt::SearchSettings::pops_per_round);
   // -- search: the options
-  py::class_<BuiltOptions>(m, "BuiltOptions",
-                           "One sentence's translation options as the compiled option builder made them (see "
-                           "pysmt/phrases.py's SentenceOptions): spans by start then end, each span's options best first")
+  py::class_<BuiltOptions>(
+      m, "BuiltOptions",
+      "One sentence's translation options as the compiled option builder made them (see "
+      "pysmt/phrases.py's SentenceOptions): spans by start then end, each span's options best first")
       .def("__len__", [](const BuiltOptions &b) { return b.options->size(); })
-      .def_property_readonly("length", [](const BuiltOptions &b) { return b.options->length(); }, "Source words")
+      .def_property_readonly(
+          "length", [](const BuiltOptions &b) { return b.options->length(); }, "Source words")
       .def_property_readonly("start", [](const BuiltOptions &b) { return to_array(b.options->start); })
       .def_property_readonly("end", [](const BuiltOptions &b) { return to_array(b.options->end); })
       .def_property_readonly("isolation", [](const BuiltOptions &b) { return to_array(b.options->isolation); })
       .def_property_readonly("future", [](const BuiltOptions &b) { return to_array(b.options->future); })
-      .def_property_readonly("scores", [](const BuiltOptions &b) {
-        return matrix(b.options->scores, b.options->size(), static_cast<size_t>(b.options->dims));
-      }, "options x the model's scores: each option's unweighted scores in isolation")
-      .def_property_readonly("table", [](const BuiltOptions &b) { return to_array(b.options->table); },
-                             "The phrase table (the builder's number) of each option's pair; -1: an unknown word")
-      .def_property_readonly("entry", [](const BuiltOptions &b) { return to_array(b.options->entry); },
-                             "The entry of each option's pair in its table (-1: an unknown word)")
+      .def_property_readonly(
+          "scores",
+          [](const BuiltOptions &b) {
+            return matrix(b.options->scores, b.options->size(), static_cast<size_t>(b.options->dims));
+          },
+          "options x the model's scores: each option's unweighted scores in isolation")
+      .def_property_readonly(
+          "table", [](const BuiltOptions &b) { return to_array(b.options->table); },
+          "The phrase table (the builder's number) of each option's pair; -1: an unknown word")
+      .def_property_readonly(
+          "entry", [](const BuiltOptions &b) { return to_array(b.options->entry); },
+          "The entry of each option's pair in its table (-1: an unknown word)")
       .def_property_readonly("span_start", [](const BuiltOptions &b) { return to_array(b.options->span_start); })
       .def_property_readonly("span_end", [](const BuiltOptions &b) { return to_array(b.options->span_end); })
       .def_property_readonly("span_offsets", [](const BuiltOptions &b) { return to_array(b.options->span_offsets); })
-      .def_property_readonly("span_options", [](const BuiltOptions &b) { return to_array(b.options->span_options); },
-                             "Each span's options, best first: span_options[span_offsets[s]:span_offsets[s + 1]]")
-      .def("target", [](const BuiltOptions &b, py::ssize_t k) {
-        b.check(k);
-        const pysmt::SentenceOptions &o = *b.options;
-        py::list words;
-        for (int64_t w = o.target_offsets[k]; w < o.target_offsets[k + 1]; ++w)
-          words.append(text_of(o.vocabulary->word(o.target_ids[static_cast<size_t>(w)])));
-        return words;
-      }, "option"_a, "An option's target words")
-      .def("alignment", [](const BuiltOptions &b, py::ssize_t k) {
-        b.check(k);
-        return text_of(b.builder->alignment(b.options->table[k], b.options->entry[k]));
-      }, "option"_a, "The word alignment inside an option's pair (Moses' i-j pairs)")
-      .def("add_contextual", [](BuiltOptions &b, Array<double> scores, Array<double> isolation, Array<double> future) {
-        size_t n = b.options->size();
-        if (scores.ndim() != 2 || static_cast<size_t>(scores.shape(0)) != n || scores.shape(1) != b.options->dims ||
-            static_cast<size_t>(isolation.size()) != n || static_cast<size_t>(future.size()) != n)
-          throw std::invalid_argument("a row of scores (the model's width), an isolation and a future per option");
-        pysmt::add_contextual(*b.options, scores.data(), isolation.data(), future.data());
-      }, "scores"_a, "isolation"_a, "future"_a,
-         "Add per-sentence features' scores (options x the model's width) and their weighted sums, then sort each "
-         "span's options best first again");
+      .def_property_readonly(
+          "span_options", [](const BuiltOptions &b) { return to_array(b.options->span_options); },
+          "Each span's options, best first: span_options[span_offsets[s]:span_offsets[s + 1]]")
+      .def(
+          "target",
+          [](const BuiltOptions &b, py::ssize_t k) {
+            b.check(k);
+            const pysmt::SentenceOptions &o = *b.options;
+            py::list words;
+            for (int64_t w = o.target_offsets[k]; w < o.target_offsets[k + 1]; ++w)
+              words.append(text_of(o.vocabulary->word(o.target_ids[static_cast<size_t>(w)])));
+            return words;
+          },
+          "option"_a, "An option's target words")
+      .def(
+          "alignment",
+          [](const BuiltOptions &b, py::ssize_t k) {
+            b.check(k);
+            return text_of(b.builder->alignment(b.options->table[k], b.options->entry[k]));
+          },
+          "option"_a, "The word alignment inside an option's pair (Moses' i-j pairs)")
+      .def(
+          "add_contextual",
+          [](BuiltOptions &b, Array<double> scores, Array<double> isolation, Array<double> future) {
+            size_t n = b.options->size();
+            if (scores.ndim() != 2 || static_cast<size_t>(scores.shape(0)) != n || scores.shape(1) != b.options->dims ||
+                static_cast<size_t>(isolation.size()) != n || static_cast<size_t>(future.size()) != n)
+              throw std::invalid_argument("a row of scores (the model's width), an isolation and a future per option");
+            pysmt::add_contextual(*b.options, scores.data(), isolation.data(), future.data());
+          },
+          "scores"_a, "isolation"_a, "future"_a,
+          "Add per-sentence features' scores (options x the model's width) and their weighted sums, then sort each "
+          "span's options best first again");
 
   py::class_<pysmt::OptionBuilder, std::shared_ptr<pysmt::OptionBuilder>>(
       m, "OptionBuilder",
       "Builds sentences' translation options from phrase tables (pysmt/search/options.py's OptionBuilder is the "
       "specification), keeping each source phrase's ranked pairs across sentences")
       .def(py::init<int, int>(), py::kw_only(), "dims"_a, "max_phrase_length"_a)
-      .def("add_table", [](pysmt::OptionBuilder &b, const PhraseTable &table, int column, int limit) {
-        b.add_table(table.view, column, limit);
-      }, py::kw_only(), "table"_a, "column"_a, "limit"_a,
-         "A phrase table supplying candidates; its scores are the model's columns from `column`")
+      .def(
+          "add_table",
+          [](pysmt::OptionBuilder &b, const PhraseTable &table, int column, int limit) {
+            b.add_table(table.view, column, limit);
+          },
+          py::kw_only(), "table"_a, "column"_a, "limit"_a,
+          "A phrase table supplying candidates; its scores are the model's columns from `column`")
       .def("add_scores", &pysmt::OptionBuilder::add_scores, py::kw_only(), "scores"_a, "column"_a,
            "A context-free feature's compiled scores, the model's columns from `column`")
       .def("set_python_columns", &pysmt::OptionBuilder::set_python_columns, "columns"_a,
            "The model's columns context-free Python features score (finish() is given them)")
-      .def("set_weights", &pysmt::OptionBuilder::set_weights, "weights"_a, "New weights; the ranked pairs are forgotten")
+      .def("set_weights", &pysmt::OptionBuilder::set_weights, "weights"_a,
+           "New weights; the ranked pairs are forgotten")
       .def("clear", &pysmt::OptionBuilder::clear, "Forget the ranked pairs")
       .def_property_readonly("kept", &pysmt::OptionBuilder::kept, "Ranked pairs kept across sentences")
-      .def("lookup", [](std::shared_ptr<pysmt::OptionBuilder> b, const py::sequence &words) {
-        return BuiltOptions{b->lookup(utf8_all(words)), b};
-      }, "words"_a, "Step 1 of a sentence: look its spans up; the pairs of new source phrases wait in pending()")
-      .def("pending", [](const pysmt::OptionBuilder &b) {
-        py::list out;
-        for (const auto &p : b.pending()) out.append(py::make_tuple(p.table, p.entry, text_of(p.source)));
-        return out;
-      }, "The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)")
-      .def("finish", [](pysmt::OptionBuilder &b, BuiltOptions &options, std::optional<Array<double>> scores,
-                        std::optional<Array<double>> estimates) {
-        size_t rows = b.pending().size();
-        for (const auto *given : {&scores, &estimates})
-          if (*given && ((*given)->ndim() != 2 || static_cast<size_t>((*given)->shape(0)) != rows ||
-                         (*given)->shape(1) != options.options->dims))
-            throw std::invalid_argument("a row of the model's width per pending pair");
-        if (scores.has_value() != estimates.has_value()) throw std::invalid_argument("scores and estimates go together");
-        b.finish(*options.options, scores ? scores->data() : nullptr, estimates ? estimates->data() : nullptr);
-      }, "options"_a, "scores"_a = py::none(), "estimates"_a = py::none(),
-         "Step 2: rank the pending pairs (with the Python features' scores and estimates of them: pending() x the "
-         "model's width) and lay the sentence's options out");
+      .def(
+          "lookup",
+          [](std::shared_ptr<pysmt::OptionBuilder> b, const py::sequence &words) {
+            return BuiltOptions{b->lookup(utf8_all(words)), b};
+          },
+          "words"_a, "Step 1 of a sentence: look its spans up; the pairs of new source phrases wait in pending()")
+      .def(
+          "pending",
+          [](const pysmt::OptionBuilder &b) {
+            py::list out;
+            for (const auto &p : b.pending()) out.append(py::make_tuple(p.table, p.entry, text_of(p.source)));
+            return out;
+          },
+          "The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)")
+      .def(
+          "finish",
+          [](pysmt::OptionBuilder &b, BuiltOptions &options, std::optional<Array<double>> scores,
+             std::optional<Array<double>> estimates) {
+            size_t rows = b.pending().size();
+            for (const auto *given : {&scores, &estimates})
+              if (*given && ((*given)->ndim() != 2 || static_cast<size_t>((*given)->shape(0)) != rows ||
+                             (*given)->shape(1) != options.options->dims))
+                throw std::invalid_argument("a row of the model's width per pending pair");
+            if (scores.has_value() != estimates.has_value())
+              throw std::invalid_argument("scores and estimates go together");
+            b.finish(*options.options, scores ? scores->data() : nullptr, estimates ? estimates->data() : nullptr);
+          },
+          "options"_a, "scores"_a = py::none(), "estimates"_a = py::none(),
+          "Step 2: rank the pending pairs (with the Python features' scores and estimates of them: pending() x the "
+          "model's width) and lay the sentence's options out");
 
   py::class_<pysmt::NbestRequest>(m, "NbestRequest", "What the n-best list needs besides the search graph")
       .def(py::init([](int size, int64_t budget, bool distinct, std::vector<int> stateful_columns) {
@@ -466,15 +530,18 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("scores", &Derivations::scores)
       .def_readonly("hypotheses", &Derivations::hypotheses);
 
-  m.def("search", [](const BuiltOptions &options, const pysmt::SearchSettings &settings,
-                     std::vector<std::shared_ptr<pysmt::CompiledFeature>> features, const pysmt::NbestRequest &nbest) {
-    pysmt::NbestList found;
-    {
-      py::gil_scoped_release release;
-      found = pysmt::search(*options.options, settings, std::move(features), nbest);
-    }
-    return Derivations{to_array(found.score), to_array(found.offsets), to_array(found.options),
-                       matrix(found.scores, found.score.size(), found.dims), found.hypotheses};
-  }, "options"_a, "settings"_a, "features"_a, "nbest"_a,
-     "Run normal search or cube pruning over one sentence's options; return its n-best derivations");
+  m.def(
+      "search",
+      [](const BuiltOptions &options, const pysmt::SearchSettings &settings,
+         std::vector<std::shared_ptr<pysmt::CompiledFeature>> features, const pysmt::NbestRequest &nbest) {
+        pysmt::NbestList found;
+        {
+          py::gil_scoped_release release;
+          found = pysmt::search(*options.options, settings, std::move(features), nbest);
+        }
+        return Derivations{to_array(found.score), to_array(found.offsets), to_array(found.options),
+                           matrix(found.scores, found.score.size(), found.dims), found.hypotheses};
+      },
+      "options"_a, "settings"_a, "features"_a, "nbest"_a,
+      "Run normal search or cube pruning over one sentence's options; return its n-best derivations");
 }

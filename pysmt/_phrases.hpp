@@ -44,10 +44,10 @@ struct SentenceOptions {
   const TargetVocabulary *vocabulary = nullptr;
 
   // per option k
-  std::vector<int32_t> start, end;  // its source span [start, end)
-  std::vector<double> isolation;    // weighted score in isolation
-  std::vector<double> future;       // isolation plus the weighted estimates (future cost, ranking)
-  std::vector<double> scores;       // k * dims ...: its unweighted scores in isolation
+  std::vector<int32_t> start, end;            // its source span [start, end)
+  std::vector<double> isolation;              // weighted score in isolation
+  std::vector<double> future;                 // isolation plus the weighted estimates (future cost, ranking)
+  std::vector<double> scores;                 // k * dims ...: its unweighted scores in isolation
   std::vector<int64_t> target_offsets = {0};  // its target words: target_ids[target_offsets[k]:target_offsets[k + 1]]
   std::vector<int32_t> target_ids;            //   (TargetVocabulary numbers)
   std::vector<int32_t> table;  // the phrase table (the builder's number) its pair comes from; -1: an unknown word

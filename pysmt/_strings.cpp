@@ -1,16 +1,16 @@
 // Strings with a hash index (see _strings.hpp).
 #include "pysmt/_strings.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
-#include <zlib.h>
 
 namespace pysmt {
 
 uint32_t crc32_of(std::string_view text) {
-  return static_cast<uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef *>(text.data()), static_cast<uInt>(text.size())));
+  return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), static_cast<uInt>(text.size())));
 }
 
 bool is_utf8(std::string_view text) {
@@ -30,7 +30,10 @@ bool is_utf8(std::string_view text) {
       ++p;
       continue;
     }
-    std::ptrdiff_t more = lead >= 0xC2 && lead <= 0xDF ? 1 : lead >= 0xE0 && lead <= 0xEF ? 2 : lead >= 0xF0 && lead <= 0xF4 ? 3 : 0;
+    std::ptrdiff_t more = lead >= 0xC2 && lead <= 0xDF   ? 1
+                          : lead >= 0xE0 && lead <= 0xEF ? 2
+                          : lead >= 0xF0 && lead <= 0xF4 ? 3
+                                                         : 0;
     if (!more || end - p <= more) return false;
     for (std::ptrdiff_t k = 1; k <= more; ++k)
       if ((p[k] & 0xC0) != 0x80) return false;
@@ -48,8 +51,7 @@ int64_t StringIndex::first_not_utf8() const {
 
 StringIndex::StringIndex(const char *blob, const int64_t *offsets, size_t count, const uint32_t *slots,
                          size_t num_slots)
-    : view_(true), view_blob_(blob), view_offsets_(offsets), view_slots_(slots), count_(count),
-      num_slots_(num_slots) {}
+    : view_(true), view_blob_(blob), view_offsets_(offsets), view_slots_(slots), count_(count), num_slots_(num_slots) {}
 
 int64_t StringIndex::find(std::string_view text) const {
   size_t size = num_slots();

@@ -30,7 +30,8 @@ void KenLMTwin::prepare(const SentenceOptions &options) {
   for (size_t k = 0; k < count; ++k) {
     const uint32_t *words = ids_.data() + offsets_[k];
     size_t length = static_cast<size_t>(offsets_[k + 1] - offsets_[k]);
-    std::vector<int32_t> &same_hash = *by_hash.insert(util::MurmurHashNative(words, length * sizeof(uint32_t), length)).first;
+    std::vector<int32_t> &same_hash =
+        *by_hash.insert(util::MurmurHashNative(words, length * sizeof(uint32_t), length)).first;
     for (int32_t other : same_hash)
       if (static_cast<size_t>(offsets_[other + 1] - offsets_[other]) == length &&
           std::equal(words, words + length, ids_.data() + offsets_[other])) {

@@ -82,8 +82,8 @@ class KenLMTwin : public CompiledFeature {
   std::vector<int32_t> phrase_of_option_;  // options with the same target words share a phrase number
   int32_t phrases_ = 0;
   std::vector<lm::ngram::State> states_;
-  FlatMap<int32_t> rows_;             // hash of a state -> its row
-  std::vector<int32_t> row_parent_;   // per row: a hypothesis with that state (to check the hash)
+  FlatMap<int32_t> rows_;                    // hash of a state -> its row
+  std::vector<int32_t> row_parent_;          // per row: a hypothesis with that state (to check the hash)
   std::vector<std::vector<int32_t>> cells_;  // row r, phrase p: index into scored_, or -1 (the rows' memory
                                              // is kept from sentence to sentence: row_parent_.size() are used)
   std::vector<Scored> scored_;

@@ -10,10 +10,14 @@ namespace pysmt {
 
 int orientation_count(ReorderingModel model) {
   switch (model) {
-    case ReorderingModel::msd: return 3;
-    case ReorderingModel::mslr: return 4;
-    case ReorderingModel::monotonicity: return 2;
-    case ReorderingModel::leftright: return 2;
+    case ReorderingModel::msd:
+      return 3;
+    case ReorderingModel::mslr:
+      return 4;
+    case ReorderingModel::monotonicity:
+      return 2;
+    case ReorderingModel::leftright:
+      return 2;
   }
   throw std::invalid_argument("unknown reordering model");
 }
@@ -21,7 +25,7 @@ int orientation_count(ReorderingModel model) {
 Orientation first_orientation(ReorderingModel model, int start) {
   if (model == ReorderingModel::leftright) return Orientation::R;
   if (start == 0) return Orientation::M;
-  return model == ReorderingModel::msd ? Orientation::D
+  return model == ReorderingModel::msd    ? Orientation::D
          : model == ReorderingModel::mslr ? Orientation::DR
                                           : Orientation::NM;
 }

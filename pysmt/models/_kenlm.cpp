@@ -9,7 +9,8 @@ namespace pysmt {
 LanguageModel::LanguageModel(const std::string &path) {
   lm::ngram::Config config;
   model_.reset(lm::ngram::LoadVirtual(path.c_str(), config));
-  if (model_->StateSize() != sizeof(lm::ngram::State)) throw std::runtime_error(path + ": unsupported KenLM model type");
+  if (model_->StateSize() != sizeof(lm::ngram::State))
+    throw std::runtime_error(path + ": unsupported KenLM model type");
   end_ = model_->BaseVocabulary().EndSentence();
 }
 
@@ -60,8 +61,7 @@ lm::ngram::State state_from_bytes(const std::string &in) {
   lm::ngram::State state;
   std::memset(&state, 0, sizeof(state));
   state.length = static_cast<unsigned char>(in.at(0));
-  if (state.length > KENLM_MAX_ORDER - 1 ||
-      in.size() != 1 + state.length * (sizeof(lm::WordIndex) + sizeof(float)))
+  if (state.length > KENLM_MAX_ORDER - 1 || in.size() != 1 + state.length * (sizeof(lm::WordIndex) + sizeof(float)))
     throw std::invalid_argument("not a KenLM state of this build");
   std::memcpy(state.words, &in[1], state.length * sizeof(lm::WordIndex));
   std::memcpy(state.backoff, &in[1 + state.length * sizeof(lm::WordIndex)], state.length * sizeof(float));

@@ -42,7 +42,8 @@ class LanguageModel {
   // Python's kenlm.Model.score(phrase, bos=False, eos=False), which accumulates in float (natural log).
   double estimate(const std::vector<std::string> &words) const;
   // (natural-log score of the words after `state`, the state after them).
-  std::pair<double, lm::ngram::State> extend(const lm::ngram::State &state, const std::vector<std::string> &words) const;
+  std::pair<double, lm::ngram::State> extend(const lm::ngram::State &state,
+                                             const std::vector<std::string> &words) const;
   // Natural-log score of </s> after `state`.
   double final(const lm::ngram::State &state) const;
 

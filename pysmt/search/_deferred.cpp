@@ -24,7 +24,7 @@ int32_t DeferredFeature::answer_of(const Request &request, bool &added) {
     }
   }
   size_t mask = slots_.size() - 1;
-  for (size_t slot = RequestHash{}(request) & mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = RequestHash{}(request)&mask;; slot = (slot + 1) & mask) {
     int32_t held = slots_[slot];
     if (held && answered_[static_cast<size_t>(held - 1)] == request) {
       added = false;
@@ -96,7 +96,8 @@ int64_t ScorerCalls::start(const SentenceOptions &options) const {
   pysmt_options given{static_cast<int32_t>(options.size()), options.target_offsets.data(), options.target_ids.data(),
                       word_of, options.vocabulary};
   int64_t initial = -1;
-  if (scorer_->start(scorer_->self, &given, &initial) != 0) fail("its compiled scorer failed to start a sentence", true);
+  if (scorer_->start(scorer_->self, &given, &initial) != 0)
+    fail("its compiled scorer failed to start a sentence", true);
   if (initial < 0) fail("its compiled scorer started a sentence in state " + std::to_string(initial));
   return initial;
 }
@@ -122,7 +123,8 @@ void ScorerCalls::score(const std::vector<DeferredFeature::Request> &requests, s
   for (size_t i = 0; i < k * width; ++i)
     if (std::isnan(scores[i]) || scores[i] == std::numeric_limits<double>::infinity())
       fail("its compiled scorer returned " + std::to_string(scores[i]) + " as score " + std::to_string(i % width + 1) +
-           " of request " + std::to_string(i / width + 1) + " (scores must be finite, or -inf to forbid a translation)");
+           " of request " + std::to_string(i / width + 1) +
+           " (scores must be finite, or -inf to forbid a translation)");
   for (size_t i = 0; i < k; ++i)
     if (states[i] < 0) fail("its compiled scorer returned state id " + std::to_string(states[i]));
 }

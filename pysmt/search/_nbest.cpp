@@ -20,7 +20,9 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
     std::vector<int> nodes;
     int last;
   };
-  auto worse = [](const Entry &a, const Entry &b) { return a.score < b.score || (a.score == b.score && a.tie > b.tie); };
+  auto worse = [](const Entry &a, const Entry &b) {
+    return a.score < b.score || (a.score == b.score && a.tie > b.tie);
+  };
   auto better = [&worse](const Entry &a, const Entry &b) { return worse(b, a); };
   auto chain = [this](int id, std::vector<int> &nodes) {
     for (; id >= 0 && hyps_[id].option >= 0; id = hyps_[id].prev) nodes.push_back(id);

@@ -163,7 +163,8 @@ void OptionBuilder::rank(const double *python_scores, const double *python_estim
       kept.insert(kept.end(), candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep));
     }
     if (tables_.size() > 1)
-      std::stable_sort(kept.begin(), kept.end(), [](const Ranked &a, const Ranked &b) { return better(a.future, b.future); });
+      std::stable_sort(kept.begin(), kept.end(),
+                       [](const Ranked &a, const Ranked &b) { return better(a.future, b.future); });
     source.first = static_cast<int64_t>(ranked_.size());
     source.count = static_cast<int64_t>(kept.size());
     source.pending = false;
@@ -224,8 +225,7 @@ void add_contextual(SentenceOptions &options, const double *scores, const double
   }
   for (size_t s = 0; s + 1 < options.span_offsets.size(); ++s)
     std::stable_sort(options.span_options.begin() + options.span_offsets[s],
-                     options.span_options.begin() + options.span_offsets[s + 1],
-                     [&options](int32_t a, int32_t b) {
+                     options.span_options.begin() + options.span_offsets[s + 1], [&options](int32_t a, int32_t b) {
                        return better(options.future[static_cast<size_t>(a)], options.future[static_cast<size_t>(b)]);
                      });
 }

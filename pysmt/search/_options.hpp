@@ -72,8 +72,8 @@ class OptionBuilder {
  private:
   // A pair as the cache keeps it: where it is from, its weighted scores, and its Python columns.
   struct Ranked {
-    int32_t table;   // -1: an unknown word
-    int64_t entry;   // its table entry, or (unknown) its word's number
+    int32_t table;  // -1: an unknown word
+    int64_t entry;  // its table entry, or (unknown) its word's number
     double isolation, future;
     int64_t python;  // its Python columns: python_scores_[python * python_columns_.size() ...], or -1
   };

@@ -15,8 +15,7 @@ namespace pysmt {
 Search::Search(const SearchSettings &settings, const SentenceOptions &options,
                std::vector<std::shared_ptr<CompiledFeature>> features, bool keep_arcs)
     : settings_(settings), options_(options), future_table_(future_costs(options)), n_(options.length()),
-      words_((options.length() + 63) / 64),
-      keep_arcs_(keep_arcs), features_(std::move(features)) {
+      words_((options.length() + 63) / 64), keep_arcs_(keep_arcs), features_(std::move(features)) {
   for (const auto &f : features_) {
     offsets_.push_back(dims_);
     dims_ += f->num_scores;
@@ -24,7 +23,8 @@ Search::Search(const SearchSettings &settings, const SentenceOptions &options,
   }
   spans_.assign(n_, {});
   for (size_t s = 0; s < options.span_start.size(); ++s)
-    spans_[options.span_start[s]].push_back(Span{options.span_end[s], options.span_offsets[s], options.span_offsets[s + 1]});
+    spans_[options.span_start[s]].push_back(
+        Span{options.span_end[s], options.span_offsets[s], options.span_offsets[s + 1]});
   SearchStorage &kept = storage();
   hyps_.swap(kept.hyps);
   coverage_.swap(kept.coverage);
@@ -296,7 +296,8 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
     members_.resize(hyps.size());
     std::vector<int64_t> &fill = group_fill_;
     fill.assign(group_start_.begin(), group_start_.end() - 1);
-    for (size_t k = 0; k < hyps.size(); ++k) members_[static_cast<size_t>(fill[static_cast<size_t>(group_of_[k])]++)] = hyps[k];
+    for (size_t k = 0; k < hyps.size(); ++k)
+      members_[static_cast<size_t>(fill[static_cast<size_t>(group_of_[k])]++)] = hyps[k];
     for (size_t g = 0; g < groups; ++g) {
       const int *group = &members_[static_cast<size_t>(group_start_[g])];
       size_t members = static_cast<size_t>(group_start_[g + 1] - group_start_[g]);
@@ -313,8 +314,8 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
           if (overlaps(coverage, start, span.end) || !gap_reachable(gap, start, span.end)) break;
           with_span(group[0], start, span.end, next.data());
           int covered = i + span.end - start;
-          todo[covered].push_back(Edge{first, jumpers, span.begin, span.stop - span.begin, future_of(next.data()),
-                                       covered == n_});
+          todo[covered].push_back(
+              Edge{first, jumpers, span.begin, span.stop - span.begin, future_of(next.data()), covered == n_});
         }
       }
     }

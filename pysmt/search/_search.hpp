@@ -136,7 +136,7 @@ class Search {
     int end;
     int64_t begin, stop;  // its options: options_.span_options[begin:stop]
   };
-  struct Edge {  // cube pruning: hypotheses of one coverage x the options of one span
+  struct Edge {              // cube pruning: hypotheses of one coverage x the options of one span
     int64_t hyps, num_hyps;  // jumpers_[hyps:hyps + num_hyps], best first
     int64_t begin, count;    // its options: options_.span_options[begin:begin + count]
     double cost;
@@ -203,7 +203,7 @@ class Search {
   std::vector<double> deltas_;
   std::vector<double> pending_deltas_;  // the deltas of the hypothesis scored last
   std::unordered_map<int, std::vector<int>> arcs_;
-  std::vector<int> jumpers_;     // cube pruning: the hypotheses of every edge of the sentence
+  std::vector<int> jumpers_;  // cube pruning: the hypotheses of every edge of the sentence
   // cube pruning, the finished stack's coverage groups: each hypothesis' group, members by group
   std::vector<int32_t> group_of_;
   std::vector<int64_t> group_start_, group_fill_;

@@ -82,8 +82,8 @@ PYSMT_CLONES void first_layer(const float *const *rows, int width, int h1_size, 
 // of w2t stream past (no load and store of out per row); every version adds the same products in
 // the same order, so all give the same numbers. (Two contexts at once, over the rows either uses,
 // measured slower: 1,386 against 964 ns a context.)
-PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_size, const float *h1, const int32_t *active,
-                         int count, float *out, int from = 0) {
+PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_size, const float *h1,
+                                      const int32_t *active, int count, float *out, int from = 0) {
   for (int j = from; j < h2_size; ++j) out[j] = b2[j];
   for (int k = 0; k < count; ++k) {
     const float a = h1[active[k]], *w = w2t + static_cast<int64_t>(active[k]) * h2_size;
@@ -100,15 +100,15 @@ PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_
 // Columns [base, base + B * LANES) of the second layer, B vectors in registers (a macro: each instruction
 // set's function must contain its own loops; VEC, LOAD, FMA, SPLAT, MAX and STORE are its intrinsics).
 // max(x, +0) is +0 for either zero and for NaN, as `x > 0 ? x : 0`.
-#define PYSMT_BLOCK(B, LANES, VEC, LOAD, FMA, SPLAT, MAX, STORE)                                            \
-  {                                                                                                         \
-    VEC acc[B];                                                                                             \
-    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = LOAD(b2 + base + q * LANES);             \
-    for (int k = 0; k < count; ++k) {                                                                       \
-      const float *w = w2t + static_cast<int64_t>(active[k]) * h2_size + base;                              \
-      const VEC a = SPLAT(h1[active[k]]);                                                                   \
-      _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = FMA(a, LOAD(w + q * LANES), acc[q]);    \
-    }                                                                                                       \
+#define PYSMT_BLOCK(B, LANES, VEC, LOAD, FMA, SPLAT, MAX, STORE)                                                 \
+  {                                                                                                              \
+    VEC acc[B];                                                                                                  \
+    _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = LOAD(b2 + base + q * LANES);                   \
+    for (int k = 0; k < count; ++k) {                                                                            \
+      const float *w = w2t + static_cast<int64_t>(active[k]) * h2_size + base;                                   \
+      const VEC a = SPLAT(h1[active[k]]);                                                                        \
+      _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) acc[q] = FMA(a, LOAD(w + q * LANES), acc[q]);         \
+    }                                                                                                            \
     _Pragma("GCC unroll 16") for (int q = 0; q < B; ++q) STORE(out + base + q * LANES, MAX(acc[q], SPLAT(0.f))); \
   }
 
@@ -117,11 +117,11 @@ PYSMT_CLONES void second_layer_scalar(const float *w2t, const float *b2, int h2_
 #define PYSMT_SECOND_LAYER(NAME, TARGET, BLOCK, ...)                                                         \
   __attribute__((target(TARGET))) void NAME(const float *w2t, const float *b2, int h2_size, const float *h1, \
                                             const int32_t *active, int count, float *out) {                  \
-    constexpr int lanes = sizeof(PYSMT_FIRST(__VA_ARGS__)) / sizeof(float);                                \
-    int base = 0;                                                                                          \
-    for (; base + BLOCK * lanes <= h2_size; base += BLOCK * lanes) PYSMT_BLOCK(BLOCK, lanes, __VA_ARGS__)  \
-    for (; base + lanes <= h2_size; base += lanes) PYSMT_BLOCK(1, lanes, __VA_ARGS__)                      \
-    second_layer_scalar(w2t, b2, h2_size, h1, active, count, out, base);                                   \
+    constexpr int lanes = sizeof(PYSMT_FIRST(__VA_ARGS__)) / sizeof(float);                                  \
+    int base = 0;                                                                                            \
+    for (; base + BLOCK * lanes <= h2_size; base += BLOCK * lanes) PYSMT_BLOCK(BLOCK, lanes, __VA_ARGS__)    \
+    for (; base + lanes <= h2_size; base += lanes) PYSMT_BLOCK(1, lanes, __VA_ARGS__)                        \
+    second_layer_scalar(w2t, b2, h2_size, h1, active, count, out, base);                                     \
   }
 #define PYSMT_FIRST(first, ...) first
 
@@ -179,7 +179,8 @@ const Kernel &kernel(const std::string &version) {
 
 Network::Network(Array<float> first, int width, Array<float> w2t, Array<float> b2, Array<float> w3, Array<float> b3)
     : first_(first), w2t_(w2t), b2_(b2), w3_(w3), b3_(b3), width_(width) {
-  if (width < 1 || first.ndim() != 2 || first.shape(0) % width) throw std::invalid_argument("first: (width * vocab, h1)");
+  if (width < 1 || first.ndim() != 2 || first.shape(0) % width)
+    throw std::invalid_argument("first: (width * vocab, h1)");
   vocab_ = first.shape(0) / width;
   h1_ = static_cast<int>(first.shape(1));
   if (w2t.ndim() != 2 || w2t.shape(0) != h1_) throw std::invalid_argument("w2t: (h1, h2)");
@@ -207,7 +208,8 @@ void Network::forward(const int32_t *contexts, size_t count, float *out, const s
     for (size_t p = 0; p < width; ++p) rows[p] = first_.data() + (p * vocab_ + contexts[c * width + p]) * h1_;
     if (c + 1 < count) {  // the next context's first-layer rows (random rows of a large table) on their way
       for (size_t p = 0; p < width; ++p) {
-        const char *row = reinterpret_cast<const char *>(first_.data() + (p * vocab_ + contexts[(c + 1) * width + p]) * h1_);
+        const char *row =
+            reinterpret_cast<const char *>(first_.data() + (p * vocab_ + contexts[(c + 1) * width + p]) * h1_);
         for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
       }
     }
@@ -240,7 +242,8 @@ void HiddenStore::compute(const int64_t *ids, const int32_t *contexts, size_t co
 
 const float *HiddenStore::at(int64_t id) const {
   const size_t h = static_cast<size_t>(net_->hidden_size());
-  if (id < 0 || (static_cast<size_t>(id) + 1) * h > values_.size()) throw std::out_of_range("no hidden layer for a context id");
+  if (id < 0 || (static_cast<size_t>(id) + 1) * h > values_.size())
+    throw std::out_of_range("no hidden layer for a context id");
   return &values_[static_cast<size_t>(id) * h];
 }
 
@@ -255,7 +258,8 @@ void HiddenStore::sums(const int64_t *rows, const int32_t *words, const int64_t 
       for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
     }
     int64_t owner = owners[k];
-    if (owner < 0 || static_cast<size_t>(owner) >= requests) throw std::out_of_range("an n-gram's request is out of range");
+    if (owner < 0 || static_cast<size_t>(owner) >= requests)
+      throw std::out_of_range("an n-gram's request is out of range");
     double score = net_->logit(at(rows[k]), words[k]);
     if (minus) score -= minus[k];
     total[owner] += score;

@@ -9,8 +9,8 @@ namespace pysmt_cslm {
 CompiledCslm::CompiledCslm(std::shared_ptr<Network> network, std::vector<std::string> words, std::vector<int32_t> ids,
                            std::vector<double> backoff, int32_t unknown_id, double unseen, int32_t begin_id,
                            int32_t end_id, int64_t cache_size)
-    : network_(network), hidden_(network), table_(network->width()), unknown_{unknown_id, unseen},
-      begin_id_(begin_id), end_id_(end_id), cache_size_(cache_size) {
+    : network_(network), hidden_(network), table_(network->width()), unknown_{unknown_id, unseen}, begin_id_(begin_id),
+      end_id_(end_id), cache_size_(cache_size) {
   if (words.size() != ids.size() || words.size() != backoff.size())
     throw std::invalid_argument("words, ids and backoff need an entry each");
   for (size_t k = 0; k < words.size(); ++k) by_word_[words[k]] = Terms{ids[k], backoff[k]};
@@ -33,7 +33,8 @@ const CompiledCslm::Terms &CompiledCslm::terms(const pysmt_options *options, int
     by_number_.clear();
     vocabulary_ = options->vocabulary;
   }
-  if (static_cast<size_t>(number) >= by_number_.size()) by_number_.resize(static_cast<size_t>(number) + 1, Terms{-1, 0.0});
+  if (static_cast<size_t>(number) >= by_number_.size())
+    by_number_.resize(static_cast<size_t>(number) + 1, Terms{-1, 0.0});
   Terms &known = by_number_[static_cast<size_t>(number)];
   if (known.id < 0) {
     size_t length = 0;

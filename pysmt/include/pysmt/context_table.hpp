@@ -67,7 +67,8 @@ class ContextTable {
   // The slot holding `context`, or the empty slot where it belongs.
   size_t find(const int32_t *context) const {
     size_t mask = slots_.size() - 1, slot = hash(context) & mask;
-    while (slots_[slot] != kEmpty && !same(&words_[static_cast<size_t>(slots_[slot]) * static_cast<size_t>(width_)], context))
+    while (slots_[slot] != kEmpty &&
+           !same(&words_[static_cast<size_t>(slots_[slot]) * static_cast<size_t>(width_)], context))
       slot = (slot + 1) & mask;
     return slot;
   }

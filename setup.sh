@@ -1,26 +1,41 @@
 #!/usr/bin/env bash
 # Set up pysmt from nothing: a virtual environment in .venv with pysmt (its compiled search core
 # built here), its plugins and test tools, and KenLM's lmplz/build_binary in third_party/kenlm/bin.
-# Safe to rerun: it only installs what is missing or out of date.
+# Safe to rerun: it only installs what is missing or out of date (pysmt and the CSLM are recompiled).
+#
+# The time goes on compiling C++ (KenLM once, for the core and its tools; the core; the CSLM's scorer)
+# and on pip's downloads and installs (torch, Ray, numba...), so they overlap: KenLM's libraries build
+# on all cores while pip installs itself and torch, and KenLM's tools in the background (niced: on the cores pip
+# leaves idle) while pip resolves everything else in one go and compiles the core (on all cores:
+# setup.py). pip does not byte-compile what it installs (--no-compile): Python compiles each module the
+# first time it is imported, and most of torch's, Ray's and mypy's never are.
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+pip() { .venv/bin/python -m pip --quiet "$@"; }
+background=()  # each in a process group of its own, stopped whole if this script stops first
+in_background() { set -m; "$@" & background+=($!); set +m; }
+trap 'for job in "${background[@]}"; do kill -- -"$job" 2>/dev/null || true; done' EXIT
+in_background bash scripts/build-kenlm-tools.sh --libraries   # Debian's packages; KenLM's sources and libraries
+# pysmt's build requirements (pyproject.toml's [build-system]) in the environment: the editable installs build here
+# (--no-build-isolation), without an isolated environment fetched for each of them
+pip install --upgrade pip $(.venv/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"])')
 # Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
-.venv/bin/python -m pip uninstall --quiet --yes pysmt 2>/dev/null || true
-bash scripts/build-kenlm-tools.sh   # KenLM's sources (the search core compiles them in), lmplz, build_binary
-.venv/bin/python -m pip install --quiet -e '.[test,cluster,serve]'   # builds the compiled core (C++, ~2 min); Ray for --cluster, aiohttp for serve
-# The plugins need torch. Pin the CPU build first: an unpinned torch would pull several GB of CUDA
-# packages. Users with their own CUDA build of torch install the plugins directly instead.
-.venv/bin/python -m pip install --quiet torch==2.13.0
-.venv/bin/python -m pip install --quiet -e 'plugins/rnn_feature[analysis]'
+pip uninstall --yes pysmt 2>/dev/null || true
+# The plugins need torch: pinned to the CPU build first, as an unpinned torch would pull several GB of CUDA packages
+# (users with their own CUDA build of torch install the plugins directly instead).
+pip install --no-compile torch==2.13.0
+wait "${background[-1]}"
+in_background nice bash scripts/build-kenlm-tools.sh   # lmplz, build_binary (once)
+# One resolve for pysmt (the core compiled here; Ray for --cluster, aiohttp for serve), the plugins and the test tools.
+pip install --no-compile --no-build-isolation -e '.[test,cluster,serve]' -e 'plugins/rnn_feature[analysis]' \
+    -e examples/pysmt-example-features   # the documented example plugins
 # The CSLM's compiled scorer builds against pysmt's headers (pysmt.get_include()): in this environment,
 # with pysmt-mt already installed (not in an isolated build environment, which could not find it).
-.venv/bin/python -m pip install --quiet "pybind11==3.1.0" "setuptools>=68"
-.venv/bin/python -m pip install --quiet --no-build-isolation -e plugins/cslm
-.venv/bin/python -m pip install --quiet -e examples/pysmt-example-features   # the documented example plugins
+pip install --no-compile --no-build-isolation -e plugins/cslm
+wait "${background[-1]}"
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

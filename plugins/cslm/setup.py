@@ -6,11 +6,15 @@ context table (``pysmt/context_table.hpp``): their headers come from the install
 (``pysmt.get_include()``), so pysmt-mt must be installed first and this package built in the same
 environment (``pip install --no-build-isolation plugins/cslm``; pysmt-mt is not on PyPI, whose
 ``pysmt`` is another library).
+
+Its three files are compiled in parallel (``$PYSMT_BUILD_JOBS``, default: all cores), with ``-Wall -Wextra``
+(``PYSMT_WERROR=1``, as pysmt's CI sets it, makes a warning an error).
 """
 
+import os
 from pathlib import Path
 
-from pybind11.setup_helpers import Pybind11Extension
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension
 from setuptools import setup
 
 try:
@@ -20,6 +24,9 @@ except ImportError:
                      "pip install --no-build-isolation") from None
 
 HERE = Path(__file__).resolve().parent
+WARNINGS = ["-Wall", "-Wextra", *(["-Werror"] if os.environ.get("PYSMT_WERROR") == "1" else [])]
+
+ParallelCompile("PYSMT_BUILD_JOBS", default=0).install()
 
 setup(ext_modules=[
     Pybind11Extension("pysmt_cslm._network",
@@ -27,5 +34,5 @@ setup(ext_modules=[
                       include_dirs=[str(HERE), pysmt.get_include()],
                       depends=["pysmt_cslm/_network.hpp", "pysmt_cslm/_scorer.hpp"], cxx_std=17,
                       # no fused multiply-adds: the scalar and vector clones of a loop must round alike (see the source)
-                      extra_compile_args=["-O3", "-ffp-contract=off"]),
+                      extra_compile_args=["-O3", "-ffp-contract=off", *WARNINGS]),
 ])

@@ -5,24 +5,26 @@
 #
 # The time goes on compiling C++ (KenLM once, for the core and its tools; the core; the CSLM's scorer)
 # and on pip's downloads and installs (torch, Ray, numba...), so they overlap: KenLM's libraries build
-# on all cores while pip installs itself and torch, and KenLM's tools in the background (niced: on the cores pip
-# leaves idle) while pip resolves everything else in one go and compiles the core (on all cores:
-# setup.py). pip does not byte-compile what it installs (--no-compile): Python compiles each module the
-# first time it is imported, and most of torch's, Ray's and mypy's never are.
+# on all cores while the environment is made and pip installs itself and torch; KenLM's tools build
+# in the background (niced: on the cores pip leaves idle) while pip resolves everything else in one go
+# and compiles the core (on all cores: setup.py). pip does not byte-compile what it installs
+# (--no-compile): Python compiles each module the first time it is imported, and most of torch's,
+# Ray's and mypy's never are.
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
-fi
-pip() { .venv/bin/python -m pip --quiet "$@"; }
 background=()  # each in a process group of its own, stopped whole if this script stops first
 in_background() { set -m; "$@" & background+=($!); set +m; }
 trap 'for job in "${background[@]}"; do kill -- -"$job" 2>/dev/null || true; done' EXIT
 in_background bash scripts/build-kenlm-tools.sh --libraries   # Debian's packages; KenLM's sources and libraries
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+pip() { .venv/bin/python -m pip --quiet "$@"; }
 # pysmt's build requirements (pyproject.toml's [build-system]) in the environment: the editable installs build here
 # (--no-build-isolation), without an isolated environment fetched for each of them
-pip install --upgrade pip $(.venv/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"])')
+pip install --upgrade pip $(.venv/bin/python -c \
+    'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"])')
 # Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
 pip uninstall --yes pysmt 2>/dev/null || true

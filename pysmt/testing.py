@@ -206,18 +206,45 @@ def single_torch_thread() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def run_pysmt(*args: str | Path) -> subprocess.CompletedProcess:
-    """Run the ``pysmt`` command as a user would (text output captured, any exit status)."""
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True,
-                          check=False)
+#: The ``pysmt`` command as tests run it: ``python -m pysmt`` of the interpreter running the tests, so that the
+#: environment under test is the one whose command runs, whatever the PATH holds.
+PYSMT_COMMAND = (sys.executable, "-m", "pysmt")
+
+
+def run_pysmt(*args: str | Path, input: str | bytes | None = None, text: bool = True, timeout: float = 600,
+              **popen: Any) -> subprocess.CompletedProcess:
+    """Run ``pysmt ARGS`` as a user would and wait for it, whatever its exit status.
+
+    Its stdout and stderr are captured as UTF-8 text (bytes with ``text=False``: for output that must be seen
+    byte for byte) unless ``popen`` gives them as files; ``input`` is its stdin (empty unless given: a
+    command that reads stdin never waits on the terminal), or ``stdin=`` a file. The other ``popen``
+    arguments (``env``, ``cwd``, ``preexec_fn``) go to :func:`subprocess.run`. A command still running after
+    ``timeout`` seconds is killed and raises :class:`subprocess.TimeoutExpired`: a hang fails its test
+    instead of stalling the whole run.
+    """
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    if "stdin" not in popen:
+        popen["input"] = ("" if text else b"") if input is None else input
+    return subprocess.run([*PYSMT_COMMAND, *map(str, args)], encoding="utf-8" if text else None, timeout=timeout,
+                          check=False, **popen)
+
+
+def start_pysmt(*args: str | Path, **popen: Any) -> subprocess.Popen:
+    """Start ``pysmt ARGS`` and return at once, for a test that talks to the command while it runs, signals or
+    kills it (a server, a run stopped midway): ``popen`` goes to :class:`subprocess.Popen` as given (pipes,
+    ``start_new_session``, ``env``...)."""
+    return subprocess.Popen([*PYSMT_COMMAND, *map(str, args)], **popen)
 
 
 def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int = 1) -> str:
-    """Assert the command failed with ``status`` and one ``Error`` line (no traceback) holding every needle."""
-    assert proc.returncode == status, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
-    assert len(lines) == 1, proc.stderr
+    """Assert the command failed with ``status`` and one ``Error`` line (no traceback) holding every needle; the
+    line. (Its stderr may be text or bytes, as :func:`run_pysmt` captured it.)"""
+    stderr = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode(errors="replace")
+    assert proc.returncode == status, (proc.returncode, stderr)
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("Error")]
+    assert len(lines) == 1, stderr
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     return lines[0]

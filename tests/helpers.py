@@ -1,9 +1,10 @@
-"""What the tests share besides fixtures: the shared data, the toy system under the tests' name, a
-raw-text system, test feature plugins, running ``pysmt`` commands and watching the processes they start.
+"""What the tests share besides fixtures: the toy system under the tests' name, a raw-text system, test
+feature plugins, ``pysmt`` command lines and watching the processes the commands start.
 
-Test modules import these (``from tests.helpers import fails, pysmt``: ``tests`` is a package); the
-fixtures are in ``conftest.py``, which nothing imports. The toy system is :mod:`pysmt.testing`'s,
-which the plugins' tests use directly.
+Test modules import these (``from tests.helpers import tune_command``: ``tests`` is a package); the
+fixtures are in ``conftest.py`` files, which nothing imports (the shared data is the root one's
+``shared_data``). The toy system, and running the ``pysmt`` command (``run_pysmt``, ``start_pysmt``,
+``one_line_error``), are :mod:`pysmt.testing`'s, which the plugins' tests use too.
 """
 
 from __future__ import annotations
@@ -12,29 +13,18 @@ import math
 import resource
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 
 from pysmt.config_files import load_config, write_toml
 from pysmt.features.base import BatchedStatefulFeature, StatefulFeature
+from pysmt.testing import start_pysmt
 from pysmt.testing import write_toy_system as write_moses_system  # the toy system, under the tests' name
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LN10 = math.log(10)
-PYSMT = [sys.executable, "-m", "pysmt.cli"]
-
-
-def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, skipping the test when the data is not there."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
 
 
 def raw_text_system(directory: Path) -> Path:
@@ -111,27 +101,15 @@ class BatchedBigramBonus(BatchedStatefulFeature, BigramBonus):
         return scores, new_states
 
 
-# -- running the pysmt command ---------------------------------------------------------------------
-
-def pysmt(*args: str, stdin: bytes = b"", **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *args], input=stdin, capture_output=True, **kwargs)
-
-
-def error_line(proc: subprocess.CompletedProcess) -> str:
-    """The one line of a user error (click prints ``Error: ...``; bad options add usage lines first)."""
-    text = proc.stderr.decode()
-    assert "Traceback" not in text, text
-    errors = [line for line in text.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1, text
-    return errors[0]
+def slow_cases(*cases: object) -> list[object]:
+    """Cases of a ``parametrize`` list that only ``--slow`` runs: more of what the cases before them already check
+    through the same code, each a command of a second or more. (A tuple is the arguments of one case of a
+    parametrize of several names.)"""
+    return [pytest.param(*case, marks=pytest.mark.slow) if isinstance(case, tuple) else
+            pytest.param(case, marks=pytest.mark.slow) for case in cases]
 
 
-def fails(proc: subprocess.CompletedProcess, status: int, *words: str) -> None:
-    assert proc.returncode == status, proc.stderr.decode()
-    line = error_line(proc)
-    for word in words:
-        assert word in line, line
-
+# -- pysmt command lines ---------------------------------------------------------------------------
 
 def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
     return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
@@ -178,8 +156,8 @@ def wait_until(condition, seconds: float = 20.0) -> bool:
 
 def start_decode(system: Path, source: Path, *extra: str, **popen) -> subprocess.Popen:
     """A decoder in a session of its own (so that signals to its group reach only it and its workers)."""
-    proc = subprocess.Popen([*PYSMT, "decode", "-c", str(system), "-i", str(source), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **popen)
+    proc = start_pysmt("decode", "-c", system, "-i", source, *extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       start_new_session=True, **popen)
     assert proc.stdout.readline()  # it is translating
     return proc
 

@@ -29,10 +29,13 @@ import pytest
 
 from pysmt.decoding.cluster import shards
 from pysmt.decoder import SystemRecipe
-from tests.helpers import error_line, fails, long_input, tune_command, wait_until
-from tests.helpers import pysmt as pysmt_bytes
+from pysmt.testing import one_line_error, run_pysmt, start_pysmt
+from tests.helpers import long_input, tune_command, wait_until
 
 ray = pytest.importorskip("ray")
+#: Under pytest-xdist (.ci/run), the module's tests run on one worker, one after another: its cluster is
+#: started once, and no two clusters of these tests compete for the ports Ray takes by default.
+pytestmark = pytest.mark.xdist_group("ray")
 RAY = str(Path(sys.executable).with_name("ray"))
 NODE = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--object-store-memory", str(80 * 1024 * 1024)]
 #: The longest a client may take to stop after its head is killed: pysmt.decoding.cluster.HEAD_TIMEOUT, Ray's
@@ -170,12 +173,6 @@ def cluster(ray_home: Path) -> Iterator[str]:
         yield nodes.address
 
 
-def pysmt(*args: str, timeout: float = 300, **popen) -> subprocess.CompletedProcess:
-    popen.setdefault("env", environment())
-    return subprocess.run([sys.executable, "-m", "pysmt.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, **popen)
-
-
 def test_shards_are_consecutive_and_balanced_by_words():
     items = list(enumerate(["a b c d", "a", "a", "a", "a b c d", "a b c d e f g h"]))
     parts = shards(items, 3)
@@ -188,9 +185,9 @@ def test_shards_are_consecutive_and_balanced_by_words():
 @pytest.mark.slow
 def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=200)
-    here = pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "local.nbest",
+    here = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "local.nbest",
                  "--alignment", tmp_path / "local.align")
-    there = pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "cluster.nbest",
+    there = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "cluster.nbest",
                   "--alignment", tmp_path / "cluster.align", "--cluster", cluster)
     assert here.returncode == 0 and there.returncode == 0, there.stderr
     assert there.stdout == here.stdout
@@ -204,8 +201,8 @@ def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, clus
     src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
     src.write_text("a b c\nc b a\nb c\na b\nc a b\n")
     ref.write_text("x y z\nz y x\ny z\nx y\nz x y\n")
-    local = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", "--max-iterations", "3"))
-    remote = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "remote", "--max-iterations", "3",
+    local = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", "--max-iterations", "3"))
+    remote = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "remote", "--max-iterations", "3",
                                  "--cluster", cluster))
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr
     assert (tmp_path / "remote" / "weights.txt").read_text() == (tmp_path / "local" / "weights.txt").read_text()
@@ -222,11 +219,11 @@ def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, clus
     pytest.importorskip("pysmt_example_features")  # a stateful plugin the actors find by its entry point
     source = long_input(tmp_path / "in.txt", lines=60)
     nbest = tmp_path / "nbest.txt"
-    assert pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--nbest-size", "5").returncode == 0
+    assert run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--nbest-size", "5").returncode == 0
     outs = {}
     for where in ("local", "cluster"):
         outs[where] = tmp_path / f"{where}.rescored"
-        proc = pysmt("rescore", "-c", tiny_system, "--nbest", nbest, "--out", outs[where], "--features",
+        proc = run_pysmt("rescore", "-c", tiny_system, "--nbest", nbest, "--out", outs[where], "--features",
                      "repeated-word-batched", *(["--cluster", cluster] if where == "cluster" else []))
         assert proc.returncode == 0, proc.stderr
     assert outs["cluster"].read_bytes() == outs["local"].read_bytes()
@@ -236,13 +233,12 @@ def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, clus
 @pytest.mark.slow
 def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=1500)
-    here = pysmt("decode", "-c", tiny_system, "-i", source)
+    here = run_pysmt("decode", "-c", tiny_system, "-i", source)
     doomed = start_worker(cluster, nodes=3)
     try:
         with open(tmp_path / "err.txt", "w") as err_file:  # (a file: the stdout pipe is read to its end first)
-            run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i",
-                                    str(source), "--cluster", cluster], stdout=subprocess.PIPE, stderr=err_file,
-                                   text=True, env=environment())
+            run = start_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, stdout=subprocess.PIPE,
+                              stderr=err_file, text=True)
             first = run.stdout.readline()  # translating: every actor has a shard
             end_session(doomed.pid)  # the node's raylet and workers, at once
             out = run.stdout.read()  # (not communicate(): it would skip what readline buffered)
@@ -263,15 +259,14 @@ def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_wer
     ref = tmp_path / "dev.ref"
     ref.write_text(src.read_text().replace("a", "x").replace("b", "y").replace("c", "z"))
     tune = ("--max-iterations", "2", "--nbest-size", "20")
-    local = pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", *tune))
+    local = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", *tune))
     assert local.returncode == 0, local.stderr
     doomed = start_worker(cluster, nodes=3)
     out = tmp_path / "remote"
     try:
         with open(tmp_path / "err.txt", "w") as err_file:
-            run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *tune_command(tiny_system, src, ref, out, *tune,
-                                                                                      "--cluster", cluster)],
-                                   stdout=subprocess.DEVNULL, stderr=err_file, env=environment())
+            run = start_pysmt(*tune_command(tiny_system, src, ref, out, *tune, "--cluster", cluster),
+                              stdout=subprocess.DEVNULL, stderr=err_file)
             deadline = time.time() + 300
             while not (out / "run2" / "weights.txt").exists() and run.poll() is None and time.time() < deadline:
                 time.sleep(0.05)
@@ -302,15 +297,15 @@ def test_the_clusters_messages_never_reach_stdout(capsys):
 def test_an_unreachable_head_is_one_line(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\n")
-    fails(pysmt_bytes("decode", "-c", str(tiny_system), "-i", str(source), "--cluster", "127.0.0.1:1"), 1,
-          "--cluster 127.0.0.1:1: no Ray head reachable there")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "127.0.0.1:1"),
+                   "--cluster 127.0.0.1:1: no Ray head reachable there")
 
 
 def test_threads_and_cluster_are_one_question(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\n")
-    proc = pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "local", "--threads", "2")
-    assert proc.returncode == 2 and "--threads and --cluster: give one" in proc.stderr
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "local", "--threads", "2"),
+                   "--threads and --cluster: give one", status=2)
 
 
 def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
@@ -342,8 +337,8 @@ def cpus_busy(cluster: str) -> str:
 def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.Popen:
     """``pysmt COMMAND`` in a session of its own, given ``signum`` once its stderr (in ``log``) says ``when``."""
     with open(log, "w") as err:
-        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", *map(str, command)], stderr=err, env=environment(),
-                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        run = start_pysmt(*command, stderr=err, start_new_session=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + 600
         while when not in log.read_text() and time.time() < deadline:
             assert run.poll() is None, log.read_text()[-3000:]
@@ -356,9 +351,9 @@ def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.
 @pytest.mark.slow
 def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=3000)
-    run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
-                            "--cluster", cluster], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
-                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    run = start_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, start_new_session=True,
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert run.stdout.readline()
     os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=120)
@@ -379,17 +374,14 @@ def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
 
 
 @pytest.mark.slow
-@pytest.mark.integration
-def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster):
-    from tests.helpers import SHARED, shared_data
-
+def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster, shared_data):
     shared_data("news", "newstest2013.en")
     # --budget: the networks stop at the scale's 20 updates, never at a time limit that a busy machine reaches
-    local = pysmt("experiment", "--data", SHARED, "--out", tmp_path / "local", "--scale", "tiny", "--budget", "30",
-                  timeout=900)
+    local = run_pysmt("experiment", "--data", shared_data(), "--out", tmp_path / "local", "--scale", "tiny",
+                      "--budget", "30", timeout=900)
     assert local.returncode == 0, local.stderr[-3000:]
     # the same system for both (eflomal's alignments vary from run to run: it has no seed)
-    command = ["experiment", "--data", SHARED, "--out", tmp_path / "remote", "--scale", "tiny", "--budget", "30",
+    command = ["experiment", "--data", shared_data(), "--out", tmp_path / "remote", "--scale", "tiny", "--budget", "30",
                "--cluster", cluster,
                "--system", tmp_path / "local" / "system"]
     stopped = stopped_run(command, tmp_path / "stopped.txt", "tune-baseline-seed0: done in", signal.SIGINT)
@@ -397,7 +389,7 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
     assert cpus_busy(cluster) == "0.0"  # Ctrl-C left no stage's task running
     # the client dies, as with its head node
     stopped_run(command, tmp_path / "killed.txt", "ran on node", signal.SIGKILL)  # once it did some work
-    remote = pysmt(*command, timeout=900)  # the same command resumes
+    remote = run_pysmt(*command, timeout=900)  # the same command resumes
     assert remote.returncode == 0, remote.stderr[-3000:]
     assert "tune-baseline-seed0: done before" in remote.stderr
     first = (tmp_path / "stopped.txt").read_text()
@@ -431,8 +423,8 @@ def test_a_relative_config_typed_in_the_systems_folder_decodes_as_locally(tiny_s
     (folder / "weights.txt").write_text("KENLM0= 0.4\n")
     command = ("decode", "-c", "moses.ini", "-i", "in.txt", "--weights", "weights.txt", "--param",
                "KENLM0.path=lm.arpa")
-    here = pysmt(*command, cwd=folder)
-    there = pysmt(*command, "--cluster", cluster, cwd=folder)
+    here = run_pysmt(*command, cwd=folder)
+    there = run_pysmt(*command, "--cluster", cluster, cwd=folder)
     assert here.returncode == 0 and there.returncode == 0, there.stderr
     assert there.stdout == here.stdout and "2 actor(s) on 2 node(s)" in there.stderr
 
@@ -448,17 +440,17 @@ def test_token_authentication_set_up_as_the_readme_says(tiny_system, tmp_path, c
     with_token = environment(HOME=str(home))
     subprocess.run([RAY, "get-auth-token", "--generate"], env=with_token, check=True, capture_output=True, timeout=60)
     source = long_input(tmp_path / "in.txt", lines=100)
-    local = pysmt("decode", "-c", tiny_system, "-i", source)
+    local = run_pysmt("decode", "-c", tiny_system, "-i", source)
     with ray_cluster(with_token, environment(HOME=str(home), RAY_AUTH_MODE="token")) as nodes:
-        there = pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", nodes.address, env=with_token)
+        there = run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", nodes.address, env=with_token)
         assert there.returncode == 0, there.stderr
         assert there.stdout == local.stdout and "2 actor(s) on 2 node(s)" in there.stderr
         assert "Unauthenticated" not in there.stderr  # (the question whether the head wants a token is not shown)
-        refused = pysmt_bytes("decode", "-c", str(tiny_system), "-i", str(source), "--cluster", nodes.address,
-                              env=environment(HOME=str(stranger)), timeout=60)
-        fails(refused, 1, f"--cluster {nodes.address}: the Ray cluster there asks for its token, and this client has "
-                          "none or another", "~/.ray/auth_token")
-    without = pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, env=with_token)
+        refused = run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", nodes.address,
+                            env=environment(HOME=str(stranger)), timeout=60)
+        one_line_error(refused, f"--cluster {nodes.address}: the Ray cluster there asks for its token, and this client "
+                                "has none or another", "~/.ray/auth_token")
+    without = run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, env=with_token)
     assert without.returncode == 0 and without.stdout == local.stdout, without.stderr
 
 
@@ -468,9 +460,8 @@ def decode_losing_the_head(system: Path, tmp_path: Path, source: Path, loading: 
     seconds to start: the client is then waiting for them); what came of it."""
     err_path = tmp_path / "err.txt"
     with ray_cluster() as nodes, open(err_path, "w") as err:
-        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(system), "-i", str(source),
-                                "--nbest", str(tmp_path / "cluster.nbest"), "--nbest-size", "3", "--cluster",
-                                nodes.address], stdout=subprocess.PIPE, stderr=err, env=environment(), text=True)
+        run = start_pysmt("decode", "-c", system, "-i", source, "--nbest", tmp_path / "cluster.nbest", "--nbest-size",
+                          "3", "--cluster", nodes.address, stdout=subprocess.PIPE, stderr=err, text=True)
         try:
             if loading:
                 wait_until(lambda: run.poll() is not None or "loading the system" in err_path.read_text(), 120)
@@ -490,8 +481,9 @@ def decode_losing_the_head(system: Path, tmp_path: Path, source: Path, loading: 
         actors_end = wait_until(lambda: not actors_in(nodes.head.pid, nodes.worker.pid), 10)
         end_session(nodes.worker.pid)  # (headless, it would take its time over a polite end)
         said = subprocess.CompletedProcess(run.args, run.returncode, out, err_path.read_bytes())
-        return {"status": run.returncode, "seconds": seconds, "out": out, "error": error_line(said),
-                "address": nodes.address, "actors_end": actors_end}
+        error = one_line_error(said, status=run.returncode)
+        return {"status": run.returncode, "seconds": seconds, "out": out, "error": error, "address": nodes.address,
+                "actors_end": actors_end}
 
 
 @pytest.mark.slow
@@ -506,7 +498,8 @@ def test_the_head_killed_mid_decode_stops_the_client_with_one_line_keeping_what_
     # what was written is the local run's start: the translations, and the n-best list (no earlier file)
     start = tmp_path / "start.txt"
     start.write_text("".join(source.read_text().splitlines(keepends=True)[:len(written)]))
-    local = pysmt("decode", "-c", tiny_system, "-i", start, "--nbest", tmp_path / "local.nbest", "--nbest-size", "3")
+    local = run_pysmt("decode", "-c", tiny_system, "-i", start, "--nbest", tmp_path / "local.nbest", "--nbest-size",
+                      "3")
     assert 0 < len(written) < 1500 and lost["out"] == local.stdout
     assert (tmp_path / "cluster.nbest").read_text() == (tmp_path / "local.nbest").read_text()
 

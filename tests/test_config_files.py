@@ -6,8 +6,8 @@ import pytest
 from pysmt.config import SearchConfig
 from pysmt.config_files import load_config, read_weights_file, write_toml
 from pysmt.errors import PysmtError
-from pysmt.testing import write_toy_system
-from tests.helpers import fails, pysmt, write_moses_system
+from pysmt.testing import one_line_error, run_pysmt, write_toy_system
+from tests.helpers import write_moses_system
 
 
 def test_moses_ini_features_weights_and_defaults(tiny_system):
@@ -100,24 +100,24 @@ def test_a_weights_file_naming_a_feature_twice_is_refused(tmp_path, source):
     ini = write_toy_system(tmp_path / "system")
     weights = tmp_path / "weights.txt"
     weights.write_text("WordPenalty0= -1\nKENLM0= 0.5\nWordPenalty0= 2\n")
-    fails(pysmt("decode", "-c", str(ini), "-i", str(source), "--weights", str(weights)), 1,
-          f"{weights}, line 3: WordPenalty0 has weights already (line 1)")
+    one_line_error(run_pysmt("decode", "-c", ini, "-i", source, "--weights", weights),
+                   f"{weights}, line 3: WordPenalty0 has weights already (line 1)")
 
 
 def test_a_moses_ini_naming_a_weight_twice_is_refused(tmp_path, source):
     ini = write_toy_system(tmp_path / "system", extra="WordPenalty0= 3\n")
-    fails(pysmt("decode", "-c", str(ini), "-i", str(source)), 1, "WordPenalty0 has weights already")
+    one_line_error(run_pysmt("decode", "-c", ini, "-i", source), "WordPenalty0 has weights already")
 
 
 @pytest.mark.parametrize("section, advice", [("threads", "--threads N"), ("n-best-list", "--nbest FILE")])
 def test_moses_run_sections_are_not_read_and_say_so(tmp_path, source, section, advice):
     ini = write_toy_system(tmp_path / "system", extra=f"\n[{section}]\n4\n")
-    proc = pysmt("decode", "-c", str(ini), "-i", str(source))
+    proc = run_pysmt("decode", "-c", ini, "-i", source)
     assert proc.returncode == 0
-    assert f"[{section}] is not read: give `pysmt decode {advice}" in proc.stderr.decode()
+    assert f"[{section}] is not read: give `pysmt decode {advice}" in proc.stderr
 
 
 def test_an_old_style_weight_section_in_a_new_style_ini_is_refused(tmp_path, source):
     ini = write_toy_system(tmp_path / "system", extra="\n[weight-l]\n0.5\n")
-    fails(pysmt("decode", "-c", str(ini), "-i", str(source)), 1, "[weight-l] is an old-style weight section",
-          "[weight]")
+    one_line_error(run_pysmt("decode", "-c", ini, "-i", source), "[weight-l] is an old-style weight section",
+                   "[weight]")

@@ -9,8 +9,7 @@ from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.files.formats import nbest_line
 from pysmt.features.base import Feature
-from pysmt.testing import registered, toy_decoder
-from tests.helpers import fails, pysmt, shared_data
+from pysmt.testing import one_line_error, registered, run_pysmt, toy_decoder
 
 # moses-regression-tests, tests/phrase.lexicalized-reordering/truth/results.txt (Moses, normal search).
 MOSES_TRANSLATIONS = [
@@ -28,7 +27,7 @@ MOSES_SCORES = [-883.502, -1994.346, -898.780, -894.141, -1568.085]
 
 
 @pytest.fixture(scope="module")
-def fixture_dir():
+def fixture_dir(shared_data):
     return shared_data("fixtures", "moses", "lexicalized-reordering")
 
 
@@ -68,7 +67,7 @@ def test_cube_pruning_finds_translations_as_good(fixture_dir, sentences):
 def test_a_missing_phrase_table_is_reported_before_the_lm_is_loaded(tiny_system, source):
     (tiny_system.parent / "phrases.txt").unlink()
     (tiny_system.parent / "lm.arpa").write_text("not an ARPA file\n")  # loading it first would fail on it
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source)), 1, "phrases.txt: no such file")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source), "phrases.txt: no such file")
 
 
 class CachedTargetLength(Feature):

@@ -15,7 +15,8 @@ import pytest
 from pysmt.running.folder_lock import LOCK_FILE, lock_folder
 from pysmt.running.jobs import Job, fingerprint
 from pysmt.files.textio import TEMP_MARK
-from tests.helpers import fails, pysmt, tune_command
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import slow_cases, tune_command
 
 
 def hold_lock(folder: Path) -> subprocess.Popen:
@@ -27,22 +28,23 @@ def hold_lock(folder: Path) -> subprocess.Popen:
     return holder
 
 
+@pytest.mark.slow  # two tune runs
 def test_a_second_tune_into_a_busy_folder_is_refused_naming_the_holder(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"
     holder = hold_lock(out)
     try:
-        fails(pysmt(*tune_command(tiny_system, src, ref, out)), 1, f"{out.resolve()} is in use by another run",
-              f"PID {holder.pid}")
+        one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out)),
+                       f"{out.resolve()} is in use by another run", f"PID {holder.pid}")
         assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # nothing written
     finally:
         holder.kill()
         holder.wait()
     # the kernel released the lock with the process: no stale lock to clean up
-    assert pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
+    assert run_pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
 
 
-@pytest.mark.parametrize("command", ["binarize", "train", "rnn train"])
+@pytest.mark.parametrize("command", ["binarize", *slow_cases("train", "rnn train")])
 def test_every_command_writing_an_out_folder_takes_its_lock(tiny_system, tmp_path, command):
     out = tmp_path / "out"
     holder = hold_lock(out)
@@ -54,8 +56,8 @@ def test_every_command_writing_an_out_folder_takes_its_lock(tiny_system, tmp_pat
             "rnn train": ["rnn", "train", "--phrase-table", str(tiny_system.parent / "phrases.txt"),
                           "--out", str(out)]}[command]
     try:
-        proc = pysmt(*args)
-        assert proc.returncode == 1 and "is in use by another run" in proc.stderr.decode(), proc.stderr.decode()
+        proc = run_pysmt(*args)
+        assert proc.returncode == 1 and "is in use by another run" in proc.stderr, proc.stderr
     finally:
         holder.kill()
         holder.wait()
@@ -91,15 +93,13 @@ def test_taking_a_lock_removes_what_a_killed_run_left_but_not_other_runs_files(t
     assert theirs.exists() and (out / "keep.txt").exists()
 
 
-def test_a_second_experiment_into_a_busy_folder_is_refused(tmp_path):
-    from tests.helpers import SHARED, shared_data
-
+def test_a_second_experiment_into_a_busy_folder_is_refused(tmp_path, shared_data):
     shared_data("news", "newstest2013.en")
     out = tmp_path / "run"
     holder = hold_lock(out)
     try:
-        fails(pysmt("experiment", "--data", str(SHARED), "--out", str(out), "--scale", "tiny"), 1,
-              "is in use by another run", f"PID {holder.pid}")
+        one_line_error(run_pysmt("experiment", "--data", shared_data(), "--out", out, "--scale", "tiny"),
+                       "is in use by another run", f"PID {holder.pid}")
     finally:
         holder.kill()
         holder.wait()

@@ -13,43 +13,47 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.running.jobs import Job
-from tests.helpers import fails, pysmt, tune_command
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import tune_command
 
 
 # -- resumable jobs refuse other inputs ---------------------------------------------------------
 
+@pytest.mark.slow  # six tune runs
 def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"
-    assert pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
+    assert run_pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
     kept = {name: (out / name).read_bytes() for name in ("log.tsv", "pysmt.toml", "weights.txt")}
     other = tmp_path / "other.ref"
     other.write_text("x\ny\nz\n")
-    fails(pysmt(*tune_command(tiny_system, src, other, out)), 1, "--ref", "--force", "new --out")
+    one_line_error(run_pysmt(*tune_command(tiny_system, src, other, out)), "--ref", "--force", "new --out")
     assert {name: (out / name).read_bytes() for name in kept} == kept
     src.write_text("a b c\nc b a\nb c a\n")  # the same path, changed content
-    fails(pysmt(*tune_command(tiny_system, src, ref, out)), 1, "--src", "changed since the job started")
-    fails(pysmt(*tune_command(tiny_system, src, ref, out, "--seed", "7")), 1, "seed: 0 -> 7")
-    again = pysmt(*tune_command(tiny_system, src, ref, out, "--force"))
-    assert again.returncode == 0 and b"decode dev" in again.stderr  # started afresh
+    one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out)), "--src", "changed since the job started")
+    one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--seed", "7")), "seed: 0 -> 7")
+    again = run_pysmt(*tune_command(tiny_system, src, ref, out, "--force"))
+    assert again.returncode == 0 and "decode dev" in again.stderr  # started afresh
 
 
+@pytest.mark.slow  # two tune runs
 def test_tune_rerun_unchanged_resumes_without_decoding(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"
-    assert pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
-    again = pysmt(*tune_command(tiny_system, src, ref, out, "--threads", "2"))  # threads may change
-    assert again.returncode == 0 and b"decode dev" not in again.stderr
+    assert run_pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
+    again = run_pysmt(*tune_command(tiny_system, src, ref, out, "--threads", "2"))  # threads may change
+    assert again.returncode == 0 and "decode dev" not in again.stderr
 
 
 def test_a_folder_of_unknown_files_is_not_taken_over(tiny_system, dev, tmp_path):
     out = tmp_path / "tune"
     out.mkdir()
     (out / "mine.txt").write_text("keep")
-    fails(pysmt(*tune_command(tiny_system, *dev, out)), 1, "already holds files but no job.json")
+    one_line_error(run_pysmt(*tune_command(tiny_system, *dev, out)), "already holds files but no job.json")
     assert (out / "mine.txt").read_text() == "keep"
 
 
+@pytest.mark.slow  # two tune runs
 def test_a_moved_tune_folder_with_its_inputs_resumes(tmp_path):
     """A folder moved together with its inputs is the same job (records hold paths relative to it too)."""
     from tests.helpers import write_moses_system
@@ -59,10 +63,11 @@ def test_a_moved_tune_folder_with_its_inputs_resumes(tmp_path):
     src, ref = project / "dev.src", project / "dev.ref"
     src.write_text("a b c\nc b a\nb c\n")
     ref.write_text("x y z\nz y x\ny z\n")
-    assert pysmt(*tune_command(ini, src, ref, project / "tune")).returncode == 0
+    assert run_pysmt(*tune_command(ini, src, ref, project / "tune")).returncode == 0
     moved = project.rename(tmp_path / "moved")
-    again = pysmt(*tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref", moved / "tune"))
-    assert again.returncode == 0 and b"decode dev" not in again.stderr, again.stderr.decode()
+    again = run_pysmt(*tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref",
+                                    moved / "tune"))
+    assert again.returncode == 0 and "decode dev" not in again.stderr, again.stderr
 
 
 # -- the job record ---------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 from pysmt.files.textio import TEMP_MARK
-from tests.helpers import PYSMT, fails, limited_file_size, long_input, pysmt, raw_text_system, tune_command
+from pysmt.testing import one_line_error, run_pysmt, start_pysmt
+from tests.helpers import limited_file_size, long_input, raw_text_system, slow_cases, tune_command
 
 
 # -- no output may be an input; nothing is truncated before the run has started -----------------
@@ -22,44 +23,44 @@ from tests.helpers import PYSMT, fails, limited_file_size, long_input, pysmt, ra
 @pytest.mark.parametrize("option", ["--nbest", "--alignment"])
 def test_output_equal_to_the_input_is_refused_and_the_input_survives(tiny_system, source, option):
     before = source.read_bytes()
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), option, str(source)), 1,
-          option, "is also the input --input")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, option, source), option,
+                   "is also the input --input")
     assert source.read_bytes() == before
 
 
 def test_output_equal_to_a_model_file_is_refused(tiny_system, source):
     table = tiny_system.parent / "phrases.txt"
     before = table.read_bytes()
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(table)), 1,
-          "--nbest", "PhraseDictionaryMemory0 path")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", table), "--nbest",
+                   "PhraseDictionaryMemory0 path")
     assert table.read_bytes() == before
 
 
 def test_two_outputs_on_one_file_are_refused(tiny_system, source, tmp_path):
     out = tmp_path / "out.txt"
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(out), "--alignment", str(out)),
-          1, "--nbest and --alignment are the same file")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", out, "--alignment", out),
+                   "--nbest and --alignment are the same file")
 
 
 def test_an_earlier_output_survives_a_run_that_fails_to_start(tiny_system, source, tmp_path):
     nbest = tmp_path / "nbest.txt"
     nbest.write_text("precious\n")
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest), "--features", "nope"),
-          1, "unknown feature 'nope'")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--features", "nope"),
+                   "unknown feature 'nope'")
     assert nbest.read_text() == "precious\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
 
 
 @pytest.mark.parametrize("folder", ["/no/such/folder", "/proc"])
 def test_outputs_in_a_missing_or_unwritable_folder_fail_before_loading(tiny_system, source, folder):
-    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", f"{folder}/nbest.txt")
-    fails(proc, 1, "--nbest", f"in {folder}")
+    proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", f"{folder}/nbest.txt")
+    one_line_error(proc, "--nbest", f"in {folder}")
 
 
 def test_tune_out_in_the_system_folder_is_refused(tmp_path, dev):
     toml = raw_text_system(tmp_path / "system")
     before = toml.read_bytes()
-    fails(pysmt(*tune_command(toml, *dev, toml.parent)), 1, "is also the input --config")
+    one_line_error(run_pysmt(*tune_command(toml, *dev, toml.parent)), "is also the input --config")
     assert toml.read_bytes() == before
 
 
@@ -69,9 +70,8 @@ def test_a_full_disk_keeps_the_earlier_nbest_and_names_the_file(tiny_system, tmp
     nbest = tmp_path / "nbest.txt"
     nbest.write_text("an earlier, complete n-best list\n")
     source = long_input(tmp_path / "in.txt", lines=300)
-    proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)],
-                          capture_output=True, preexec_fn=limited_file_size(20_000))
-    fails(proc, 1, f"writing {nbest}", "File too large", "incomplete file was removed")
+    proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, preexec_fn=limited_file_size(20_000))
+    one_line_error(proc, f"writing {nbest}", "File too large", "incomplete file was removed")
     assert nbest.read_text() == "an earlier, complete n-best list\n"
     assert not list(tmp_path.glob(f".*{TEMP_MARK}*"))
 
@@ -80,12 +80,12 @@ def test_a_run_that_fails_keeps_an_earlier_complete_nbest(tiny_system, tmp_path)
     nbest = tmp_path / "nbest.txt"
     source = tmp_path / "in.txt"
     source.write_bytes(b"a b c\n" * 9 + b"\xff\n")  # line 10 is not UTF-8
-    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest))
-    fails(proc, 1, "line 10")
+    proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest)
+    one_line_error(proc, "line 10")
     partial = nbest.read_text()  # no earlier file: the 9 lines translated are kept
     assert {line.split(" ||| ")[0] for line in partial.splitlines()} == {str(i) for i in range(9)}
     nbest.write_text("complete\n")
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)), 1, "line 10")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest), "line 10")
     assert nbest.read_text() == "complete\n"
 
 
@@ -96,7 +96,7 @@ def test_a_symlinked_nbest_writes_its_target_and_keeps_the_link(tiny_system, tmp
     target.parent.mkdir()
     target.write_text("old\n")
     link.symlink_to(target)
-    assert pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(link)).returncode == 0
+    assert run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", link).returncode == 0
     assert link.is_symlink() and target.read_text().startswith("0 ||| ")
 
 
@@ -105,8 +105,8 @@ def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path)
     source.write_text("a b c\nc b a\n")
     fifo = tmp_path / "nbest.fifo"
     os.mkfifo(fifo)
-    proc = subprocess.Popen([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(fifo)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", fifo, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
     with open(fifo, encoding="utf-8") as reader:
         lines = reader.read().splitlines()
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
@@ -121,9 +121,8 @@ def test_an_output_that_is_the_file_on_stdin_is_refused_and_survives(tiny_system
     x = tmp_path / "x"
     x.write_text("a b c\nc b a\n")
     with open(x, "rb") as stdin:
-        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), option, str(x)], stdin=stdin,
-                              capture_output=True, timeout=120)
-    fails(proc, 1, f"{option} {x} is also the input stdin")
+        proc = run_pysmt("decode", "-c", tiny_system, option, x, stdin=stdin, timeout=120)
+    one_line_error(proc, f"{option} {x} is also the input stdin")
     assert x.read_text() == "a b c\nc b a\n"
 
 
@@ -131,9 +130,8 @@ def test_a_stdout_appending_to_the_input_is_refused_and_the_input_survives(tiny_
     x = tmp_path / "x"
     x.write_text("a b c\n")
     with open(x, "ab") as stdout:
-        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(x)], stdout=stdout,
-                              stderr=subprocess.PIPE, timeout=120)
-    fails(proc, 1, f"stdout {x} is also the input --input")
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", x, stdout=stdout, timeout=120)
+    one_line_error(proc, f"stdout {x} is also the input --input")
     assert x.read_text() == "a b c\n"
 
 
@@ -141,9 +139,8 @@ def test_a_stdout_appending_to_a_model_file_is_refused(tiny_system, source):
     table = tiny_system.parent / "phrases.txt"
     before = table.read_bytes()
     with open(table, "ab") as stdout:
-        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source)], stdout=stdout,
-                              stderr=subprocess.PIPE, timeout=120)
-    fails(proc, 1, "stdout", "PhraseDictionaryMemory0 path")
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, stdout=stdout, timeout=120)
+    one_line_error(proc, "stdout", "PhraseDictionaryMemory0 path")
     assert table.read_bytes() == before
 
 
@@ -166,23 +163,23 @@ def interleaved(lines: list[str], sentences: int, nbest: bool, alignment: bool) 
     assert k == len(lines), lines
 
 
-@pytest.mark.parametrize("named", [["--nbest"], ["--alignment"], ["--nbest", "--alignment"]])
+@pytest.mark.parametrize("named", [["--nbest", "--alignment"], *slow_cases(["--nbest"], ["--alignment"])])
 @pytest.mark.parametrize("channel", ["file", "pipe"])
 def test_outputs_named_as_stdout_are_written_through_it_in_order(tiny_system, source, tmp_path, named, channel):
     """`--nbest /dev/stdout > out.txt` lost every translation (the n-best file replaced out.txt), and through a
     pipe it failed looking for a temporary file beside /proc/PID/fd/pipe:[N]."""
-    args = [*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source)]
+    args = ["decode", "-c", tiny_system, "-i", source]
     for option in named:
         args += [option, "/dev/stdout"]
     if channel == "file":
         out = tmp_path / "out.txt"
         with open(out, "wb") as stdout:
-            proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
+            proc = run_pysmt(*args, stdout=stdout, timeout=120)
         text = out.read_text()
     else:
-        proc = subprocess.run(args, capture_output=True, timeout=120)
-        text = proc.stdout.decode()
-    assert proc.returncode == 0, proc.stderr.decode()
+        proc = run_pysmt(*args, timeout=120)
+        text = proc.stdout
+    assert proc.returncode == 0, proc.stderr
     assert not list(tmp_path.glob(f".*{TEMP_MARK}*"))
     interleaved(text.splitlines(), 2, "--nbest" in named, "--alignment" in named)
 
@@ -190,28 +187,27 @@ def test_outputs_named_as_stdout_are_written_through_it_in_order(tiny_system, so
 def test_an_nbest_named_as_the_file_behind_stdout_is_written_through_it(tiny_system, source, tmp_path):
     out = tmp_path / "out.txt"
     with open(out, "wb") as stdout:
-        proc = subprocess.run([*PYSMT, "decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(out)],
-                              stdout=stdout, stderr=subprocess.PIPE, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode()
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", out, stdout=stdout, timeout=120)
+    assert proc.returncode == 0, proc.stderr
     interleaved(out.read_text().splitlines(), 2, nbest=True, alignment=False)
 
 
 def test_rescore_out_on_stdout_holds_the_list_and_nothing_else(tiny_system, source, tmp_path):
     nbest = tmp_path / "in.nbest"
-    assert pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--nbest", str(nbest)).returncode == 0
+    assert run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest).returncode == 0
     with open(tmp_path / "out.nbest", "wb") as stdout:
-        proc = subprocess.run([*PYSMT, "rescore", "-c", str(tiny_system), "--features", "repeated-word", "--nbest",
-                               str(nbest), "--out", "/dev/stdout"], stdout=stdout, stderr=subprocess.PIPE, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode()
+        proc = run_pysmt("rescore", "-c", tiny_system, "--features", "repeated-word", "--nbest", nbest, "--out",
+                         "/dev/stdout", stdout=stdout, timeout=120)
+    assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "out.nbest").read_text().splitlines()
     assert len(lines) == len(nbest.read_text().splitlines()) and all(" ||| " in line for line in lines)
 
 
 def test_an_output_inside_a_binary_table_folder_is_refused(tiny_system, source, tmp_path):
-    assert pysmt("binarize", "-c", str(tiny_system), "-o", str(tmp_path / "bin")).returncode == 0
+    assert run_pysmt("binarize", "-c", tiny_system, "-o", tmp_path / "bin").returncode == 0
     table = next((tmp_path / "bin").glob("*.phrase-table.*.bin"))
     scores = table / "scores.npy"
     before = scores.read_bytes()
-    fails(pysmt("decode", "-c", str(tmp_path / "bin" / "pysmt.toml"), "-i", str(source), "--nbest", str(scores)), 1,
-          f"--nbest {scores} is inside the input PhraseDictionaryMemory0 path")
+    one_line_error(run_pysmt("decode", "-c", tmp_path / "bin" / "pysmt.toml", "-i", source, "--nbest", scores),
+                   f"--nbest {scores} is inside the input PhraseDictionaryMemory0 path")
     assert scores.read_bytes() == before

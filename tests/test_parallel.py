@@ -7,8 +7,6 @@ paths and weights it was built from), and each worker runs torch on one thread.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from functools import partial
 
 import numpy as np
@@ -17,7 +15,9 @@ import pytest
 from pysmt.errors import PysmtError
 from pysmt.running.parallel import (START_METHOD_VARIABLE, map_with_shared, ordered_map, shared, start_method,
                                     worker_pool)
+from pysmt.testing import run_pysmt
 from pysmt.training.extraction import extract_corpus
+from tests.helpers import slow_cases
 from tuning.optimizer import optimize
 
 METHODS = ["fork", "forkserver", "spawn"]
@@ -27,7 +27,7 @@ def _worker_facts(offset: int) -> tuple[int, str | None, int]:
     return shared() + offset, os.environ.get("OMP_NUM_THREADS"), os.getpid()
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ["fork", "forkserver", *slow_cases("spawn")])
 def test_a_map_gives_its_shared_value_to_every_worker(monkeypatch, method):
     monkeypatch.setenv(START_METHOD_VARIABLE, method)
     assert start_method() == method
@@ -44,21 +44,21 @@ def test_an_unknown_start_method_is_one_line(monkeypatch):
             pass
 
 
-@pytest.mark.parametrize("method", METHODS[1:])
+@pytest.mark.parametrize("method", ["forkserver", *slow_cases("spawn")])
 def test_decoding_threads_give_the_same_translations_and_nbest(tiny_system, tmp_path, method):
     source = tmp_path / "in.txt"
     source.write_text("".join(" ".join("abcq"[(i * k) % 4] for k in range(1, 2 + i % 6)) + "\n" for i in range(20)))
     outputs = []
     for threads, start in (("1", "fork"), ("2", method)):
         nbest = tmp_path / f"nbest.{threads}"
-        proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tiny_system), "-i", str(source),
-                               "--threads", threads, "--nbest", str(nbest), "--nbest-size", "3"],
-                              capture_output=True, env={**os.environ, START_METHOD_VARIABLE: start}, timeout=120)
-        assert proc.returncode == 0, proc.stderr.decode()
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--threads", threads, "--nbest", nbest,
+                         "--nbest-size", "3", env={**os.environ, START_METHOD_VARIABLE: start}, timeout=120)
+        assert proc.returncode == 0, proc.stderr
         outputs.append((proc.stdout, nbest.read_bytes()))
     assert outputs[0] == outputs[1] and len(outputs[0][0].splitlines()) == 20
 
 
+@pytest.mark.slow  # 2,500 sentences in pools
 @pytest.mark.parametrize("method", METHODS[1:])
 def test_extraction_and_mert_restarts_give_the_same_results(monkeypatch, method):
     rng = np.random.default_rng(0)

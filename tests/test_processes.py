@@ -16,7 +16,7 @@ import time
 import pytest
 
 from pysmt.files.textio import TEMP_MARK
-from tests.helpers import alive, children_of, long_input, start_decode, wait_until
+from tests.helpers import alive, children_of, long_input, slow_cases, start_decode, wait_until
 
 
 # -- children die with their parents ------------------------------------------------------------
@@ -53,8 +53,8 @@ def test_kill_9_leaves_no_child_command(tmp_path, library):
 STOPS = {"ctrl-c": (signal.SIGINT, 130, b"interrupted"), "sigterm": (signal.SIGTERM, 143, b"terminated")}
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
-@pytest.mark.parametrize("stop", list(STOPS))
+@pytest.mark.parametrize("threads", ["2", *slow_cases("1")])
+@pytest.mark.parametrize("stop", ["ctrl-c", *slow_cases("sigterm")])
 def test_a_stopped_decode_keeps_the_nbest_under_its_name_quietly(tiny_system, tmp_path, threads, stop):
     """Ctrl-C (the terminal signals the whole group) and SIGTERM (as `timeout` does) alike."""
     signum, status, word = STOPS[stop]

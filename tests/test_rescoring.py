@@ -3,15 +3,13 @@ use; lists of another system, and outputs onto inputs, are refused."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.rescoring import rescore
-from pysmt.testing import write_toy_system
+from pysmt.testing import one_line_error, run_pysmt, write_toy_system
 
 
 def test_rescoring_an_nbest_list_gives_the_scores_of_in_search_use(tiny_system, fake_registry, tmp_path):
@@ -45,16 +43,14 @@ def test_rescoring_an_nbest_list_gives_the_scores_of_in_search_use(tiny_system, 
 
 
 def test_rescore_command_errors(tiny_system, tmp_path):
-    import subprocess
     nbest = tmp_path / "n.txt"
     nbest.write_text("0 ||| x ||| KENLM0= -1 ||| -1\n")
-    run = lambda *args: subprocess.run([sys.executable, "-m", "pysmt.cli", "rescore", "-c", str(tiny_system),  # noqa: E731
-                                        "--nbest", str(nbest), *args], capture_output=True, text=True)
-    proc = run("--out", str(nbest), "--features", "kenlm")
-    assert proc.returncode == 1 and "is also the input --nbest" in proc.stderr and nbest.read_text().startswith("0 |||")
-    proc = run("--out", str(tmp_path / "o.txt"), "--features", "word-penalty")
-    assert proc.returncode == 1 and "rescore adds stateful features" in proc.stderr
-    assert run("--out", str(tmp_path / "o.txt")).returncode == 2
+    command = ["rescore", "-c", tiny_system, "--nbest", nbest]
+    one_line_error(run_pysmt(*command, "--out", nbest, "--features", "kenlm"), "is also the input --nbest")
+    assert nbest.read_text().startswith("0 |||")
+    one_line_error(run_pysmt(*command, "--out", tmp_path / "o.txt", "--features", "word-penalty"),
+                   "rescore adds stateful features")
+    assert run_pysmt(*command, "--out", tmp_path / "o.txt").returncode == 2
 
 
 def test_rescoring_a_list_of_another_system_is_refused(tmp_path):

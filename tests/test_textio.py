@@ -16,7 +16,8 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.files.textio import atomic_path, atomic_writer, read_lines
-from tests.helpers import fails, limited_file_size, pysmt, write_moses_system
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import limited_file_size, write_moses_system
 
 
 def test_every_written_file_gets_umask_permissions(tmp_path):
@@ -45,6 +46,7 @@ def test_a_failed_atomic_write_leaves_the_old_file(tmp_path):
     assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["a.txt"]
 
 
+@pytest.mark.slow  # torch in a fresh process
 def test_a_full_disk_while_saving_a_torch_checkpoint_is_one_line(tmp_path):
     pytest.importorskip("torch")
     code = textwrap.dedent(f"""
@@ -112,8 +114,8 @@ def test_a_truncated_gzip_table_is_one_line_naming_it(tmp_path, source, command)
     table.unlink()
     ini.write_text(ini.read_text().replace("phrases.txt", "phrases.gz"))
     args = ["-i", str(source)] if command == "decode" else ["-o", str(tmp_path / "bin")]
-    fails(pysmt(command, "-c", str(ini), *args), 1, f"{table.with_suffix('.gz')}, line ",
-          "the compressed file is truncated or damaged")
+    one_line_error(run_pysmt(command, "-c", ini, *args), f"{table.with_suffix('.gz')}, line ",
+                   "the compressed file is truncated or damaged")
 
 
 def test_a_truncated_gzip_input_fails_before_any_decoding(tiny_system, tmp_path):
@@ -121,9 +123,9 @@ def test_a_truncated_gzip_input_fails_before_any_decoding(tiny_system, tmp_path)
     with gzip.open(path, "wt") as out:
         out.write("a b c\n" * 5000)
     path.write_bytes(path.read_bytes()[:-12])
-    proc = pysmt("decode", "-c", str(tiny_system), "-i", str(path))
-    fails(proc, 1, f"{path}, line ", "truncated or damaged")
-    assert proc.stdout == b""  # found when the lines are counted (for the progress bar), before any work
+    proc = run_pysmt("decode", "-c", tiny_system, "-i", path)
+    one_line_error(proc, f"{path}, line ", "truncated or damaged")
+    assert proc.stdout == ""  # found when the lines are counted (for the progress bar), before any work
 
 
 def test_a_fifo_given_as_a_table_is_not_a_regular_file(tmp_path, source):
@@ -131,8 +133,8 @@ def test_a_fifo_given_as_a_table_is_not_a_regular_file(tmp_path, source):
     table = tmp_path / "system" / "phrases.txt"
     table.unlink()
     os.mkfifo(table)
-    fails(pysmt("decode", "-c", str(ini), "-i", str(source), timeout=60), 1,
-          f"{table}: not a regular file (a named pipe)")
+    one_line_error(run_pysmt("decode", "-c", ini, "-i", source, timeout=60),
+                   f"{table}: not a regular file (a named pipe)")
 
 
 def test_a_byte_order_mark_is_dropped_and_said_once(tiny_system, tmp_path):
@@ -140,13 +142,14 @@ def test_a_byte_order_mark_is_dropped_and_said_once(tiny_system, tmp_path):
     plain, marked = tmp_path / "plain.txt", tmp_path / "marked.txt"
     plain.write_text("a b c\nc b a\n")
     marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
-    expected = pysmt("decode", "-c", str(tiny_system), "-i", str(plain), "--nbest", str(tmp_path / "p.nbest"))
-    got = pysmt("decode", "-c", str(tiny_system), "-i", str(marked), "--nbest", str(tmp_path / "m.nbest"))
+    expected = run_pysmt("decode", "-c", tiny_system, "-i", plain, "--nbest", tmp_path / "p.nbest")
+    got = run_pysmt("decode", "-c", tiny_system, "-i", marked, "--nbest", tmp_path / "m.nbest")
     assert got.returncode == 0 and got.stdout == expected.stdout
     assert (tmp_path / "m.nbest").read_text() == (tmp_path / "p.nbest").read_text()
-    assert got.stderr.decode().count(f"{marked}: dropped the UTF-8 byte-order mark") == 1
-    from_stdin = pysmt("decode", "-c", str(tiny_system), stdin=marked.read_bytes())
-    assert from_stdin.stdout == expected.stdout and b"<stdin>: dropped the UTF-8 byte-order mark" in from_stdin.stderr
+    assert got.stderr.count(f"{marked}: dropped the UTF-8 byte-order mark") == 1
+    with open(marked, "rb") as stdin:
+        from_stdin = run_pysmt("decode", "-c", tiny_system, stdin=stdin)
+    assert from_stdin.stdout == expected.stdout and "<stdin>: dropped the UTF-8 byte-order mark" in from_stdin.stderr
     assert [text for _, text in read_lines(marked)] == ["a b c", "c b a"]
 
 

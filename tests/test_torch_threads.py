@@ -3,10 +3,14 @@ available) for training and scoring commands. Each case runs in a fresh process,
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
+
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import slow_cases
 
 pytest.importorskip("torch")
 
@@ -40,15 +44,34 @@ def test_a_decoding_process_runs_torch_on_one_thread(tiny_system):
     assert run(DECODER_IN_A_FRESH_PROCESS, tiny_system) == ["1", "1"]
 
 
+def test_training_threads_are_the_cpus_available_unless_given(monkeypatch):
+    """The policy in this process (the fast tier's check; the fresh processes above and below meet it as commands
+    do): the CPUs this process may run on, or --threads, set in torch and in what its children inherit."""
+    import torch
+
+    from pysmt.running import torch_threads
+
+    monkeypatch.setattr(torch_threads.os, "sched_getaffinity", lambda pid: {0, 2, 5})  # as taskset -c 0,2,5 gives
+    for name in torch_threads.THREAD_VARIABLES:
+        monkeypatch.setenv(name, "9")  # (restored after the test)
+    before = torch.get_num_threads()
+    try:
+        assert torch_threads.use_training_threads(None) == 3 and torch.get_num_threads() == 3
+        assert torch_threads.use_training_threads(1) == 1 and torch.get_num_threads() == 1
+        assert [os.environ[name] for name in torch_threads.THREAD_VARIABLES] == ["1", "1"]
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.slow  # torch in two fresh processes
 def test_training_takes_the_cpus_it_may_use_unless_told(tmp_path):
     assert run(TRAINING_THREADS, 1) == ["1", "1", "1"]  # one CPU allowed (as taskset or a cgroup gives it)
     assert run(TRAINING_THREADS, 1, 3) == ["3", "3", "3"]  # --threads 3
 
 
-@pytest.mark.parametrize("command", [["rnn", "train"], ["rnn", "score"], ["rnn", "scatter"], ["cslm", "train"],
-                                     ["cslm", "perplexity"]])
+@pytest.mark.parametrize("command", [["rnn", "train"], *slow_cases(["rnn", "score"], ["rnn", "scatter"],
+                                                                    ["cslm", "train"], ["cslm", "perplexity"])])
 def test_torch_commands_take_threads(command):
-    proc = subprocess.run([sys.executable, "-m", "pysmt", *command, "--help"], capture_output=True, text=True)
+    proc = run_pysmt(*command, "--help")
     assert proc.returncode == 0 and "--threads" in proc.stdout
-    bad = subprocess.run([sys.executable, "-m", "pysmt", *command, "--threads", "0"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "--threads" in bad.stderr
+    one_line_error(run_pysmt(*command, "--threads", "0"), "--threads", status=2)

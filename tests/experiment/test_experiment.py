@@ -17,7 +17,6 @@ from pysmt.experiment.report import (caveat_lines, claims, format_mean_sd, forma
 from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
-from tests.helpers import SHARED, shared_data
 
 REFS = ["le chat est sur le tapis .", "il fait beau aujourd'hui .", "je suis content ."] * 10
 WORSE = ["le chat sur le tapis .", "il fait beau .", "je suis contente ."] * 10
@@ -201,6 +200,7 @@ def test_missing_plugin_named(monkeypatch: pytest.MonkeyPatch) -> None:
         chain.check_plugins()
 
 
+@pytest.mark.slow  # four commands
 def test_bad_options(tmp_path: Path) -> None:
     one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "huge"),
                    "--scale", status=2)
@@ -214,11 +214,10 @@ def test_bad_options(tmp_path: Path) -> None:
 
 # -- end to end --------------------------------------------------------------------------------------
 
-@pytest.mark.integration
-def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
+def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data) -> None:
     shared_data("news", "newstest2013.en")
     run = tmp_path / "run"
-    args = ["experiment", "--data", SHARED, "--out", run, "--scale", "tiny"]
+    args = ["experiment", "--data", shared_data(), "--out", run, "--scale", "tiny"]
     proc = run_pysmt(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (run / "report.md").read_text(encoding="utf-8")
@@ -242,7 +241,7 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path) -> None:
     assert progress and all(line.endswith("skipped") for line in progress), progress
     one_line_error(run_pysmt(*args, "--budget", "0.5"), "stages/rnn", "budget_minutes: 2.0 -> 0.5", "--force")
     moved = run.rename(tmp_path / "moved")  # a finished experiment, renamed (or copied): it resumes where it is
-    again = run_pysmt("experiment", "--data", SHARED, "--out", moved, "--scale", "tiny")
+    again = run_pysmt("experiment", "--data", shared_data(), "--out", moved, "--scale", "tiny")
     assert again.returncode == 0, again.stderr[-3000:]
     progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
     assert progress and all(line.endswith("skipped") for line in progress), progress

@@ -15,8 +15,7 @@ from pysmt.errors import PysmtError
 from pysmt.features import registry
 from pysmt.features.base import Feature
 from pysmt.features.parameters import parameter
-from pysmt.testing import registered, toy_decoder
-from tests.helpers import fails, pysmt
+from pysmt.testing import one_line_error, registered, run_pysmt, toy_decoder
 
 
 def test_builtins_are_entry_points():
@@ -36,20 +35,22 @@ def test_weight_count_mismatch_is_an_error_before_decoding(tiny_system):
         Decoder(load_config(tiny_system))
 
 
+@pytest.mark.slow  # six commands
 def test_param_sets_a_feature_parameter_from_the_command_line(tiny_system, source, tmp_path):
     one = tmp_path / "one.txt"
     one.write_text("a\n")
     counts = []
     for extra in ([], ["--param", "PhraseDictionaryMemory0.table-limit=1"], ["--param", "phrase-table.table-limit=1"]):
-        proc = pysmt("decode", "-c", str(tiny_system), "-i", str(one), "--nbest", str(tmp_path / "n.txt"), *extra)
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", one, "--nbest", tmp_path / "n.txt", *extra)
         assert proc.returncode == 0, proc.stderr
         counts.append(len((tmp_path / "n.txt").read_text().splitlines()))
     assert counts == [2, 1, 1]  # "a" has two translations; a table limit of 1 keeps one
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "phrase-table.table-limt=1"), 1,
-          "unknown parameter 'table-limt'", "did you mean 'table-limit'")
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "nosuch.x=1"), 1, "no feature named")
-    fails(pysmt("decode", "-c", str(tiny_system), "-i", str(source), "--param", "oops"), 1,
-          "expected FEATURE.key=value")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "phrase-table.table-limt=1"),
+                   "unknown parameter 'table-limt'", "did you mean 'table-limit'")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "nosuch.x=1"),
+                   "no feature named")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "oops"),
+                   "expected FEATURE.key=value")
 
 
 # -- errors before loading -----------------------------------------------------------------------

@@ -24,8 +24,8 @@ from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, 
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
 from pysmt.testing import TOY_PHRASES as TINY_PHRASES
-from pysmt.testing import write_toy_system
-from tests.helpers import fails, pysmt, shared_data, write_moses_system
+from pysmt.testing import one_line_error, run_pysmt, write_toy_system
+from tests.helpers import slow_cases, write_moses_system
 
 #: Sources whose UTF-8 byte order differs from naive expectations (accents, CJK, a prefix of another).
 UNICODE_PHRASES = TINY_PHRASES + """é ||| y ||| 0.5 0.5 ||| 0-0
@@ -97,7 +97,7 @@ def test_tiny_binarized_system_decodes_identically(tiny):
 
 
 @pytest.fixture(scope="module")
-def fixture_systems(tmp_path_factory):
+def fixture_systems(tmp_path_factory, shared_data):
     ini = shared_data("fixtures", "moses", "lexicalized-reordering", "moses.ini")
     out = binarize_system(load_config(ini), tmp_path_factory.mktemp("fixture") / "binary")
     return ini, out
@@ -133,7 +133,8 @@ def test_rebinarizing_replaces_and_binary_tables_are_kept(tiny, tmp_path):
     assert path == load_config(out).feature("PhraseDictionaryMemory0").params["path"]
 
 
-def one_line_error(match, function, *args, **kwargs):
+def one_line_refusal(match, function, *args, **kwargs):
+    """The one-line PysmtError that ``function(*args, **kwargs)`` raises, matching ``match``."""
     with pytest.raises(PysmtError, match=match) as err:
         function(*args, **kwargs)
     assert "\n" not in str(err.value)
@@ -148,23 +149,23 @@ def test_corrupt_binary_tables_are_one_line_errors(tiny):
 
     header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
     (folder / HEADER).write_text(json.dumps({**header, "version": 99}), encoding="utf-8")
-    assert str(folder) in one_line_error("format version 99", PhraseTable, folder)
+    assert str(folder) in one_line_refusal("format version 99", PhraseTable, folder)
     (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
     assert len(PhraseTable(folder)) == len(PhraseTable(text_path(tiny)))  # restored
 
     scores = folder / "scores.npy"
     scores.write_bytes(scores.read_bytes()[:-4])
-    assert str(folder) in one_line_error("scores.npy is unreadable or truncated", PhraseTable, folder)
+    assert str(folder) in one_line_refusal("scores.npy is unreadable or truncated", PhraseTable, folder)
     scores.unlink()
-    assert str(folder) in one_line_error("scores.npy is missing", PhraseTable, folder)
+    assert str(folder) in one_line_refusal("scores.npy is missing", PhraseTable, folder)
     (folder / HEADER).write_text("{not json", encoding="utf-8")
-    assert str(folder) in one_line_error("header.json is unreadable", PhraseTable, folder)
+    assert str(folder) in one_line_refusal("header.json is unreadable", PhraseTable, folder)
     (folder / HEADER).unlink()
-    assert str(folder) in one_line_error("not a binary table", PhraseTable, folder)
+    assert str(folder) in one_line_refusal("not a binary table", PhraseTable, folder)
 
-    assert str(reordering) in one_line_error("holds a 'reordering-table'", PhraseTable, reordering)
-    assert str(reordering) in one_line_error("needs 4 scores", ReorderingTable, reordering, num_scores=4)
-    assert str(reordering) in one_line_error("keyed by source phrase", ReorderingTable, reordering, num_scores=6,
+    assert str(reordering) in one_line_refusal("holds a 'reordering-table'", PhraseTable, reordering)
+    assert str(reordering) in one_line_refusal("needs 4 scores", ReorderingTable, reordering, num_scores=4)
+    assert str(reordering) in one_line_refusal("keyed by source phrase", ReorderingTable, reordering, num_scores=6,
                                              source_only=True)
     with pytest.raises(PysmtError, match="not a binary table") as err:  # as the decoder reports it
         Decoder(config)
@@ -182,7 +183,7 @@ def test_log_scores_must_match(tmp_path):
     binarize_table(text, tmp_path / "pt.bin", PHRASE_TABLE, log_scores=True)
     (entry,) = PhraseTable(tmp_path / "pt.bin", log_scores=True).lookup("a")
     assert entry.scores.tolist() == [-1.5, 0.0]
-    one_line_error("binarized with log-scores = true", PhraseTable, tmp_path / "pt.bin")
+    one_line_refusal("binarized with log-scores = true", PhraseTable, tmp_path / "pt.bin")
 
 
 def test_empty_tables_and_duplicate_reordering_keys(tmp_path):
@@ -202,7 +203,7 @@ def test_empty_tables_and_duplicate_reordering_keys(tmp_path):
 
 def test_text_errors_name_file_and_line(tmp_path):
     (tmp_path / "pt").write_text("a ||| x ||| 0.5\nb ||| y ||| oops\n", encoding="utf-8")
-    one_line_error(f"{tmp_path / 'pt'}, line 2: scores must be numbers", binarize_table, tmp_path / "pt",
+    one_line_refusal(f"{tmp_path / 'pt'}, line 2: scores must be numbers", binarize_table, tmp_path / "pt",
                    tmp_path / "pt.bin", PHRASE_TABLE)
     assert not (tmp_path / "pt.bin").exists() and [p.name for p in tmp_path.iterdir()] == ["pt"]
 
@@ -212,7 +213,7 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     toml = tmp_path / "system" / "pysmt.toml"
     write_toml(load_config(ini), toml)
     config = load_config(toml)
-    one_line_error("may not overwrite an input", binarize_system, config, tmp_path / "system")
+    one_line_refusal("may not overwrite an input", binarize_system, config, tmp_path / "system")
     assert sorted(p.name for p in (tmp_path / "system").iterdir()) == ["lm.arpa", "moses.ini", "phrases.txt",
                                                                        "pysmt.toml", "reordering.txt"]
     # A folder of an output's name that is not a binary table is not replaced (and nothing is written).
@@ -221,7 +222,7 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     mine = out / f"{k}.phrase-table.phrases.txt.bin"
     mine.mkdir(parents=True)
     (mine / "notes.txt").write_text("mine\n", encoding="utf-8")
-    one_line_error("is not a binary table", binarize_system, config, out)
+    one_line_refusal("is not a binary table", binarize_system, config, out)
     assert sorted(p.name for p in out.iterdir()) == [mine.name] and [p.name for p in mine.iterdir()] == ["notes.txt"]
 
 
@@ -361,6 +362,7 @@ def check_records(tmp_path, monkeypatch):
 @pytest.mark.parametrize("table, array, change, words", [
     ("phrase-table", "scores", lambda a: a.__setitem__((1, 0), np.nan), "scores.npy holds nan or infinite"),
     ("reordering", "scores", lambda a: a.__setitem__((0, 2), np.inf), "scores.npy holds nan or infinite"),
+    *slow_cases(  # each decodes a damaged table in a command of its own: --slow runs every kind of damage
     ("phrase-table", "target_ids", lambda a: a.__setitem__(0, 99), "target_ids.npy holds ids from 0 to 99"),
     ("phrase-table", "alignment_id", lambda a: a.__setitem__(0, -1), "alignment_id.npy holds ids from -1"),
     ("phrase-table", "target_len", lambda a: a.__setitem__(0, 50), "points outside target_ids.npy"),
@@ -382,10 +384,11 @@ def check_records(tmp_path, monkeypatch):
     ("reordering", "key_blob", lambda a: a.__setitem__(-1, 0xC3), "string 3 of key_blob.npy is not UTF-8"),
     ("phrase-table", "alignment_blob", lambda a: a.__setitem__(1, ord("x")),
      "alignment 0 of alignment_blob.npy is not a list of word pairs"),
+    ),
 ])
 def test_a_crafted_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
     damage(binary, table, array, change)
-    fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
+    one_line_error(run_pysmt("decode", "-c", binary, "-i", source), words)
 
 
 @pytest.mark.parametrize("descr, shape, words", [
@@ -402,7 +405,7 @@ def test_a_crafted_npy_header_is_refused_before_numpy_maps_it(binary, source, de
     (folder / "scores.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode()
                                         + bytes(192))
     recompute_checksum(folder, "scores")
-    fails(pysmt("decode", "-c", str(binary), "-i", str(source)), 1, words)
+    one_line_error(run_pysmt("decode", "-c", binary, "-i", source), words)
 
 
 def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
@@ -415,19 +418,19 @@ def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
     header["arrays"]["key_offsets"]["shape"] = [0]
     (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
     recompute_checksum(folder, "key_offsets")
-    one_line_error("key_offsets.npy does not run from 0", ReorderingTable, folder, num_scores=6)
+    one_line_refusal("key_offsets.npy does not run from 0", ReorderingTable, folder, num_scores=6)
 
 
-@pytest.mark.parametrize("table, array", [("reordering", "key_offsets"), ("phrase-table", "source_slots"),
-                                          ("phrase-table", "vocab_blob")])
+@pytest.mark.parametrize("table, array", [("reordering", "key_offsets"), *slow_cases(("phrase-table", "source_slots"),
+                                                                                     ("phrase-table", "vocab_blob"))])
 def test_a_damaged_binary_table_is_refused_by_its_checksum(binary, source, table, array):
     """Issue 36: 256 bytes overwritten in key_offsets.npy or source_slots.npy crashed the decoder (exit 139);
     in vocab_blob.npy they changed its translations. Now: exit 1, one line naming the array."""
     folder = table_folder(binary, table)
     overwrite_middle(folder / f"{array}.npy")
-    proc = pysmt("decode", "-c", str(binary), "-i", str(source))
-    fails(proc, 1, str(folder), f"{array}.npy does not match its checksum")  # one line, no traceback
-    assert proc.stdout == b""
+    proc = run_pysmt("decode", "-c", binary, "-i", source)
+    one_line_error(proc, str(folder), f"{array}.npy does not match its checksum")  # one line, no traceback
+    assert proc.stdout == ""
 
 
 @pytest.mark.parametrize("kind", ["phrase-table", "reordering"])
@@ -441,7 +444,7 @@ def test_every_array_is_checksummed(binary, kind):
     for name in names:
         original = (folder / f"{name}.npy").read_bytes()
         overwrite_middle(folder / f"{name}.npy", size=1)
-        one_line_error(f"{name}.npy does not match its checksum", load)
+        one_line_refusal(f"{name}.npy does not match its checksum", load)
         (folder / f"{name}.npy").write_bytes(original)
     load()
 
@@ -455,9 +458,9 @@ def test_a_table_without_checksums_loads_with_one_warning(binary, source, capsys
         for entry in header["arrays"].values():
             del entry["crc32"]
         (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
-    decoded = pysmt("decode", "-c", str(binary), "-i", str(source))
-    assert decoded.returncode == 0 and decoded.stdout.decode().strip()
-    warnings = [line for line in decoded.stderr.decode().splitlines() if line.startswith("pysmt: warning: ")]
+    decoded = run_pysmt("decode", "-c", binary, "-i", source)
+    assert decoded.returncode == 0 and decoded.stdout.strip()
+    warnings = [line for line in decoded.stderr.splitlines() if line.startswith("pysmt: warning: ")]
     assert len(warnings) == 2 and all("binarized without checksums" in line for line in warnings), warnings
     assert [any(str(folder) in line for line in warnings) for folder in folders] == [True, True]
     capsys.readouterr()
@@ -465,7 +468,7 @@ def test_a_table_without_checksums_loads_with_one_warning(binary, source, capsys
         PhraseTable(folders[0])
     assert capsys.readouterr().err.count("binarized without checksums") == 1
     damage(binary, "phrase-table", "target_ids", lambda a: a.__setitem__(0, 99))  # still checked
-    one_line_error("target_ids.npy holds ids from 0 to 99", PhraseTable, folders[0])
+    one_line_refusal("target_ids.npy holds ids from 0 to 99", PhraseTable, folders[0])
 
 
 def test_a_check_is_recorded_and_made_again_when_a_file_changes(binary, check_records, monkeypatch):
@@ -485,8 +488,8 @@ def test_a_check_is_recorded_and_made_again_when_a_file_changes(binary, check_re
         assert PhraseTable(folder).lookup("a b")[0].target == ("x", "y")
     assert checksummed == [] and sorted(folder.iterdir()) == before  # recorded; nothing written beside the table
     overwrite_middle(folder / "vocab_blob.npy")
-    one_line_error("vocab_blob.npy does not match its checksum", PhraseTable, folder)
-    one_line_error("vocab_blob.npy does not match its checksum", PhraseTable, folder)
+    one_line_refusal("vocab_blob.npy does not match its checksum", PhraseTable, folder)
+    one_line_refusal("vocab_blob.npy does not match its checksum", PhraseTable, folder)
 
 
 def test_tables_load_where_no_check_can_be_recorded(binary, monkeypatch, tmp_path):
@@ -497,7 +500,7 @@ def test_tables_load_where_no_check_can_be_recorded(binary, monkeypatch, tmp_pat
     for _ in range(2):
         assert len(PhraseTable(folder)) == 6
     overwrite_middle(folder / "scores.npy")
-    one_line_error("scores.npy does not match its checksum", PhraseTable, folder)
+    one_line_refusal("scores.npy does not match its checksum", PhraseTable, folder)
 
 
 #: Run in its own process by the test below, so that a crash fails the test instead of ending pytest: damages
@@ -561,6 +564,7 @@ print(json.dumps({"refused": refused, "decoded": decoded}))
 """
 
 
+@pytest.mark.slow  # 150 trials
 def test_random_damage_with_matching_checksums_never_crashes_the_decoder(tiny, tmp_path):
     """Any bytes in any array of a table whose header is valid: refused in one line or decoded, never a crash."""
     _, out = tiny

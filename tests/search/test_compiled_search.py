@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from tests.helpers import shared_data, write_moses_system
+from tests.helpers import write_moses_system
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "reference"
 SRC, TGT = ["a", "b", "c", "d", "e"], ["x", "y", "z", "w"]
@@ -121,9 +121,8 @@ def reference_lists(path: Path, sentences: int) -> dict[int, list[tuple[str, lis
     return lists
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("algorithm, sentences", [("cube", 40), ("normal", 15)])
-def test_moses_news_system_gives_the_recorded_nbest_lists(algorithm, sentences):
+def test_moses_news_system_gives_the_recorded_nbest_lists(algorithm, sentences, shared_data):
     system = shared_data("moses-news", "model", "moses.ini")
     lines = shared_data("moses-news", "inputs", "newstest2013.first500.tok.true.en").read_text().splitlines()
     reference = reference_lists(REFERENCE / f"moses-news.first300.{algorithm}.nbest10.gz", sentences)

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.helpers import PYSMT, alive, children_of, wait_until
+from pysmt.testing import start_pysmt
+from tests.helpers import alive, children_of, wait_until
 
 
 @dataclass
@@ -75,8 +76,8 @@ class Server:
 @contextmanager
 def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
     """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL)."""
-    proc = subprocess.Popen([*PYSMT, "serve", "-c", str(system), "--port", "0", "--workers", str(workers), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = start_pysmt("serve", "-c", system, "--port", "0", "--workers", str(workers), *extra, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, start_new_session=True)
     log: list[str] = []
     port: list[int] = []
 

@@ -1,17 +1,15 @@
 """Training pieces against hand-made cases and Moses' own outputs; one end-to-end run."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from pysmt.testing import one_line_error, run_pysmt
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import ORIENTATION_NAMES, extract_sentence, parse_points
 from pysmt.training.lexical import LexicalTables, estimate_lexical_tables
 from pysmt.training.preparation import keep_pair
 from pysmt.training.symmetrize import symmetrize
-from tests.helpers import shared_data
 
 DATA = Path(__file__).parent / "data"
 
@@ -49,7 +47,7 @@ def test_orientations_monotone_swap_other():
     assert found[(0, 1)] == ("swap", "other")   # last target phrase, not at source end
 
 
-def test_extraction_matches_moses_extract_o():
+def test_extraction_matches_moses_extract_o(shared_data):
     base = shared_data("fixtures", "moses", "misc.lexical-weights")
     fr = [line.split() for line in (base / "fr").read_text(encoding="utf-8").splitlines()]
     en = [line.split() for line in (base / "en").read_text(encoding="utf-8").splitlines()]
@@ -63,7 +61,7 @@ def test_extraction_matches_moses_extract_o():
     assert lines == (DATA / "moses-extract.phrase-based-weighted.extract.o").read_text(encoding="utf-8").splitlines()
 
 
-def test_lexical_tables_equal_moses(tmp_path):
+def test_lexical_tables_equal_moses(tmp_path, shared_data):
     base = shared_data("fixtures", "moses", "misc.lexical-weights")
     corpus = AlignedCorpus.load(base / "fr", base / "en", base / "align.fr-en")
     estimate_lexical_tables(corpus).save(tmp_path / "lex.f2e", tmp_path / "lex.e2f")
@@ -119,31 +117,27 @@ def test_cleaning_rules(src, tgt, reason):
     assert keep_pair(src, tgt) == reason
 
 
-def test_end_to_end_train_and_decode(tmp_path):
+def test_end_to_end_train_and_decode(tmp_path, shared_data):
     base = shared_data("multi30k", "raw")
     for lang in ("en", "fr"):
         lines = (base / f"train.{lang}").read_text(encoding="utf-8").splitlines()[:300]
         (tmp_path / f"small.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    run = [sys.executable, "-m", "pysmt.cli"]
-    proc = subprocess.run(run + ["train", "--corpus", str(tmp_path / "small"), "--out", str(tmp_path / "sys")],
-                          capture_output=True, text=True)
+    proc = run_pysmt("train", "--corpus", tmp_path / "small", "--out", tmp_path / "sys")
     assert proc.returncode == 0, proc.stderr[-2000:]
     for name in ("phrase-table.gz", "reordering-table.wbe-msd-bidirectional-fe.gz", "lm.bin", "lex.f2e", "pysmt.toml"):
         assert (tmp_path / "sys" / name).is_file()
-    out = subprocess.run(run + ["decode", "-c", str(tmp_path / "sys" / "pysmt.toml")],
-                         input="A man in an orange hat.\n\nTwo dogs are playing!\n", capture_output=True, text=True)
+    out = run_pysmt("decode", "-c", tmp_path / "sys" / "pysmt.toml",
+                    input="A man in an orange hat.\n\nTwo dogs are playing!\n")
     lines = out.stdout.split("\n")[:-1]
     assert out.returncode == 0 and len(lines) == 3 and lines[1] == ""
     assert lines[0][0].isupper() and "homme" in lines[0] and not lines[0].endswith(" .")
-    again = subprocess.run(run + ["train", "--corpus", str(tmp_path / "small"), "--out", str(tmp_path / "sys")],
-                           capture_output=True, text=True)
+    again = run_pysmt("train", "--corpus", tmp_path / "small", "--out", tmp_path / "sys")
     assert "done already" in again.stderr  # resumes: nothing is redone
 
 
 def test_mismatched_bitext_is_an_error_before_work(tmp_path):
     (tmp_path / "c.en").write_text("a\nb\n")
     (tmp_path / "c.fr").write_text("a\n")
-    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "train", "--corpus", str(tmp_path / "c"),
-                           "--out", str(tmp_path / "sys")], capture_output=True, text=True)
-    assert proc.returncode == 1 and "c.en has 2 lines but" in proc.stderr and "c.fr has 1" in proc.stderr
+    one_line_error(run_pysmt("train", "--corpus", tmp_path / "c", "--out", tmp_path / "sys"), "c.en has 2 lines but",
+                   "c.fr has 1")
     assert not (tmp_path / "sys").exists()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import errno
 import gzip
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,8 @@ import pytest
 import pysmt.training.buckets as buckets
 from pysmt.errors import PysmtError
 from pysmt.running.memory_budget import parse_size
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import slow_cases
 from pysmt.training.buckets import bucket_count, score_occurrences
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, extract_corpus, extracted_parts, write_occurrences
@@ -39,7 +39,7 @@ def random_corpus(folder: Path, sentences: int = 400, seed: int = 0) -> AlignedC
     return AlignedCorpus.load(folder / "f", folder / "e", folder / "a")
 
 
-@pytest.mark.parametrize("budget, processes", [(10_000, 1), (3_000, 2), (1 << 30, 2)])
+@pytest.mark.parametrize("budget, processes", [(10_000, 1), (1 << 30, 2), *slow_cases((3_000, 2))])
 def test_scoring_in_buckets_writes_the_tables_of_scoring_in_memory(tmp_path, monkeypatch, budget, processes):
     corpus = random_corpus(tmp_path)
     lexical = estimate_lexical_tables(corpus)
@@ -70,10 +70,8 @@ def test_memory_sizes(text, size):
 
 @pytest.mark.parametrize("text, message", [("lots", "is not a size"), ("10M", "below the smallest budget, 200M")])
 def test_a_bad_memory_size_is_one_line_naming_the_option(tmp_path, text, message):
-    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "train", "--corpus", str(tmp_path / "c"), "--out",
-                           str(tmp_path / "out"), "--memory", text], capture_output=True, text=True)
-    assert proc.returncode == 2 and "--memory" in proc.stderr and message in proc.stderr
-    assert "Traceback" not in proc.stderr
+    proc = run_pysmt("train", "--corpus", tmp_path / "c", "--out", tmp_path / "out", "--memory", text)
+    one_line_error(proc, "--memory", message, status=2)
 
 
 def test_the_lexicon_gives_the_reference_lexical_weights_bit_for_bit(tmp_path):
@@ -121,6 +119,7 @@ def scored_corpus(tmp_path: Path) -> tuple[AlignedCorpus, Path, Lexicon]:
     return corpus, occurrences, estimate_lexical_tables(corpus).encode(corpus.src_vocab, corpus.tgt_vocab)
 
 
+@pytest.mark.slow
 def test_temporary_files_go_to_the_temp_dir_and_are_removed(tmp_path, monkeypatch):
     corpus, occurrences, lexicon = scored_corpus(tmp_path)
     scratch = tmp_path / "scratch"
@@ -135,6 +134,7 @@ def test_temporary_files_go_to_the_temp_dir_and_are_removed(tmp_path, monkeypatc
     assert sorted(p.name for p in out.iterdir()) == ["pt.gz", "rt.gz"]
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     corpus, occurrences, lexicon = scored_corpus(tmp_path)
     out = tmp_path / "out"

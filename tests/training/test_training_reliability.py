@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-CLI = [sys.executable, "-m", "pysmt.cli"]
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import limited_file_size, slow_cases
+
 EN = ["the house", "a small house", "the dog", "a dog runs", "the small dog"]
 FR = ["la maison", "une petite maison", "le chien", "un chien court", "le petit chien"]
 ALIGNMENT = ["0-0 1-1", "0-0 1-2 2-1", "0-0 1-1", "0-0 1-1 2-2", "0-0 1-2 2-1"]
@@ -26,24 +28,18 @@ def write_lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def train(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + ["train", "--prepared", "--processes", "1", *map(str, args)],
-                          capture_output=True, text=True)
+def train(*args: str | Path, **popen: Any) -> subprocess.CompletedProcess:
+    return run_pysmt("train", "--prepared", "--processes", "1", *args, **popen)
 
 
 def lm(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + ["lm", *map(str, args)], capture_output=True, text=True)
+    return run_pysmt("lm", *args)
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *parts: str) -> str:
-    """Exit status 1, no traceback, no success claimed; the last stderr line is ``Error: ...`` holding ``parts``."""
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
+    """Exit status 1 and one ``Error: ...`` line holding ``parts`` (no traceback), and no success claimed."""
+    line = one_line_error(proc, *parts)
     assert "system in" not in proc.stdout and "wrote" not in proc.stdout
-    line = proc.stderr.strip().splitlines()[-1]
-    assert line.startswith("Error: "), proc.stderr[-2000:]
-    for part in parts:
-        assert part in line, line
     return line
 
 
@@ -102,8 +98,8 @@ def test_rerun_with_another_corpus_is_refused_and_keeps_the_system(system):
 
 @pytest.mark.parametrize("change, expected", [
     (["--tgt-lang", "de"], "tgt_lang: fr -> de"),
-    (["--max-phrase-length", "3"], "max_phrase_length: 7 -> 3"),
-    (["--symmetrization", "union"], "symmetrization: grow-diag-final-and -> union"),
+    *slow_cases((["--max-phrase-length", "3"], "max_phrase_length: 7 -> 3"),
+                (["--symmetrization", "union"], "symmetrization: grow-diag-final-and -> union")),
 ])
 def test_rerun_with_other_options_is_refused(system, change, expected):
     before = snapshot(system["out"])
@@ -112,6 +108,7 @@ def test_rerun_with_other_options_is_refused(system, change, expected):
     assert snapshot(system["out"]) == before
 
 
+@pytest.mark.slow
 def test_rerun_after_the_corpus_changed_is_refused(bitext):
     system = train_c(bitext)
     for lang, line in (("en", "the end"), ("fr", "la fin")):
@@ -137,6 +134,7 @@ def test_identical_rerun_resumes(system):
     assert {**record, "inputs": None} == {**again, "inputs": None}
 
 
+@pytest.mark.slow
 def test_force_starts_afresh_with_another_corpus(system):
     proc = train("--corpus", system["d"], "--alignment", system["al-d"], "--out", system["out"], "--force")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -147,6 +145,7 @@ def test_force_starts_afresh_with_another_corpus(system):
     assert again.returncode == 0 and again.stderr.count("done already") == 7
 
 
+@pytest.mark.slow
 def test_force_redoes_every_step_of_the_same_job(system):
     proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"], "--force")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -192,7 +191,7 @@ def test_first_step_align_on_an_empty_out(bitext):
     assert not bitext["out"].exists()
 
 
-@pytest.mark.parametrize("step", ["lex", "extract", "score", "lm"])
+@pytest.mark.parametrize("step", ["lex", *slow_cases("extract", "score", "lm")])
 def test_other_first_steps_on_an_empty_out(bitext, step):
     proc = train("--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"], "--first-step", step)
     assert_one_line_error(proc, f"step {step} needs ", "--first-step")
@@ -226,11 +225,12 @@ def test_the_whole_range_is_checked_before_any_work(system):
 
 @pytest.mark.parametrize("bad, expected", [
     ("0-0 5-1", "source word 5 is out of range"),
-    ("0-0 1-7", "target word 7 is out of range"),
-    ("0-0 x-y", "'x-y' is not an alignment point"),
-    ("0-0 1", "'1' is not an alignment point"),
-    ("0-0 -1-1", "is not an alignment point"),
-    ("0-0 \u00b2-1", "is not an alignment point"),  # a superscript two is a digit to str.isdigit, not to int()
+    *slow_cases(("0-0 1-7", "target word 7 is out of range"),
+                ("0-0 x-y", "'x-y' is not an alignment point"),
+                ("0-0 1", "'1' is not an alignment point"),
+                ("0-0 -1-1", "is not an alignment point"),
+                # a superscript two is a digit to str.isdigit, not to int()
+                ("0-0 \u00b2-1", "is not an alignment point")),
 ])
 def test_bad_alignment_line_names_the_file_and_line(bitext, bad, expected):
     alignment = write_lines(bitext["al"], ALIGNMENT[:1] + [bad] + ALIGNMENT[2:])
@@ -262,7 +262,7 @@ def test_lm_unwritable_out_is_one_line(tmp_path):
     assert proc.stderr.strip() == line
 
 
-@pytest.mark.parametrize("order", ["0", "1", "7"])
+@pytest.mark.parametrize("order", ["0", *slow_cases("1", "7")])
 def test_lm_order_out_of_range_is_a_usage_error(tmp_path, order):
     text = write_lines(tmp_path / "t.txt", FR)
     proc = lm("--out", tmp_path / "lm.bin", "--text", text, "--order", order)
@@ -291,6 +291,7 @@ def test_lm_on_empty_text_is_one_line(tmp_path):
     assert proc.stderr.strip() == line and not (tmp_path / "lm.bin").exists()
 
 
+@pytest.mark.slow
 def test_failing_lmplz_is_a_one_line_error(tmp_path):
     text = write_lines(tmp_path / "t.txt", ["a <s> b"])  # lmplz refuses its own sentence markers in the text
     proc = lm("--out", tmp_path / "lm.bin", "--text", text)
@@ -298,7 +299,7 @@ def test_failing_lmplz_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "lm.bin").exists() and [p.name for p in tmp_path.iterdir()] == ["t.txt"]
 
 
-@pytest.mark.parametrize("record", ["[1]\n", "not json\n"])
+@pytest.mark.parametrize("record", ["[1]\n", *slow_cases("not json\n")])
 def test_a_job_file_that_is_no_record_is_refused(system, record):
     (system["out"] / "job.json").write_text(record)
     proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"])
@@ -308,11 +309,8 @@ def test_a_job_file_that_is_no_record_is_refused(system, record):
 
 def test_a_full_disk_names_the_file_and_how_to_resume(bitext):
     """It said "writing output: 272710 requested and 237568 written": numpy's words for a full disk, no file."""
-    from tests.helpers import limited_file_size
-
-    proc = subprocess.run(CLI + ["train", "--prepared", "--processes", "1", "--corpus", str(bitext["c"]),
-                                 "--alignment", str(bitext["al"]), "--out", str(bitext["out"])],
-                          capture_output=True, text=True, preexec_fn=limited_file_size(2048))
+    proc = train("--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"],
+                 preexec_fn=limited_file_size(2048))
     line = assert_one_line_error(proc, "step score: File too large writing ", str(bitext["out"]), "make room in",
                                  "run the same command again to resume")
     assert "requested and" not in line and not list(bitext["out"].glob(".*pysmt-tmp*"))

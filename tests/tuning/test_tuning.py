@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 import sacrebleu
 
+from pysmt.errors import PysmtError
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import write_moses_system
 from tuning.bleu import BleuStatistics, bleu
 from tuning.line_search import PAST_FIRST, PAST_LAST, CandidatePool, line_search, upper_envelopes
+from tuning.nbest import NbestPool, read_nbest
 from tuning.optimizer import constant_features, optimize
 
 WORDS = "le la les chat chien est sur tapis . , un une de du maison ! ?".split()
@@ -29,9 +33,7 @@ def test_statistics_sum_to_sacrebleu_corpus_bleu_on_random_strings(seed):
     assert bleu(total) == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-12)
 
 
-def test_statistics_equal_sacrebleu_on_real_decoder_output():
-    from tests.helpers import shared_data
-
+def test_statistics_equal_sacrebleu_on_real_decoder_output(shared_data):
     hyps = (Path(__file__).parent / "data" / "newstest2013.pysmt-untuned.300.fr").read_text(encoding="utf-8")
     hyps = hyps.splitlines()
     refs = shared_data("news", "newstest2013.fr").read_text(encoding="utf-8").splitlines()[:len(hyps)]
@@ -251,9 +253,7 @@ def read_moses_mert_blocks(path: Path) -> list[np.ndarray]:
 MOSES_MERT_BASIC_BLEU = 0.304339
 
 
-def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
-    from tests.helpers import shared_data
-
+def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics(shared_data):
     fixture = shared_data("fixtures", "moses", "mert.basic")
     features = read_moses_mert_blocks(fixture / "FEATSTAT.txt")
     stats = read_moses_mert_blocks(fixture / "SCORESTAT.txt")
@@ -264,10 +264,6 @@ def test_optimize_reaches_moses_bleu_on_moses_mert_basic_statistics():
 
 
 # -- n-best lists and the outer loop --------------------------------------------------------------
-
-from pysmt.errors import PysmtError  # noqa: E402
-from tests.helpers import write_moses_system  # noqa: E402
-from tuning.nbest import NbestPool, read_nbest  # noqa: E402
 
 SOURCE_WORDS = "a b c d e f".split()
 
@@ -284,49 +280,40 @@ def misleading_system(directory):
 
 
 def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
-    import subprocess
-    import sys
-
     ini = misleading_system(tmp_path / "system")
     rng = random.Random(3)
     sources = [" ".join(rng.sample(SOURCE_WORDS, 5)) for _ in range(8)]
     (tmp_path / "dev.src").write_text("\n".join(sources) + "\n")
     (tmp_path / "dev.ref").write_text("\n".join(" ".join(f"x{w}" for w in s.split()) for s in sources) + "\n")
-    command = [sys.executable, "-m", "pysmt.cli", "tune", "-c", str(ini), "--src", str(tmp_path / "dev.src"),
-               "--ref", str(tmp_path / "dev.ref"), "--out", str(tmp_path / "tune"), "--max-iterations", "4",
-               "--restarts", "2", "--search", "normal"]
-    first = subprocess.run(command, capture_output=True, text=True)
+    command = ["tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out",
+               tmp_path / "tune", "--max-iterations", "4", "--restarts", "2", "--search", "normal"]
+    first = run_pysmt(*command)
     assert first.returncode == 0, first.stderr
     log = [line.split("\t") for line in (tmp_path / "tune" / "log.tsv").read_text().splitlines()]
     assert log[0][:2] == ["iteration", "dev_bleu"]
     assert float(log[1][1]) == 0.0 and float(log[-1][1]) == 100.0  # untuned all wrong, tuned all right
     tuned = tmp_path / "tune" / "pysmt.toml"
-    decoded = subprocess.run([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(tuned), "-i",
-                              str(tmp_path / "dev.src")], capture_output=True, text=True, check=True).stdout
-    assert decoded.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
+    decoded = run_pysmt("decode", "-c", tuned, "-i", tmp_path / "dev.src")
+    assert decoded.returncode == 0, decoded.stderr
+    assert decoded.stdout.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
     from pysmt.config_files import load_config
     assert load_config(tuned).feature("UnknownWordPenalty0").weights == [1.0]  # not tunable: fixed
     first = (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()
     assert sum(abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]) \
         == pytest.approx(1.0)  # the first decode too, as mert-moses.pl
     # a rerun resumes from the files: nothing is decoded again and the result is the same
-    again = subprocess.run(command, capture_output=True, text=True)
+    again = run_pysmt(*command)
     assert again.returncode == 0 and "decode dev" not in again.stderr
     assert (tmp_path / "tune" / "pysmt.toml").read_text() == tuned.read_text()
 
 
 def test_tune_rejects_a_dev_set_of_unequal_sides_before_decoding(tmp_path):
-    import subprocess
-    import sys
-
     ini = misleading_system(tmp_path / "system")
     (tmp_path / "dev.src").write_text("a b\nc d\n")
     (tmp_path / "dev.ref").write_text("xa xb\n")
-    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "tune", "-c", str(ini), "--src",
-                           str(tmp_path / "dev.src"), "--ref", str(tmp_path / "dev.ref"), "--out",
-                           str(tmp_path / "tune")], capture_output=True, text=True)
-    assert proc.returncode == 1
-    assert "has 2 lines but" in proc.stderr and "has 1" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_pysmt("tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out",
+                     tmp_path / "tune")
+    one_line_error(proc, "has 2 lines but", "has 1")
     assert not (tmp_path / "tune").exists()
 
 
@@ -380,19 +367,15 @@ def test_interpolation_moves_part_of_the_way_between_normalized_weights():
     assert decoded.tolist() == [1.0, 0.2, -0.2, 0.6]  # inputs untouched
 
 
+@pytest.mark.slow  # three tune runs
 def test_tune_records_its_interpolation(tmp_path):
-    import subprocess
-    import sys
-
     system = write_moses_system(tmp_path / "system")
     src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
     src.write_text("a b c\nc b a\nb c\n")
     ref.write_text("x y z\nz y x\ny z\n")
     out = tmp_path / "tune"
-    command = [sys.executable, "-m", "pysmt.cli", "tune", "-c", str(system), "--src", str(src), "--ref", str(ref),
-               "--out", str(out), "--max-iterations", "1", "--restarts", "2"]
-    assert subprocess.run(command, capture_output=True).returncode == 0
-    proc = subprocess.run([*command, "--historic-interpolation", "1"], capture_output=True, text=True)
-    assert proc.returncode == 1 and "interpolation: 0.5 -> 1.0" in proc.stderr
-    bad = subprocess.run([*command, "--historic-interpolation", "0"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "--historic-interpolation" in bad.stderr
+    command = ["tune", "-c", system, "--src", src, "--ref", ref, "--out", out, "--max-iterations", "1", "--restarts",
+               "2"]
+    assert run_pysmt(*command).returncode == 0
+    one_line_error(run_pysmt(*command, "--historic-interpolation", "1"), "interpolation: 0.5 -> 1.0")
+    one_line_error(run_pysmt(*command, "--historic-interpolation", "0"), "--historic-interpolation", status=2)

@@ -4,14 +4,12 @@ their entry points (nothing registered by hand, no ``sys.path`` edits), on pysmt
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from pysmt.features.registry import available
-from pysmt.testing import toy_decoder, toy_options, write_toy_system
+from pysmt.testing import run_pysmt, toy_decoder, toy_options, write_toy_system
 
 
 @pytest.fixture
@@ -69,13 +67,10 @@ def test_decode_and_tune_with_the_plugins_from_the_command_line(system, tmp_path
     source.write_text("a b c\na a\nc b\n")
     reference.write_text("x y z\nx y\nz y\n")
     features = "length-ratio,repeated-word-batched"
-    decoded = subprocess.run([sys.executable, "-m", "pysmt", "decode", "-c", str(system), "-i", str(source),
-                              "--features", features], capture_output=True, text=True)
+    decoded = run_pysmt("decode", "-c", system, "-i", source, "--features", features)
     assert decoded.returncode == 0, decoded.stderr
     assert len(decoded.stdout.splitlines()) == 3
-    tuned = subprocess.run([sys.executable, "-m", "pysmt", "tune", "-c", str(system), "--src", str(source), "--ref",
-                            str(reference), "--features", features, "--out", str(tmp_path / "tune"),
-                            "--max-iterations", "2", "--nbest-size", "10", "--restarts", "2"],
-                           capture_output=True, text=True)
+    tuned = run_pysmt("tune", "-c", system, "--src", source, "--ref", reference, "--features", features, "--out",
+                      tmp_path / "tune", "--max-iterations", "2", "--nbest-size", "10", "--restarts", "2")
     assert tuned.returncode == 0, tuned.stderr
     assert "LengthRatio0=" in (tmp_path / "tune" / "weights.txt").read_text()

@@ -6,8 +6,6 @@ on a toy language over those words, so the CSLM has opinions about their order.
 
 import os
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from pysmt_cslm.store import load_model
 from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
 from pysmt.testing import exhaustive_best, registered, write_toy_system
-from pysmt.testing import run_pysmt as pysmt
+from pysmt.testing import run_pysmt
 
 LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through
 
@@ -114,18 +112,19 @@ def test_recombination_with_cslm_states_finds_the_exhaustive_best(system, engine
             assert decoder.translate(line).hypotheses[0].total == pytest.approx(best, abs=1e-9), line
 
 
+@pytest.mark.slow
 def test_decode_command_with_features_cslm(system, tmp_path):
     """`pysmt decode --features cslm` through the entry point: CSLM0 in the n-best list, one-line errors."""
     (tmp_path / "in.txt").write_text("a b c\nc b\n")
     (tmp_path / "w.txt").write_text("CSLM0= 0.5\n")
     command = ["decode", "-c", system, "-i", tmp_path / "in.txt", "--features", "cslm"]
-    proc = pysmt(*command, "--weights", tmp_path / "w.txt", "--nbest", tmp_path / "nbest.txt")
+    proc = run_pysmt(*command, "--weights", tmp_path / "w.txt", "--nbest", tmp_path / "nbest.txt")
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 2
     assert all("CSLM0=" in line for line in (tmp_path / "nbest.txt").read_text().splitlines())
-    missing = pysmt(*command)
+    missing = run_pysmt(*command)
     assert missing.returncode == 1 and "no weights for feature CSLM0" in missing.stderr
-    bad = pysmt(*command, "--weights", tmp_path / "w.txt", "--param", "cslm.buffer-size=0")
+    bad = run_pysmt(*command, "--weights", tmp_path / "w.txt", "--param", "cslm.buffer-size=0")
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     errors = [line for line in bad.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and "feature CSLM0: buffer-size must be at least 1, not 0" in errors[0]
@@ -141,6 +140,7 @@ def test_registered_in_process_too(tmp_path, tiny_model):
     assert result.best and np.isfinite(result.hypotheses[0].total)
 
 
+@pytest.mark.slow
 def test_forked_decoding_workers_do_not_hang(tmp_path):
     """`--threads 2` forks decoding workers after the model is loaded. Loading a model of some size runs
     torch's thread pool in the parent (OpenMP), which does not survive a fork: the workers must not use it."""
@@ -162,12 +162,11 @@ def test_forked_decoding_workers_do_not_hang(tmp_path):
     save_counts(folder / "counts.tsv", Counter(dict.fromkeys(words, 2)), 10)
     (tmp_path / "in.txt").write_text("a b c\nc b\na\nb c\n")
     (tmp_path / "w.txt").write_text("CSLM0= 0.5\n")
-    command = [sys.executable, "-m", "pysmt.cli", "decode", "-c", str(ini), "-i", str(tmp_path / "in.txt"),
-               "--features", "cslm", "--weights", str(tmp_path / "w.txt")]
+    command = ["decode", "-c", ini, "-i", tmp_path / "in.txt", "--features", "cslm", "--weights", tmp_path / "w.txt"]
     env = {**os.environ, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
-    one = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+    one = run_pysmt(*command, timeout=60, env=env)
     assert one.returncode == 0, one.stderr
-    two = subprocess.run(command + ["--threads", "2"], capture_output=True, text=True, timeout=60, env=env, check=False)
+    two = run_pysmt(*command, "--threads", "2", timeout=60, env=env)
     assert two.returncode == 0, two.stderr
     assert two.stdout == one.stdout and len(one.stdout.splitlines()) == 4
 

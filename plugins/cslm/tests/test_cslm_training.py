@@ -15,8 +15,7 @@ from pysmt_cslm.vocabulary import Shortlist
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.running.folder_lock import LOCK_FILE
-from pysmt.testing import parameters_of
-from pysmt.testing import one_line_error, run_pysmt as pysmt
+from pysmt.testing import one_line_error, parameters_of, run_pysmt
 
 
 def test_validation_perplexity_falls_on_the_toy_language(tmp_path):
@@ -61,6 +60,7 @@ def test_resume_after_an_interruption_reproduces_an_uninterrupted_run(tmp_path, 
         (tmp_path / "parts" / "log.tsv").read_text().split("\n")[0].split("\t")[:4]
 
 
+@pytest.mark.slow
 def test_rerun_with_another_text_is_refused_and_force_starts_afresh(tmp_path):
     """Through the command line: same command resumes; another --text: one line naming it, nothing touched;
     --force: trains on the new text (new shortlist, update count from 0)."""
@@ -68,20 +68,20 @@ def test_rerun_with_another_text_is_refused_and_force_starts_afresh(tmp_path):
     other = toy_text(tmp_path / "other.txt", 100, seed=3, words=("a", "b"))
     model = tmp_path / "m"
     common = ["--out", model, "--device", "cpu", "--valid-every", "3"]
-    first = pysmt("cslm", "train", "--text", text, *common, "--max-updates", "3")
+    first = run_pysmt("cslm", "train", "--text", text, *common, "--max-updates", "3")
     assert first.returncode == 0, first.stderr
-    resumed = pysmt("cslm", "train", "--text", text, *common, "--max-updates", "6")
+    resumed = run_pysmt("cslm", "train", "--text", text, *common, "--max-updates", "6")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming at update 3" in resumed.stderr and load_checkpoint(model / LAST)["update"] == 6
     before = {p.name: p.read_bytes() for p in model.iterdir() if p.name != LOCK_FILE}
 
-    refused = pysmt("cslm", "train", "--text", other, *common, "--max-updates", "9")
+    refused = run_pysmt("cslm", "train", "--text", other, *common, "--max-updates", "9")
     line = one_line_error(refused, "--text", str(text.resolve()), str(other.resolve()), "--force")
     assert "holds a cslm train job" in line
     assert {p.name: p.read_bytes() for p in model.iterdir() if p.name != LOCK_FILE} == before
 
     (model / "notes.txt").write_text("mine\n")
-    fresh = pysmt("cslm", "train", "--text", other, *common, "--max-updates", "3", "--force")
+    fresh = run_pysmt("cslm", "train", "--text", other, *common, "--max-updates", "3", "--force")
     assert fresh.returncode == 0, fresh.stderr
     assert "resuming" not in fresh.stderr and load_checkpoint(model / LAST)["update"] == 3
     assert "a" in Shortlist.load(model / "target.vocab") and (model / "notes.txt").exists()
@@ -99,14 +99,15 @@ def test_api_job_record_covers_preset_seed_and_validation_text(tmp_path):
     assert load_checkpoint(model / LAST)["update"] == 2
 
 
+@pytest.mark.slow
 def test_perplexity_command(tiny_model, tmp_path):
     text = toy_text(tmp_path / "test.txt", 30, seed=9)
-    exact = pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "cpu")
+    exact = run_pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "cpu")
     assert exact.returncode == 0, exact.stderr
     lines = exact.stdout.splitlines()
     assert lines[0].startswith("perplexity ") and "exact softmax" in lines[0] and "incl. </s>" in lines[0]
     assert lines[2].startswith("log Z: mean ")
-    selfn = pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--self-normalized")
+    selfn = run_pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--self-normalized")
     assert selfn.returncode == 0 and "self-normalized" in selfn.stdout
     assert float(lines[0].split()[1]) < 5
 
@@ -122,19 +123,23 @@ def test_shortlist_option_takes_a_given_vocabulary(tmp_path):
         train(text, tmp_path / "m2", TINY, CPU, TrainingLimits(max_updates=2), shortlist=tmp_path / "short.vocab")
 
 
+@pytest.mark.slow  # five commands, each loading torch
 def test_bad_options_are_one_line_errors(tmp_path, tiny_model):
     text = toy_text(tmp_path / "text.txt", 20)
-    one_line_error(pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--device", "mps"),
+    one_line_error(run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--device", "mps"),
                    "--device mps: unknown device; use auto, cpu, cuda or cuda:N")
     assert not (tmp_path / "m").exists()
-    one_line_error(pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--valid-every", "0"),
+    one_line_error(run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--valid-every", "0"),
                    "--valid-every", status=2)
-    one_line_error(pysmt("cslm", "train", "--text", tmp_path / "nothing.txt", "--out", tmp_path / "m"),
+    one_line_error(run_pysmt("cslm", "train", "--text", tmp_path / "nothing.txt", "--out", tmp_path / "m"),
                    "--text", "no such file")
-    one_line_error(pysmt("cslm", "perplexity", "--model", tmp_path / "nothing", "--text", text),
+    one_line_error(run_pysmt("cslm", "perplexity", "--model", tmp_path / "nothing", "--text", text),
                    "no such model folder")
-    one_line_error(pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "mps"),
+    one_line_error(run_pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "mps"),
                    "--device mps")
+
+
+def test_bad_settings_are_one_line_errors_before_anything_loads(tmp_path, tiny_model):
     if not torch.cuda.is_available():
         with pytest.raises(PysmtError, match="--device cpu"):
             resolve_device("cuda")
@@ -172,7 +177,14 @@ def test_corrupt_and_foreign_checkpoints_are_one_line_errors(tmp_path, tiny_mode
     shutil.copy(tiny_model / MODEL, broken / MODEL)
     with pytest.raises(PysmtError, match=r"the shortlist \(3 words\) does not match the model \(5\)"):
         load_model(broken)
-    decoded = pysmt("cslm", "perplexity", "--model", broken, "--text", toy_text(tmp_path / "t.txt", 5))
+
+
+@pytest.mark.slow  # a command that loads torch
+def test_a_model_that_does_not_load_is_one_line_from_the_command_line(tmp_path, tiny_model):
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_model, broken)
+    (broken / "target.vocab").write_text("[EOS]\n[UNK]\nx\n")
+    decoded = run_pysmt("cslm", "perplexity", "--model", broken, "--text", toy_text(tmp_path / "t.txt", 5))
     one_line_error(decoded, "does not match the model")
 
 

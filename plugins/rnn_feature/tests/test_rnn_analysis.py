@@ -2,8 +2,6 @@
 
 import math
 import random
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +17,8 @@ from rnn_feature.table_sample import Reservoir, SampleSizes, named_sources, samp
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import EOS_ID, UNK_ID, Shortlist
 from rnn_testing import TINY, toy_table
+
+from pysmt.testing import run_pysmt
 
 SMALL = preset("default", hidden=4, embedding=3, maxout=2, output_rank=2, source_shortlist=6, target_shortlist=5)
 
@@ -112,6 +112,7 @@ def test_top_phrases_rank_by_each_model(tmp_path):
     assert best[0][1] >= best[1][1]
 
 
+@pytest.mark.slow
 def test_analysis_commands_write_markdown_and_png(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=120)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=20, valid_every=20))
@@ -120,8 +121,7 @@ def test_analysis_commands_write_markdown_and_png(tmp_path):
     selection = ["--min-words", "3", "--frequent-min", "1", "--frequent", "2"]
     for command in (["top-phrases", *selection], ["samples", *selection, "--samples", "10"],
                     ["scatter", "--pairs", "50"], ["maps", "--words", "6"]):
-        proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "rnn", *command, *common],
-                              capture_output=True, text=True)
+        proc = run_pysmt("rnn", *command, *common)
         assert proc.returncode == 0, proc.stderr
     out = tmp_path / "a"
     assert "| source (count) | translation model | RNN Encoder-Decoder |" in (out / "top-phrases.md").read_text()

@@ -74,6 +74,7 @@ def test_log_prob_equals_the_hand_written_equations():
         assert ours.item() == pytest.approx(reference_log_prob(model, source, target), abs=1e-10)
 
 
+@pytest.mark.slow  # the paper's sizes
 def test_paper_preset_shapes_and_parameter_count():
     hp = preset("paper")
     model = EncoderDecoder(hp, 15000, 15000)

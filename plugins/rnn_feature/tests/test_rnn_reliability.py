@@ -24,7 +24,7 @@ from pysmt.config import SystemConfig
 from pysmt.config_files import load_config, write_toml
 from pysmt.errors import PysmtError
 from pysmt.running.folder_lock import LOCK_FILE
-from pysmt.testing import one_line_error, parameters_of, run_pysmt as pysmt, write_toy_system
+from pysmt.testing import one_line_error, parameters_of, run_pysmt, write_toy_system
 
 CPU = torch.device("cpu")
 #: The hyperparameters `pysmt rnn train` uses without --preset and --seed, so the API and the CLI make one job.
@@ -57,6 +57,7 @@ def tiny_model(tmp_path_factory) -> tuple[Path, Path]:
 
 # -- pysmt rnn train: the job record ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_train_reruns_resume_only_the_same_job(tmp_path):
     """Same command: resumes. Another --phrase-table: one-line error naming it, nothing touched.
     The same with --force: starts afresh on the new table (new shortlists, update count from 0)."""
@@ -66,19 +67,19 @@ def test_train_reruns_resume_only_the_same_job(tmp_path):
     assert (model / "job.json").is_file()
     common = ["--out", model, "--device", "cpu", "--valid-every", "3"]
 
-    resumed = pysmt("rnn", "train", "--phrase-table", table, *common, "--max-updates", "6")
+    resumed = run_pysmt("rnn", "train", "--phrase-table", table, *common, "--max-updates", "6")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming at update 3" in resumed.stderr
     assert load_checkpoint(model / LAST)["update"] == 6
     before = snapshot(model)
 
-    refused = pysmt("rnn", "train", "--phrase-table", other, *common, "--max-updates", "9")
+    refused = run_pysmt("rnn", "train", "--phrase-table", other, *common, "--max-updates", "9")
     line = one_line_error(refused, "--phrase-table", str(table.resolve()), str(other.resolve()), "--force")
     assert "holds a rnn train job" in line
     assert snapshot(model) == before  # the earlier training is untouched, job.json included
 
     (model / "notes.txt").write_text("mine\n")  # not a training file: --force leaves it alone
-    fresh = pysmt("rnn", "train", "--phrase-table", other, *common, "--max-updates", "3", "--force")
+    fresh = run_pysmt("rnn", "train", "--phrase-table", other, *common, "--max-updates", "3", "--force")
     assert fresh.returncode == 0, fresh.stderr
     assert "resuming" not in fresh.stderr and "counting words in" in fresh.stderr
     assert load_checkpoint(model / LAST)["update"] == 3
@@ -134,26 +135,31 @@ def test_a_run_that_failed_before_any_work_reruns_without_force(tmp_path):
 
 # -- options checked at the edge --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("args", "status", "needle"), [
+# each case a command that loads torch (a second or two): the fast tier runs the first
+BAD_OPTIONS = [
     (["train", "--valid-every", "0"], 2, "--valid-every"),
+    (["train", "--device", "mps"], 1, "--device mps"),
     (["train", "--patience", "0"], 2, "--patience"),
     (["train", "--max-updates", "0"], 2, "--max-updates"),
     (["train", "--max-time", "0"], 2, "--max-time"),
     (["train", "--seed", "-1"], 2, "--seed"),
-    (["train", "--device", "mps"], 1, "--device mps"),
     (["score", "--batch-size", "0"], 2, "--batch-size"),
     (["score", "--device", "mps"], 1, "--device mps"),
     (["maps", "--words", "0"], 2, "--words"),
     (["samples", "--samples", "0"], 2, "--samples"),
     (["top-phrases", "--tm-column", "-1"], 2, "--tm-column"),
     (["scatter", "--device", "tpu"], 1, "--device tpu"),
-])
+]
+
+
+@pytest.mark.parametrize(("args", "status", "needle"), [
+    BAD_OPTIONS[0], *(pytest.param(*case, marks=pytest.mark.slow) for case in BAD_OPTIONS[1:])])
 def test_bad_options_are_one_line_errors_before_loading(tmp_path, args, status, needle):
     table = toy_table(tmp_path / "pt.gz", n=20)
     where = {"train": ["--phrase-table", table, "--out", tmp_path / "m"],
              "score": ["--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "scored.gz"]}
     rest = where.get(args[0], ["--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "a"])
-    proc = pysmt("rnn", *args, *rest)
+    proc = run_pysmt("rnn", *args, *rest)
     line = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == status and "Traceback" not in proc.stderr, proc.stderr
     assert line.startswith("Error") and needle in line, proc.stderr
@@ -182,24 +188,26 @@ def test_the_rnn_feature_checks_its_device_before_loading(tmp_path):
 
 # -- outputs that would destroy inputs --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_score_out_may_not_be_its_phrase_table(tiny_model, tmp_path):
     table, model = tiny_model
     copy = tmp_path / "pt.gz"
     copy.write_bytes(table.read_bytes())
     original = copy.read_bytes()
-    proc = pysmt("rnn", "score", "--model", model, "--phrase-table", copy, "--out", copy, "--device", "cpu")
+    proc = run_pysmt("rnn", "score", "--model", model, "--phrase-table", copy, "--out", copy, "--device", "cpu")
     one_line_error(proc, "--out", "is also the input --phrase-table")
     assert copy.read_bytes() == original
     assert [p.name for p in tmp_path.iterdir()] == ["pt.gz"]  # no temporary file left either
 
 
+@pytest.mark.slow
 def test_analysis_out_is_checked_before_loading(tiny_model, tmp_path):
     table, model = tiny_model
     original = table.read_bytes()
-    proc = pysmt("rnn", "scatter", "--model", model, "--phrase-table", table, "--out", table, "--device", "cpu")
+    proc = run_pysmt("rnn", "scatter", "--model", model, "--phrase-table", table, "--out", table, "--device", "cpu")
     one_line_error(proc, "--out", "is a file", status=2)  # click's own check of a folder option
     assert table.read_bytes() == original
-    proc = pysmt("rnn", "top-phrases", "--model", model, "--phrase-table", table, "--out", model, "--device", "cpu")
+    proc = run_pysmt("rnn", "top-phrases", "--model", model, "--phrase-table", table, "--out", model, "--device", "cpu")
     one_line_error(proc, "--out", "is also the input --model")
 
 
@@ -215,13 +223,14 @@ def test_a_garbage_model_file_is_one_clear_error(tmp_path, content):
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_garbage_model_through_the_command_line(tiny_model, tmp_path):
     table, model = tiny_model
     (tmp_path / "m").mkdir()
     for name in (SOURCE_VOCAB, TARGET_VOCAB):
         (tmp_path / "m" / name).write_bytes((model / name).read_bytes())
     (tmp_path / "m" / MODEL).write_text("not a model\n")
-    proc = pysmt("rnn", "score", "--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "s.gz",
+    proc = run_pysmt("rnn", "score", "--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "s.gz",
                  "--device", "cpu")
     one_line_error(proc, "model.pt: not a readable pysmt-rnn checkpoint")
     assert not (tmp_path / "s.gz").exists()
@@ -230,9 +239,10 @@ def test_a_garbage_model_through_the_command_line(tiny_model, tmp_path):
         load_model(tmp_path / "m")
 
 
+@pytest.mark.slow
 def test_maps_on_too_few_points_says_how_many(tiny_model, tmp_path):
     table, model = tiny_model
-    proc = pysmt("rnn", "maps", "--model", model, "--phrase-table", table, "--out", tmp_path / "a", "--words", "2",
+    proc = run_pysmt("rnn", "maps", "--model", model, "--phrase-table", table, "--out", tmp_path / "a", "--words", "2",
                  "--device", "cpu")
     one_line_error(proc, "--words 2", "2 points to map", f"at least {tsne_minimum()}")
     # a model whose shortlist is too small: the same message, from the Python API
@@ -247,6 +257,7 @@ def test_maps_on_too_few_points_says_how_many(tiny_model, tmp_path):
 
 # -- configs derived by tune and filter keep finding the RNN model ----------------------------------
 
+@pytest.mark.slow
 def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     """`pysmt tune --features rnn,wp` on SYSTEM/pysmt.toml writes TUNE/pysmt.toml: decoding with it must
     give what SYSTEM with the same weights gives (the rnn and wp features find SYSTEM/rnn from TUNE/),
@@ -258,7 +269,7 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     (tmp_path / "dev.src").write_text("a b c\nb c\na\nc a b\n")
     (tmp_path / "dev.ref").write_text("x y z\nz x\nx\nz x y\n")
     tune = tmp_path / "tune"
-    proc = pysmt("tune", "-c", system / "pysmt.toml", "--features", "rnn,wp", "--src", tmp_path / "dev.src",
+    proc = run_pysmt("tune", "-c", system / "pysmt.toml", "--features", "rnn,wp", "--src", tmp_path / "dev.src",
                  "--ref", tmp_path / "dev.ref", "--out", tune, "--max-iterations", "1", "--restarts", "2")
     assert proc.returncode == 0, proc.stderr
     tuned = load_config(tune / "pysmt.toml")
@@ -266,7 +277,8 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
 
     def decode(config: Path, *extra: str | Path) -> tuple[str, str]:
         nbest = tmp_path / f"nbest-{config.parent.name}-{len(extra)}.txt"
-        run = pysmt("decode", "-c", config, "-i", tmp_path / "dev.src", "--nbest", nbest, "--nbest-size", "5", *extra)
+        run = run_pysmt("decode", "-c", config, "-i", tmp_path / "dev.src", "--nbest", nbest, "--nbest-size", "5",
+                        *extra)
         assert run.returncode == 0, run.stderr
         return run.stdout, nbest.read_text()
 
@@ -274,11 +286,12 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     assert "RNN0=" in expected[1] and "WP0=" in expected[1]
     assert decode(tune / "pysmt.toml") == expected
     filtered = tmp_path / "filtered"
-    proc = pysmt("filter", "-c", tune / "pysmt.toml", "-i", tmp_path / "dev.src", "-o", filtered)
+    proc = run_pysmt("filter", "-c", tune / "pysmt.toml", "-i", tmp_path / "dev.src", "-o", filtered)
     assert proc.returncode == 0, proc.stderr
     assert decode(filtered / "pysmt.toml") == expected
 
 
+@pytest.mark.slow
 def test_param_names_a_model_folder_elsewhere(tmp_path):
     """Without SYSTEM/rnn the features say how to name the folder; --param rnn.model / wp.model name it."""
     ini = write_toy_system(tmp_path / "system")
@@ -289,7 +302,7 @@ def test_param_names_a_model_folder_elsewhere(tmp_path):
     command = ["decode", "-c", ini, "-i", tmp_path / "in.txt", "--features", "rnn,wp", "--weights", tmp_path / "w.txt",
                "--nbest", tmp_path / "nbest.txt"]
     model = tmp_path / "models" / "m"
-    proc = pysmt(*command, "--param", f"rnn.model={model}", "--param", f"wp.model={model}")
+    proc = run_pysmt(*command, "--param", f"rnn.model={model}", "--param", f"wp.model={model}")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["x", "y", "z"] and "RNN0=" in (tmp_path / "nbest.txt").read_text()
 

@@ -2,8 +2,6 @@
 
 import gzip
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +18,9 @@ from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.phrases import PhrasePair
-from pysmt.testing import parameters_of
+from pysmt.testing import one_line_error, parameters_of, run_pysmt
 
+@pytest.mark.slow
 def test_training_loss_falls_on_a_toy_task(tmp_path):
     table = toy_table(tmp_path / "pt.gz")
     best = train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=400, valid_every=100))
@@ -33,6 +32,7 @@ def test_training_loss_falls_on_a_toy_task(tmp_path):
     assert len(target) <= 30 and "un" in target and "one" in source
 
 
+@pytest.mark.slow
 def test_resume_reproduces_an_uninterrupted_run(tmp_path):
     table = toy_table(tmp_path / "pt.gz")
     limits = dict(valid_every=20, checkpoint_every=20)
@@ -62,13 +62,13 @@ def rnn_feature_of(model: Path) -> RnnFeature:
                                   system(model.parent))
 
 
+@pytest.mark.slow
 def test_the_table_column_and_the_decoder_feature_agree(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=120)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=50, valid_every=25))
     out = tmp_path / "scored.gz"
-    proc = subprocess.run([sys.executable, "-m", "pysmt.cli", "rnn", "score", "--model", str(tmp_path / "m"),
-                           "--phrase-table", str(table), "--out", str(out), "--device", "cpu", "--batch-size", "7"],
-                          capture_output=True, text=True)
+    proc = run_pysmt("rnn", "score", "--model", tmp_path / "m", "--phrase-table", table, "--out", out, "--device",
+                     "cpu", "--batch-size", "7")
     assert proc.returncode == 0, proc.stderr
     lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
     assert len(lines) == 120
@@ -135,6 +135,7 @@ def test_bad_inputs_give_clear_errors(tmp_path):
             resolve_device("cuda")
 
 
+@pytest.mark.slow
 def test_decode_with_rnn_and_wp_features(tmp_path):
     """`pysmt decode --features rnn,wp` on a system with a model in SYSTEM/rnn: the n-best lists carry
     RNN0 (log p(target | source) of the phrases used) and WP0 (minus the words outside the shortlist)."""
@@ -154,11 +155,10 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
     target = Shortlist.load(system / "rnn" / "target.vocab")
     (tmp_path / "w.txt").write_text("RNN0= 0.3\nWP0= -0.5\n")
     (tmp_path / "in.txt").write_text("three\nsix\n")
-    command = [sys.executable, "-m", "pysmt.cli", "decode", "-c", str(system / "moses.ini"), "-i",
-               str(tmp_path / "in.txt"), "--features", "rnn,wp", "--nbest", str(tmp_path / "nbest.txt")]
-    missing = subprocess.run(command, capture_output=True, text=True)
-    assert missing.returncode == 1 and "no weights for feature RNN0" in missing.stderr
-    proc = subprocess.run(command + ["--weights", str(tmp_path / "w.txt")], capture_output=True, text=True)
+    command = ["decode", "-c", system / "moses.ini", "-i", tmp_path / "in.txt", "--features", "rnn,wp", "--nbest",
+               tmp_path / "nbest.txt"]
+    one_line_error(run_pysmt(*command), "no weights for feature RNN0")
+    proc = run_pysmt(*command, "--weights", tmp_path / "w.txt")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["trois", "six"]
     model, source, _ = load_model(system / "rnn")
@@ -171,6 +171,7 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
     assert "six" not in target and "trois" in target
 
 
+@pytest.mark.slow
 def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     """`pysmt rnn score` on a binary table stores the model's scores of every entry there; `decode --features
     rnn` then reads them (the network asked only about unknown words), both engines alike, and gives what
@@ -185,12 +186,11 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     system = write_toy_system(tmp_path / "system", phrases=lines.replace(" ||| ||| 1 1 1", ""), reordering=None)
     train(table, system.parent / "rnn", TINY, torch.device("cpu"), TrainingLimits(max_updates=20, valid_every=10))
     binary = tmp_path / "bin"
-    run = [sys.executable, "-m", "pysmt.cli"]
-    assert subprocess.run(run + ["binarize", "-c", str(system), "-o", str(binary)], capture_output=True).returncode == 0
+    assert run_pysmt("binarize", "-c", system, "-o", binary).returncode == 0
     folder = next(binary.glob("*phrase-table*"))
-    score = run + ["rnn", "score", "--model", str(system.parent / "rnn"), "--phrase-table", str(folder),
-                   "--device", "cpu", "--batch-size", "7"]
-    proc = subprocess.run(score, capture_output=True, text=True)
+    score = ["rnn", "score", "--model", system.parent / "rnn", "--phrase-table", folder, "--device", "cpu",
+             "--batch-size", "7"]
+    proc = run_pysmt(*score)
     assert proc.returncode == 0, proc.stderr
     (values, record), = stored_scores(folder).values()
     assert values.shape == (80, 1) and record["entries"] == 80 and record["made_by"]["feature"] == "rnn"
@@ -219,12 +219,10 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     # another model's scores: not used, and said so
     train(table, tmp_path / "other", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     (tmp_path / "w.txt").write_text("RNN0= 0.4\n")
-    other = subprocess.run(run + ["decode", "-c", str(config), "--features", "rnn", "--param",
-                                  f"rnn.model={tmp_path / 'other'}", "--weights", str(tmp_path / "w.txt")],
-                           input="one two\n", capture_output=True, text=True)
+    other = run_pysmt("decode", "-c", config, "--features", "rnn", "--param", f"rnn.model={tmp_path / 'other'}",
+                      "--weights", tmp_path / "w.txt", input="one two\n")
     assert "were made by another model" in other.stderr
     # a binary table's scores are stored in it: no --out; a text table needs one
-    assert "give no --out" in subprocess.run(score + ["--out", str(tmp_path / "x.gz")], capture_output=True,
-                                             text=True).stderr
-    text_table = run + ["rnn", "score", "--model", str(system.parent / "rnn"), "--phrase-table", str(table)]
-    assert "--out is needed" in subprocess.run(text_table, capture_output=True, text=True).stderr
+    assert "give no --out" in run_pysmt(*score, "--out", tmp_path / "x.gz").stderr
+    assert "--out is needed" in run_pysmt("rnn", "score", "--model", system.parent / "rnn", "--phrase-table",
+                                          table).stderr

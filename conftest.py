@@ -21,9 +21,13 @@ SHARED = Path(__file__).resolve().parent.parent / "shared" / "data"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true", default=False,
-                     help="also run the tests marked slow (servers, clusters, training, experiments, "
-                          "../shared/data): everything, as .ci/run does")
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (servers, clusters, training, experiments, "
+        "../shared/data): everything, as .ci/run does",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m and -k select: they see the markers set here
@@ -49,11 +53,13 @@ def shared_data() -> Callable[..., Path]:
     """A path under ../shared/data (``shared_data("news", "newstest2013.en")``; ``shared_data()`` is the folder
     itself), skipping the test when it is not there. Asking for this fixture is what marks a test
     ``integration`` and ``slow``."""
+
     def path(*parts: str) -> Path:
         found = SHARED.joinpath(*parts)
         if not found.exists():
             pytest.skip(f"{found} not available")
         return found
+
     return path
 
 

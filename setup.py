@@ -42,10 +42,18 @@ JOBS = int(os.environ.get("PYSMT_BUILD_JOBS") or 0) or os.cpu_count() or 1
 
 #: The compiled core's own sources: bindings, the tables' string index, KenLM's wrapper, the built-in features'
 #: twins, option building, the search. The bindings come first: the longest to compile, started first.
-CORE_SOURCES = ["pysmt/_core.cpp", "pysmt/_strings.cpp", "pysmt/models/_kenlm.cpp",
-                "pysmt/features/_language_model.cpp", "pysmt/features/_lexical_reordering.cpp",
-                "pysmt/search/_deferred.cpp", "pysmt/search/_options.cpp", "pysmt/search/_search.cpp",
-                "pysmt/search/_stack.cpp", "pysmt/search/_nbest.cpp"]
+CORE_SOURCES = [
+    "pysmt/_core.cpp",
+    "pysmt/_strings.cpp",
+    "pysmt/models/_kenlm.cpp",
+    "pysmt/features/_language_model.cpp",
+    "pysmt/features/_lexical_reordering.cpp",
+    "pysmt/search/_deferred.cpp",
+    "pysmt/search/_options.cpp",
+    "pysmt/search/_search.cpp",
+    "pysmt/search/_stack.cpp",
+    "pysmt/search/_nbest.cpp",
+]
 #: Our C++ is warning-clean under these, and CI keeps it so (PYSMT_WERROR=1).
 WARNINGS = ["-Wall", "-Wextra", *(["-Werror"] if os.environ.get("PYSMT_WERROR") == "1" else [])]
 #: Sums in the Python reference's order, never fused (the compiled core and the reference agree bit for bit).
@@ -54,8 +62,11 @@ FLOATING_POINT = ["-O3", "-ffp-contract=off"]
 
 def kenlm_source() -> Path:
     """A folder with KenLM's sources (lm/, util/)."""
-    for candidate in (os.environ.get("PYSMT_KENLM_SOURCE"), ROOT / "third_party" / "kenlm" / "src",
-                      ROOT / "build" / "kenlm-src"):
+    for candidate in (
+        os.environ.get("PYSMT_KENLM_SOURCE"),
+        ROOT / "third_party" / "kenlm" / "src",
+        ROOT / "build" / "kenlm-src",
+    ):
         if candidate and (Path(candidate) / "lm" / "model.hh").is_file():
             return Path(candidate)
     target = ROOT / "build" / "kenlm-src"
@@ -63,8 +74,23 @@ def kenlm_source() -> Path:
     download.mkdir(parents=True, exist_ok=True)
     # a plain pip, not the one of the isolated build environment pip may be running this file in
     clean = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "PYTHON"))}
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "kenlm",
-                    f"kenlm=={KENLM_VERSION}", "-d", str(download)], check=True, env=clean)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            "kenlm",
+            f"kenlm=={KENLM_VERSION}",
+            "-d",
+            str(download),
+        ],
+        check=True,
+        env=clean,
+    )
     archive = next(download.glob("kenlm-*.tar.gz"))
     with tarfile.open(archive) as tar:
         top = tar.getnames()[0].split("/")[0]
@@ -91,37 +117,60 @@ def compression() -> tuple[list[tuple[str, None]], list[str]]:
 def prebuilt_kenlm(kenlm: Path) -> bool:
     """Whether KenLM's libraries in :data:`KENLM_LIBRARIES` were built from these sources at our version and order."""
     stamp = KENLM_LIBRARIES / "stamp"
-    return (kenlm == ROOT / "third_party" / "kenlm" / "src" and stamp.is_file()
-            and stamp.read_text().strip() == f"kenlm {KENLM_VERSION} KENLM_MAX_ORDER={KENLM_MAX_ORDER}")
+    return (
+        kenlm == ROOT / "third_party" / "kenlm" / "src"
+        and stamp.is_file()
+        and stamp.read_text().strip() == f"kenlm {KENLM_VERSION} KENLM_MAX_ORDER={KENLM_MAX_ORDER}"
+    )
 
 
 def kenlm_library(kenlm: Path, macros: list[tuple[str, str | None]]) -> tuple[str, dict]:
     """KenLM's query code as a static library (``build_clib``), compiled with its own flags, not ours."""
     # setuptools wants source paths relative to this folder
-    sources = sorted(os.path.relpath(p, ROOT) for pattern in ("util/*.cc", "lm/*.cc", "util/double-conversion/*.cc")
-                     for p in kenlm.glob(pattern) if not p.name.endswith(("main.cc", "test.cc")))
+    sources = sorted(
+        os.path.relpath(p, ROOT)
+        for pattern in ("util/*.cc", "lm/*.cc", "util/double-conversion/*.cc")
+        for p in kenlm.glob(pattern)
+        if not p.name.endswith(("main.cc", "test.cc"))
+    )
     # as Pybind11Extension compiles (no debug information, hidden symbols); -w: KenLM's warnings are KenLM's
-    return "kenlm", {"sources": sources, "macros": macros, "include_dirs": [str(kenlm)],
-                     "cflags": ["-std=c++17", "-g0", "-fvisibility=hidden", *FLOATING_POINT, "-w"]}
+    return "kenlm", {
+        "sources": sources,
+        "macros": macros,
+        "include_dirs": [str(kenlm)],
+        "cflags": ["-std=c++17", "-g0", "-fvisibility=hidden", *FLOATING_POINT, "-w"],
+    }
 
 
-def core_extension(kenlm: Path, macros: list[tuple[str, str | None]], libraries: list[str],
-                   library_dirs: list[str]) -> Pybind11Extension:
+def core_extension(
+    kenlm: Path, macros: list[tuple[str, str | None]], libraries: list[str], library_dirs: list[str]
+) -> Pybind11Extension:
     headers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pysmt").rglob("*.h*"))
     return Pybind11Extension(
-        "pysmt._core", CORE_SOURCES, depends=headers, include_dirs=[str(ROOT), str(ROOT / "pysmt" / "include")],
-        define_macros=macros, libraries=[*libraries, "rt"], library_dirs=library_dirs, cxx_std=17,
-        extra_compile_args=[*FLOATING_POINT, *WARNINGS, "-isystem", str(kenlm)])
+        "pysmt._core",
+        CORE_SOURCES,
+        depends=headers,
+        include_dirs=[str(ROOT), str(ROOT / "pysmt" / "include")],
+        define_macros=macros,
+        libraries=[*libraries, "rt"],
+        library_dirs=library_dirs,
+        cxx_std=17,
+        extra_compile_args=[*FLOATING_POINT, *WARNINGS, "-isystem", str(kenlm)],
+    )
 
 
 def main() -> None:
     kenlm = kenlm_source()
     compressed, libraries = compression()
     macros = [("KENLM_MAX_ORDER", str(KENLM_MAX_ORDER)), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None), *compressed]
-    contexts = Pybind11Extension("pysmt._contexts", ["pysmt/_contexts.cpp"],
-                                 include_dirs=[str(ROOT / "pysmt" / "include")],
-                                 depends=["pysmt/include/pysmt/context_table.hpp"], cxx_std=17,
-                                 extra_compile_args=["-O3", *WARNINGS])
+    contexts = Pybind11Extension(
+        "pysmt._contexts",
+        ["pysmt/_contexts.cpp"],
+        include_dirs=[str(ROOT / "pysmt" / "include")],
+        depends=["pysmt/include/pysmt/context_table.hpp"],
+        cxx_std=17,
+        extra_compile_args=["-O3", *WARNINGS],
+    )
     if prebuilt_kenlm(kenlm):
         built, core = [], core_extension(kenlm, macros, ["kenlm", "kenlm_util", *libraries], [str(KENLM_LIBRARIES)])
     else:

@@ -44,8 +44,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch) / "table.bin"
         start = time.time()
-        subprocess.run([sys.executable, "-c", CHILD, str(args.table), str(out), args.memory, str(args.num_scores),
-                        args.temp_dir], check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-c", CHILD, str(args.table), str(out), args.memory, str(args.num_scores), args.temp_dir],
+            check=True,
+            cwd=ROOT,
+        )
         wall = time.time() - start
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"{args.table.name}: {wall:.1f} s, peak {peak_mb:.0f} MB (--memory {args.memory})")

@@ -27,8 +27,11 @@ from typing import Any
 
 NEWS_MB = 918
 DIGESTS: dict[str, Callable[[memoryview], Any]] = {
-    "crc32": zlib.crc32, "adler32": zlib.adler32, "md5": lambda d: hashlib.md5(d).digest(),
-    "sha1": lambda d: hashlib.sha1(d).digest(), "sha256": lambda d: hashlib.sha256(d).digest(),
+    "crc32": zlib.crc32,
+    "adler32": zlib.adler32,
+    "md5": lambda d: hashlib.md5(d).digest(),
+    "sha1": lambda d: hashlib.sha1(d).digest(),
+    "sha256": lambda d: hashlib.sha256(d).digest(),
     "blake2b": lambda d: hashlib.blake2b(d).digest(),
 }
 
@@ -65,23 +68,30 @@ def measure(folder: Path, repeat: int, cold: bool) -> dict[str, Any]:
     before = (lambda: drop_cache(files)) if cold else (lambda: None)
     result: dict[str, Any] = {"table": folder.name, "kind": kind, "mb": size / 1e6, "digests": {}}
     for name, digest in DIGESTS.items():
+
         def run(digest: Callable[[memoryview], Any] = digest) -> None:
             for path in files:  # through a memory map, as file_checksum reads them
                 with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                     digest(memoryview(data))
+
         result["digests"][name] = size / 1e6 / best(run, repeat, before)
     arrays = open_table(folder, kind, header)
     if kind == PHRASE_TABLE:
         counts, num_scores = header["counts"], header["num_scores"]
+
         def load() -> Any:
             return PhraseTable(folder, log_scores=bool(header.get("log_scores")))
+
         def structure() -> None:
             binary_checks.check_phrase_arrays(folder, kind, arrays, counts, num_scores)
     else:
+
         def load() -> Any:
             return ReorderingTable(folder, num_scores=header["num_scores"], source_only=bool(header["source_only"]))
+
         def structure() -> None:
             binary_checks.check_reordering_arrays(folder, kind, arrays, header["counts"]["keys"], header["num_scores"])
+
     result["map_s"] = best(lambda: open_table(folder, kind, table_header(folder, kind)), repeat, before)
     result["checksums_s"] = best(lambda: binary_checks.check_checksums(folder, kind, header["arrays"]), repeat, before)
     result["structure_s"] = best(structure, repeat, lambda: (before(), open_table(folder, kind, header)))
@@ -101,23 +111,32 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cold", action="store_true", help="drop the tables' cached pages before each run")
     args = parser.parse_args()
-    folders = [args.system] if (args.system / "header.json").is_file() else sorted(
-        p for p in args.system.iterdir() if (p / "header.json").is_file())
+    folders = (
+        [args.system]
+        if (args.system / "header.json").is_file()
+        else sorted(p for p in args.system.iterdir() if (p / "header.json").is_file())
+    )
     results = [measure(folder, args.repeat, args.cold) for folder in folders]
     for r in results:
         print(f"{r['table']} ({r['kind']}, {r['mb']:.1f} MB{', cold' if args.cold else ''}):")
         print("  digests, MB/s: " + ", ".join(f"{name} {rate:,.0f}" for name, rate in r["digests"].items()))
-        print(f"  mapping {1e3 * r['map_s']:.1f} ms; checksums {1e3 * r['checksums_s']:.1f} ms "
-              f"({r['mb'] / r['checksums_s']:,.0f} MB/s); ids and offsets {1e3 * r['structure_s']:.1f} ms; "
-              f"first load {1e3 * r['first_load_s']:.1f} ms, later loads {1e3 * r['later_load_s']:.1f} ms")
+        print(
+            f"  mapping {1e3 * r['map_s']:.1f} ms; checksums {1e3 * r['checksums_s']:.1f} ms "
+            f"({r['mb'] / r['checksums_s']:,.0f} MB/s); ids and offsets {1e3 * r['structure_s']:.1f} ms; "
+            f"first load {1e3 * r['first_load_s']:.1f} ms, later loads {1e3 * r['later_load_s']:.1f} ms"
+        )
     mb = sum(r["mb"] for r in results)
     checks = sum(r["checksums_s"] + r["structure_s"] for r in results)
     maps = sum(r["map_s"] for r in results)
     crc = sum(r["checksums_s"] for r in results)
-    print(f"all tables, {mb:.1f} MB: mapping {1e3 * maps:.1f} ms, checks {1e3 * checks:.1f} ms "
-          f"({checks / maps:.0f}x), later loads {1e3 * sum(r['later_load_s'] for r in results):.1f} ms")
-    print(f"checksums {mb / crc:,.0f} MB/s: the full news system's {NEWS_MB} MB would take "
-          f"{NEWS_MB / (mb / crc):.2f} s; both checks at these tables' rate {NEWS_MB / (mb / checks):.2f} s")
+    print(
+        f"all tables, {mb:.1f} MB: mapping {1e3 * maps:.1f} ms, checks {1e3 * checks:.1f} ms "
+        f"({checks / maps:.0f}x), later loads {1e3 * sum(r['later_load_s'] for r in results):.1f} ms"
+    )
+    print(
+        f"checksums {mb / crc:,.0f} MB/s: the full news system's {NEWS_MB} MB would take "
+        f"{NEWS_MB / (mb / crc):.2f} s; both checks at these tables' rate {NEWS_MB / (mb / checks):.2f} s"
+    )
     print(json.dumps(results))
 
 

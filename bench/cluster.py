@@ -19,10 +19,9 @@ import argparse
 import time
 from pathlib import Path
 
-from pysmt.decoding.cluster import Cluster
-from pysmt.decoder import SystemRecipe
 from pysmt.config_files import configure_system
-from pysmt.decoder import Decoder
+from pysmt.decoder import Decoder, SystemRecipe
+from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.runner import translate_stream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,14 +44,15 @@ def main() -> None:
     parser.add_argument("--search", choices=["normal", "cube"], default="cube")
     parser.add_argument("--address", default="local")
     args = parser.parse_args()
-    lines = list(enumerate(Path(args.input).read_text(encoding="utf-8").splitlines()[:args.lines]))
+    lines = list(enumerate(Path(args.input).read_text(encoding="utf-8").splitlines()[: args.lines]))
     words = sum(len(line.split()) for _, line in lines)
     decoder = Decoder(configure_system(args.config), algorithm=args.search)  # type: ignore[arg-type]
     timed(lambda emit: translate_stream(decoder, lines, emit, process=False))  # warm-up: the caches every run may use
     runs = {}
     for threads in (1, 2):
         runs[f"local, {threads} process(es)"] = timed(
-            lambda emit, threads=threads: translate_stream(decoder, lines, emit, threads=threads, process=False))
+            lambda emit, threads=threads: translate_stream(decoder, lines, emit, threads=threads, process=False)
+        )
     recipe = SystemRecipe(args.config, algorithm=args.search)
     for actors in (1, 2):
         with Cluster(args.address, recipe, actors=actors) as cluster:
@@ -60,17 +60,22 @@ def main() -> None:
                 cluster.call(actor.ready.remote())
             for state in ("cold", "warm"):  # actors' caches empty, then filled (as from MERT's 2nd iteration on)
                 runs[f"cluster, {actors} actor(s), {state}"] = timed(
-                    lambda emit, cluster=cluster: cluster.translate(lines, emit, process=False))
+                    lambda emit, cluster=cluster: cluster.translate(lines, emit, process=False)
+                )
     reference = runs["local, 1 process(es)"][1]
     print(f"{len(lines)} lines, {words:,} source words, {args.search} search, {Path(args.config).parent.name}")
     for name, (seconds, outputs) in runs.items():
         same = "same output" if outputs == reference else "DIFFERENT OUTPUT"
-        print(f"{name:32s} {seconds:7.2f} s  {1000 * seconds / len(lines):6.1f} ms/sentence  "
-              f"{words / seconds:6.0f} words/s  {same}")
+        print(
+            f"{name:32s} {seconds:7.2f} s  {1000 * seconds / len(lines):6.1f} ms/sentence  "
+            f"{words / seconds:6.0f} words/s  {same}"
+        )
     for state in ("cold", "warm"):
         overhead = runs[f"cluster, 1 actor(s), {state}"][0] - runs["local, 1 process(es)"][0]
-        print(f"cluster overhead, {state}: {1000 * overhead / len(lines):.2f} ms per sentence (1 actor against 1 "
-              "local process with warm caches)")
+        print(
+            f"cluster overhead, {state}: {1000 * overhead / len(lines):.2f} ms per sentence (1 actor against 1 "
+            "local process with warm caches)"
+        )
 
 
 if __name__ == "__main__":

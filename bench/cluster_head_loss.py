@@ -30,8 +30,23 @@ from tests.test_cluster import actors_in, end_session, ray_cluster
 def one_run(system: Path, source: Path, folder: Path, when: str) -> tuple[float | None, float, float, str]:
     err_path = folder / "err.txt"
     with ray_cluster() as nodes, open(err_path, "w") as err:
-        run = subprocess.Popen([sys.executable, "-m", "pysmt.cli", "decode", "-c", str(system), "-i", str(source),
-                                "--cluster", nodes.address], stdout=subprocess.PIPE, stderr=err, text=True)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pysmt.cli",
+                "decode",
+                "-c",
+                str(system),
+                "-i",
+                str(source),
+                "--cluster",
+                nodes.address,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
         try:
             if when == "mid-decode":
                 assert run.stdout is not None and run.stdout.readline()

@@ -85,11 +85,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-c", "--config", required=True, help="system config (pysmt.toml)")
     parser.add_argument("--model", required=True, help="CSLM model folder")
-    parser.add_argument("-i", "--input", default=str(ROOT.parent / "shared/data/news/newstest2013.en"),
-                        help="raw source text")
+    parser.add_argument(
+        "-i", "--input", default=str(ROOT.parent / "shared/data/news/newstest2013.en"), help="raw source text"
+    )
     parser.add_argument("--lines", type=int, default=200)
-    parser.add_argument("--exact-lines", type=int, default=20,
-                        help="lines decoded with exact normalization (the full softmax is slow on a CPU)")
+    parser.add_argument(
+        "--exact-lines",
+        type=int,
+        default=20,
+        help="lines decoded with exact normalization (the full softmax is slow on a CPU)",
+    )
     parser.add_argument("--weight", type=float, default=0.5)
     parser.add_argument("--sample", type=int, default=2000, help="n-grams scored one at a time")
     parser.add_argument("--repeat", type=int, default=2, help="decodings per configuration (the fastest counts)")
@@ -97,14 +102,13 @@ def main() -> None:
 
     import torch
 
-    from pysmt_cslm.features import CslmFeature
-
     from pysmt.config_files import configure_system
     from pysmt.decoder import Decoder
+    from pysmt_cslm.features import CslmFeature
 
     torch.set_num_threads(1)
     plain = Decoder(configure_system(args.config))
-    raw = Path(args.input).read_text(encoding="utf-8").splitlines()[:args.lines]
+    raw = Path(args.input).read_text(encoding="utf-8").splitlines()[: args.lines]
     lines = [plain.preprocess(line) for line in raw]
 
     def made(*params: str, compiled: bool = True) -> Decoder:
@@ -120,9 +124,11 @@ def main() -> None:
     bests: dict[str, list] = {}
     baselines: list[float] = []
     for label, params, count, compiled in (
-            ("cslm self", [], args.lines, True), ("cslm self, array interface", [], args.lines, False),
-            ("cslm self, array interface, no future cost", ["cslm.future-cost=false"], args.lines, False),
-            ("cslm exact", ["cslm.normalization=exact"], args.exact_lines, False)):
+        ("cslm self", [], args.lines, True),
+        ("cslm self, array interface", [], args.lines, False),
+        ("cslm self, array interface, no future cost", ["cslm.future-cost=false"], args.lines, False),
+        ("cslm exact", ["cslm.normalization=exact"], args.exact_lines, False),
+    ):
         subset = lines[:count]
         words = sum(len(line.split()) for line in subset)
         decoder = made(*params, compiled=compiled)
@@ -140,40 +146,54 @@ def main() -> None:
             instrument(feature, stats)
 
         seconds, bests[label] = decode(decoder, subset, args.repeat, (lambda: None) if compiled else reset)
-        results[label] = {"lines": count, "decode_s": round(seconds, 2), "words_per_s": round(words / seconds, 1),
-                          "times_without_cslm": round(seconds / baseline, 2)}
+        results[label] = {
+            "lines": count,
+            "decode_s": round(seconds, 2),
+            "words_per_s": round(words / seconds, 1),
+            "times_without_cslm": round(seconds / baseline, 2),
+        }
         if compiled:  # the compiled scorer's own counts, added up over the runs
             scorer = feature.compiled
-            results[label].update({
-                "requests_per_sentence": round(scorer.requests / args.repeat / count),
-                "ngrams_per_sentence": round(scorer.ngrams / args.repeat / count),
-                "contexts_computed_per_sentence": round(scorer.computed / args.repeat / count)})
+            results[label].update(
+                {
+                    "requests_per_sentence": round(scorer.requests / args.repeat / count),
+                    "ngrams_per_sentence": round(scorer.ngrams / args.repeat / count),
+                    "contexts_computed_per_sentence": round(scorer.computed / args.repeat / count),
+                }
+            )
             print(json.dumps({label: results[label]}), flush=True)
             continue
         del feature.score_batch, feature.request_scores
         ngrams = np.concatenate(stats["ngrams"])
         alone = per_ngram_seconds(feature, ngrams, feature.normalization, args.sample)
-        results[label].update({
-            "feature_s": round(stats["seconds"], 2),
-            "calls_per_sentence": round(stats["calls"] / count),
-            "requests_per_sentence": round(feature.requests / count),
-            "ngrams_per_sentence": round(len(ngrams) / count),
-            "contexts_computed_per_sentence": round(feature.cache.computed / count),
-            "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
-            "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
-            "per_ngram_scoring_us": round(alone * 1e6, 1),
-            "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1)})
+        results[label].update(
+            {
+                "feature_s": round(stats["seconds"], 2),
+                "calls_per_sentence": round(stats["calls"] / count),
+                "requests_per_sentence": round(feature.requests / count),
+                "ngrams_per_sentence": round(len(ngrams) / count),
+                "contexts_computed_per_sentence": round(feature.cache.computed / count),
+                "ngrams_per_s": round(len(ngrams) / stats["seconds"]),
+                "unique_contexts_per_s": round(feature.cache.computed / stats["seconds"]),
+                "per_ngram_scoring_us": round(alone * 1e6, 1),
+                "buffered_speedup": round(alone * len(ngrams) / stats["seconds"], 1),
+            }
+        )
         if not feature.future_cost:  # the same model, searched without the CSLM's estimates: which search finds more?
             other = bests["cslm self, array interface"]
             results[label]["mean_model_score"] = round(float(np.mean([h.total for h in bests[label]])), 4)
             results[label]["mean_model_score_with_future_cost"] = round(float(np.mean([h.total for h in other])), 4)
-            results[label]["better_with_future_cost"] = sum(a.total > b.total + 1e-9
-                                                            for a, b in zip(other, bests[label]))
+            results[label]["better_with_future_cost"] = sum(
+                a.total > b.total + 1e-9 for a, b in zip(other, bests[label])
+            )
             results[label]["better_without"] = sum(b.total > a.total + 1e-9 for a, b in zip(other, bests[label]))
         print(json.dumps({label: results[label]}), flush=True)
     words = sum(len(line.split()) for line in lines)
-    results["no cslm"] = {"lines": args.lines, "decode_s": round(min(baselines), 2),
-                          "words_per_s": round(words / min(baselines), 1)}
+    results["no cslm"] = {
+        "lines": args.lines,
+        "decode_s": round(min(baselines), 2),
+        "words_per_s": round(words / min(baselines), 1),
+    }
     same = [a.total == b.total for a, b in zip(bests["cslm self"], bests["cslm self, array interface"])]
     results["cslm self"]["best_scores_equal_to_array_interface"] = all(same)
     print(json.dumps({"config": args.config, "model": args.model, "results": results}, indent=1))

@@ -41,12 +41,14 @@ def main() -> None:
     with open(args.text, encoding="utf-8") as text:
         for _, line in zip(range(args.lines), text):
             ids = [BOS_ID] * width + [loaded.shortlist.ids.get(w, UNK_ID) for w in line.split()]
-            grams += [ids[j - width:j] for j in range(width, len(ids) + 1)]
+            grams += [ids[j - width : j] for j in range(width, len(ids) + 1)]
     contexts = np.array(grams, dtype=np.int32)
-    contexts = contexts[np.random.default_rng(0).permutation(len(contexts))[:args.contexts]]
+    contexts = contexts[np.random.default_rng(0).permutation(len(contexts))[: args.contexts]]
     hp = loaded.model.hp
-    print(f"model: {args.model} (embedding {hp.embedding} x {width}, hidden {hp.hidden1}, {hp.hidden2}); "
-          f"{len(contexts):,} contexts")
+    print(
+        f"model: {args.model} (embedding {hp.embedding} x {width}, hidden {hp.hidden1}, {hp.hidden2}); "
+        f"{len(contexts):,} contexts"
+    )
     with torch.inference_mode():
         units = loaded.model.hidden1(loaded.model.embedding(torch.from_numpy(contexts[:20_000]).long()).flatten(1))
     print(f"first-layer units positive: {float((units > 0).float().mean()):.1%}")

@@ -65,14 +65,21 @@ def main() -> None:
         assert log_z is not None
         inside = encoded.ids != 1
         report["cslm"][model] = {
-            "preset": loaded.model.hp.preset, "shortlist": len(loaded.shortlist.words),
+            "preset": loaded.model.hp.preset,
+            "shortlist": len(loaded.shortlist.words),
             "outside_shortlist": int((~inside).sum()),
-            "all tokens": {"exact": perplexity(exact), "self-normalized": perplexity(self_normalized),
-                           "kenlm": perplexity(ken)},
-            "shortlist tokens": {"exact": perplexity(exact[inside]),
-                                 "self-normalized": perplexity(self_normalized[inside]),
-                                 "kenlm": perplexity(ken[inside])},
-            "log Z": {"mean": round(float(log_z.mean()), 4), "std": round(float(log_z.std()), 4)}}
+            "all tokens": {
+                "exact": perplexity(exact),
+                "self-normalized": perplexity(self_normalized),
+                "kenlm": perplexity(ken),
+            },
+            "shortlist tokens": {
+                "exact": perplexity(exact[inside]),
+                "self-normalized": perplexity(self_normalized[inside]),
+                "kenlm": perplexity(ken[inside]),
+            },
+            "log Z": {"mean": round(float(log_z.mean()), 4), "std": round(float(log_z.std()), 4)},
+        }
     print(json.dumps(report, indent=1))
 
 

@@ -66,8 +66,19 @@ def lm_counts(decoder) -> tuple[int, int]:  # noqa: ANN001 - any version's Decod
     return (sum(getattr(t, "queries", 0) for t in twins), sum(getattr(t, "words", 0) for t in twins))
 
 
-def measure(config: str, input_path: str, lines: int, algorithm: str, profile: bool, engine: str,
-            nbest_size: int, null: bool, features: list[str], params: list[str], limits: dict[str, int]) -> dict:
+def measure(
+    config: str,
+    input_path: str,
+    lines: int,
+    algorithm: str,
+    profile: bool,
+    engine: str,
+    nbest_size: int,
+    null: bool,
+    features: list[str],
+    params: list[str],
+    limits: dict[str, int],
+) -> dict:
     from dataclasses import replace
 
     from pysmt.config_files import configure_system
@@ -88,21 +99,31 @@ def measure(config: str, input_path: str, lines: int, algorithm: str, profile: b
     start = time.process_time()
     if profiler:
         profiler.enable()
-    best = [decoder.translate(sentence, k, nbest_size=nbest_size).hypotheses[0].total
-            for k, sentence in enumerate(sentences)]
+    best = [
+        decoder.translate(sentence, k, nbest_size=nbest_size).hypotheses[0].total
+        for k, sentence in enumerate(sentences)
+    ]
     if profiler:
         profiler.disable()
     seconds = time.process_time() - start
     queries, scored = lm_counts(decoder)
     hypotheses = getattr(decoder.compiled, "hypotheses", 0)
-    result = {"algorithm": algorithm + ("+null" if null else ""), "nbest_size": nbest_size, **limits,
-              "sentences": len(sentences), "source_words": words,
-              "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
-              "load_s": round(load, 2),
-              "decode_s": round(seconds, 3), "words_per_s": round(words / seconds, 1),
-              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-              "model_score": sum(best) / len(best), "hypotheses_per_s": round(hypotheses / seconds),
-              "lm_queries_per_word": round(queries / words, 1), "lm_words_per_word": round(scored / words, 1)}
+    result = {
+        "algorithm": algorithm + ("+null" if null else ""),
+        "nbest_size": nbest_size,
+        **limits,
+        "sentences": len(sentences),
+        "source_words": words,
+        "ms_per_sentence": round(1000 * seconds / len(sentences), 2),
+        "load_s": round(load, 2),
+        "decode_s": round(seconds, 3),
+        "words_per_s": round(words / seconds, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "model_score": sum(best) / len(best),
+        "hypotheses_per_s": round(hypotheses / seconds),
+        "lm_queries_per_word": round(queries / words, 1),
+        "lm_words_per_word": round(scored / words, 1),
+    }
     if profiler:
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
@@ -117,36 +138,80 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=500)
     parser.add_argument("--algorithms", default="normal,cube")
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--engine", choices=["auto", "python"], default="auto",
-                        help="auto: the compiled search core; python: the Python reference search")
+    parser.add_argument(
+        "--engine",
+        choices=["auto", "python"],
+        default="auto",
+        help="auto: the compiled search core; python: the Python reference search",
+    )
     parser.add_argument("--nbest-size", type=int, default=1, help="n-best list size asked for (default 1)")
-    parser.add_argument("--null-feature", action="store_true",
-                        help="also decode with a do-nothing plugin stateful feature (the callback path's cost)")
+    parser.add_argument(
+        "--null-feature",
+        action="store_true",
+        help="also decode with a do-nothing plugin stateful feature (the callback path's cost)",
+    )
     parser.add_argument("--features", default="", help="features to add, as decode's --features (e.g. rnn,cslm)")
     parser.add_argument("--param", action="append", default=[], help="as decode's --param (repeatable)")
     parser.add_argument("--pop-limit", type=int, help="cube pruning's pop limit (default: the system's)")
     parser.add_argument("--stack-size", type=int, help="the stack size (default: the system's)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    limits = {key: value for key, value in (("pop_limit", args.pop_limit), ("stack_size", args.stack_size))
-              if value is not None}
+    limits = {
+        key: value
+        for key, value in (("pop_limit", args.pop_limit), ("stack_size", args.stack_size))
+        if value is not None
+    }
     if args.one:
         algorithm, _, null = args.one.partition("+")
-        print(json.dumps(measure(args.config, args.input, args.lines, algorithm, args.profile, args.engine,
-                                 args.nbest_size, bool(null), [f for f in args.features.split(",") if f],
-                                 args.param, limits)))
+        print(
+            json.dumps(
+                measure(
+                    args.config,
+                    args.input,
+                    args.lines,
+                    algorithm,
+                    args.profile,
+                    args.engine,
+                    args.nbest_size,
+                    bool(null),
+                    [f for f in args.features.split(",") if f],
+                    args.param,
+                    limits,
+                )
+            )
+        )
         return
-    print(f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}, "
-          f"{args.nbest_size}-best")
-    print(f"{'search':12} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'ms/sent':>8} {'words/s':>8} "
-          f"{'peak MB':>8} {'model score':>11} {'hyps/s':>9} {'LM queries/word':>15}")
+    print(
+        f"system: {args.config}\ninput:  {args.input} (first {args.lines} lines)\nengine: {args.engine}, "
+        f"{args.nbest_size}-best"
+    )
+    print(
+        f"{'search':12} {'sent':>5} {'words':>6} {'load s':>7} {'decode s':>9} {'ms/sent':>8} {'words/s':>8} "
+        f"{'peak MB':>8} {'model score':>11} {'hyps/s':>9} {'LM queries/word':>15}"
+    )
     runs = args.algorithms.split(",")
     if args.null_feature:
         runs = [run for algorithm in runs for run in (algorithm, algorithm + "+null")]
     for algorithm in runs:
-        cmd = [sys.executable, __file__, "--one", algorithm, "-c", args.config, "-i", args.input,
-               "--lines", str(args.lines), "--engine", args.engine, "--nbest-size", str(args.nbest_size),
-               "--features", args.features, *[f"--param={p}" for p in args.param]]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            algorithm,
+            "-c",
+            args.config,
+            "-i",
+            args.input,
+            "--lines",
+            str(args.lines),
+            "--engine",
+            args.engine,
+            "--nbest-size",
+            str(args.nbest_size),
+            "--features",
+            args.features,
+            *[f"--param={p}" for p in args.param],
+        ]
         cmd += ["--profile"] if args.profile else []
         cmd += [f"--{key.replace('_', '-')}={value}" for key, value in limits.items()]
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -154,10 +219,12 @@ def main() -> None:
             sys.exit(f"{algorithm}: failed: {done.stderr.strip().splitlines()[-1]}")
         out = done.stdout
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"{r['algorithm']:12} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
-              f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f} "
-              f"{r['model_score']:11.4f} {r['hypotheses_per_s']:9,d} "
-              f"{r['lm_queries_per_word']:6.1f} of {r['lm_words_per_word']:6.1f}")
+        print(
+            f"{r['algorithm']:12} {r['sentences']:5d} {r['source_words']:6d} {r['load_s']:7.2f} "
+            f"{r['decode_s']:9.2f} {r['ms_per_sentence']:8.2f} {r['words_per_s']:8.1f} {r['peak_rss_mb']:8.1f} "
+            f"{r['model_score']:11.4f} {r['hypotheses_per_s']:9,d} "
+            f"{r['lm_queries_per_word']:6.1f} of {r['lm_words_per_word']:6.1f}"
+        )
         if "profile" in r:
             print(r["profile"])
 

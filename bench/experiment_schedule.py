@@ -33,8 +33,7 @@ CLIENT = {"evaluate"}  # in-process stages: they run on the client, not on a mac
 def measured(run: Path | None) -> dict[str, float]:
     if run is None:
         return json.loads(TIMES.read_text())["seconds"]
-    return {done.parent.name: json.loads(done.read_text())["seconds"]
-            for done in (run / "stages").glob("*/done.json")}
+    return {done.parent.name: json.loads(done.read_text())["seconds"] for done in (run / "stages").glob("*/done.json")}
 
 
 def stage_seconds(steps: list[Step], times: dict[str, float]) -> tuple[dict[str, float], list[str]]:
@@ -97,14 +96,23 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="the experiment's --threads: CPUs per stage")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    options = ExperimentOptions(data=ROOT.parent / "shared" / "data", out=Path("/nonexistent"), scale=SCALES["full"],
-                                seeds=args.seeds, dev_size=None, budget=60.0, threads=args.threads)
+    options = ExperimentOptions(
+        data=ROOT.parent / "shared" / "data",
+        out=Path("/nonexistent"),
+        scale=SCALES["full"],
+        seeds=args.seeds,
+        dev_size=None,
+        budget=60.0,
+        threads=args.threads,
+    )
     steps = Experiment(options).plan()
     seconds, guessed = stage_seconds(steps, measured(args.run))
     if guessed:
         print(f"not measured, the mean of the measured seeds: {', '.join(guessed)}")
-    print(f"{args.seeds} seed(s), {len(steps)} stages after the data's; machines of {args.cpus} CPUs, "
-          f"{min(args.threads, args.cpus)} per stage")
+    print(
+        f"{args.seeds} seed(s), {len(steps)} stages after the data's; machines of {args.cpus} CPUs, "
+        f"{min(args.threads, args.cpus)} per stage"
+    )
     print(f"one machine, one stage at a time (today's order): {duration(sum(seconds.values()))}")
     for machines in args.machines:
         wall = schedule(steps, seconds, machines, args.cpus, args.threads)

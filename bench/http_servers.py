@@ -114,8 +114,11 @@ def measure(name: str, requests: int, clients: int) -> None:
         server.terminate()
         server.wait(30)
     cuts = statistics.quantiles(latencies, n=100)
-    print(f"{name:20} {requests / seconds:10.0f} {1000 * cuts[49]:8.2f} {1000 * cuts[98]:8.2f} "
-          f"{1e6 * cpu / requests:12.0f}", flush=True)
+    print(
+        f"{name:20} {requests / seconds:10.0f} {1000 * cuts[49]:8.2f} {1000 * cuts[98]:8.2f} "
+        f"{1e6 * cpu / requests:12.0f}",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -86,14 +86,23 @@ def measure(config_path: str, input_path: str | None, lines: int, workers: int) 
 
     config = load_config(config_path)
     wall, cpu = time.perf_counter(), time.process_time()
-    features = [feature_class(spec.type).from_config(spec.name, spec.params, config)
-                for spec in config.features if spec.type in TABLE_TYPES]
-    result: dict[str, Any] = {"config": config_path, "load_wall_s": time.perf_counter() - wall,
-                              "load_process_s": time.process_time() - cpu}
+    features = [
+        feature_class(spec.type).from_config(spec.name, spec.params, config)
+        for spec in config.features
+        if spec.type in TABLE_TYPES
+    ]
+    result: dict[str, Any] = {
+        "config": config_path,
+        "load_wall_s": time.perf_counter() - wall,
+        "load_process_s": time.process_time() - cpu,
+    }
     mem = memory()
-    result.update(peak_rss_mb=mem["peak_rss_mb"], anon_mb=mem.get("Anonymous", 0),
-                  file_rss_mb=mem.get("Rss", 0) - mem.get("Anonymous", 0),
-                  entries={f.name: len(f.table) for f in features})
+    result.update(
+        peak_rss_mb=mem["peak_rss_mb"],
+        anon_mb=mem.get("Anonymous", 0),
+        file_rss_mb=mem.get("Rss", 0) - mem.get("Anonymous", 0),
+        entries={f.name: len(f.table) for f in features},
+    )
     if input_path:
         phrases = input_phrases(input_path, lines, config.search.max_phrase_length)
         wall = time.perf_counter()
@@ -101,8 +110,10 @@ def measure(config_path: str, input_path: str | None, lines: int, workers: int) 
         seconds = time.perf_counter() - wall
         result.update(lookups=len(phrases), entries_found=found, lookup_us=1e6 * seconds / max(len(phrases), 1))
         mem = memory()
-        result.update(after_lookup_anon_mb=mem.get("Anonymous", 0),
-                      after_lookup_file_rss_mb=mem.get("Rss", 0) - mem.get("Anonymous", 0))
+        result.update(
+            after_lookup_anon_mb=mem.get("Anonymous", 0),
+            after_lookup_file_rss_mb=mem.get("Rss", 0) - mem.get("Anonymous", 0),
+        )
         if workers:
             _tables[:] = features
             _phrases[:] = phrases
@@ -112,8 +123,16 @@ def measure(config_path: str, input_path: str | None, lines: int, workers: int) 
 
 
 def run_measure(config: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--measure", config, "--lines", str(args.lines),
-               "--workers", str(args.workers)]
+    command = [
+        sys.executable,
+        __file__,
+        "--measure",
+        config,
+        "--lines",
+        str(args.lines),
+        "--workers",
+        str(args.workers),
+    ]
     if args.input:
         command += ["-i", args.input]
     done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=ROOT)
@@ -123,13 +142,16 @@ def run_measure(config: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def binarize(config: str, out_dir: str) -> dict[str, Any]:
-    code = ("import json, resource, sys, time; from pysmt.config_files import load_config; "
-            "from pysmt.binarize import binarize_system; t = time.perf_counter(); "
-            "binarize_system(load_config(sys.argv[1]), sys.argv[2]); "
-            "print(json.dumps({'wall_s': time.perf_counter() - t, "
-            "'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))")
-    done = subprocess.run([sys.executable, "-c", code, config, out_dir], check=False, capture_output=True, text=True,
-                          cwd=ROOT)
+    code = (
+        "import json, resource, sys, time; from pysmt.config_files import load_config; "
+        "from pysmt.binarize import binarize_system; t = time.perf_counter(); "
+        "binarize_system(load_config(sys.argv[1]), sys.argv[2]); "
+        "print(json.dumps({'wall_s': time.perf_counter() - t, "
+        "'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, config, out_dir], check=False, capture_output=True, text=True, cwd=ROOT
+    )
     if done.returncode:
         raise SystemExit(f"binarizing {config} failed:\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -138,13 +160,17 @@ def binarize(config: str, out_dir: str) -> dict[str, Any]:
 def report(label: str, r: dict[str, Any]) -> None:
     print(f"{label}: {r['config']}")
     print(f"  entries: {', '.join(f'{name} {count:,}' for name, count in r['entries'].items())}")
-    print(f"  load: {r['load_wall_s']:.3f} s wall, {r['load_process_s']:.3f} s process; "
-          f"peak RSS {r['peak_rss_mb']:.0f} MB; after load: private heap {r['anon_mb']:.0f} MB, "
-          f"file-backed (shareable) {r['file_rss_mb']:.0f} MB")
+    print(
+        f"  load: {r['load_wall_s']:.3f} s wall, {r['load_process_s']:.3f} s process; "
+        f"peak RSS {r['peak_rss_mb']:.0f} MB; after load: private heap {r['anon_mb']:.0f} MB, "
+        f"file-backed (shareable) {r['file_rss_mb']:.0f} MB"
+    )
     if "lookups" in r:
-        print(f"  lookups: {r['lookups']:,} phrases ({r['entries_found']:,} entries), {r['lookup_us']:.1f} us each; "
-              f"after: private heap {r['after_lookup_anon_mb']:.0f} MB, "
-              f"file-backed {r['after_lookup_file_rss_mb']:.0f} MB")
+        print(
+            f"  lookups: {r['lookups']:,} phrases ({r['entries_found']:,} entries), {r['lookup_us']:.1f} us each; "
+            f"after: private heap {r['after_lookup_anon_mb']:.0f} MB, "
+            f"file-backed {r['after_lookup_file_rss_mb']:.0f} MB"
+        )
     for k, w in enumerate(r.get("workers", [])):
         print(f"  forked worker {k}: private {w['private_mb']:.0f} MB, PSS {w['pss_mb']:.0f} MB")
 
@@ -169,8 +195,9 @@ def main() -> None:
         if not args.config:
             parser.error("--binarize needs -c CONFIG")
         b = binarize(args.config, args.binarize)
-        print(f"binarize: {args.config} -> {args.binarize}: {b['wall_s']:.1f} s wall, "
-              f"peak RSS {b['peak_rss_mb']:.0f} MB")
+        print(
+            f"binarize: {args.config} -> {args.binarize}: {b['wall_s']:.1f} s wall, peak RSS {b['peak_rss_mb']:.0f} MB"
+        )
         binarized = args.binarize
     if args.config:
         report("text", run_measure(args.config, args))

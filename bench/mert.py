@@ -29,8 +29,9 @@ from pysmt.running.parallel import map_with_shared  # noqa: E402
 from tuning import optimize  # noqa: E402
 
 
-def synthetic_pools(sentences: int, nbest: int, features: int, iterations: int, distinct: float, seed: int
-                    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def synthetic_pools(
+    sentences: int, nbest: int, features: int, iterations: int, distinct: float, seed: int
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     rng = np.random.default_rng(seed)
     hidden = rng.normal(size=features)
     pools_f: list[list[np.ndarray]] = [[] for _ in range(sentences)]
@@ -46,7 +47,7 @@ def synthetic_pools(sentences: int, nbest: int, features: int, iterations: int, 
         stats = np.zeros((len(f), 9))
         for n in range(4):
             stats[:, 2 * n + 1] = np.maximum(length - n, 0)
-            stats[:, 2 * n] = np.floor(stats[:, 2 * n + 1] * quality * (0.6 ** n))
+            stats[:, 2 * n] = np.floor(stats[:, 2 * n + 1] * quality * (0.6**n))
         stats[:, 8] = 25
         all_f.append(f)
         all_s.append(stats)
@@ -67,11 +68,14 @@ def main() -> None:
     candidates = sum(len(f) for f in features)
     init = np.full(args.features, 0.1)
     start, wall = time.process_time(), time.perf_counter()
-    weights, value = optimize(features, stats, init, restarts=args.restarts,
-                              mapper=partial(map_with_shared, processes=args.processes))
+    weights, value = optimize(
+        features, stats, init, restarts=args.restarts, mapper=partial(map_with_shared, processes=args.processes)
+    )
     elapsed, wall = time.process_time() - start, time.perf_counter() - wall
-    print(f"{args.sentences} sentences, {candidates:,} candidates ({candidates / args.sentences:.0f} a sentence), "
-          f"{args.features} features, {args.restarts} restarts")
+    print(
+        f"{args.sentences} sentences, {candidates:,} candidates ({candidates / args.sentences:.0f} a sentence), "
+        f"{args.features} features, {args.restarts} restarts"
+    )
     if args.processes > 1:  # the workers' time is not the parent's process time
         print(f"optimize: {wall:.1f} s wall time on {args.processes} processes, dev BLEU {value:.2f}")
     else:

@@ -71,8 +71,10 @@ def write_occurrences(extract: Path, copies: int, folder: Path) -> int:
 
 # -- the methods: each returns the pairs sorted by (source hash, target hash) ---------------------
 
-def counted(src: np.ndarray, tgt: np.ndarray, align: np.ndarray, prev: np.ndarray, nxt: np.ndarray
-            ) -> dict[str, np.ndarray]:
+
+def counted(
+    src: np.ndarray, tgt: np.ndarray, align: np.ndarray, prev: np.ndarray, nxt: np.ndarray
+) -> dict[str, np.ndarray]:
     """Today's counting, in memory (count(e) left out: the caller knows whether it has every target)."""
     from pysmt.training.scoring import starts_of_runs
 
@@ -92,9 +94,16 @@ def counted(src: np.ndarray, tgt: np.ndarray, align: np.ndarray, prev: np.ndarra
     winners = run_size == best[run_pair]
     first = np.unique(run_pair[winners], return_index=True)[1]
     orient = [np.bincount(pair_id * 3 + values[order], minlength=n * 3).reshape(n, 3) for values in (prev, nxt)]
-    return {"src": src[pair_start], "tgt": tgt[pair_start], "count_fe": count_fe, "count_f": count_f,
-            "align": align[run_index[winners][first]], "tied": np.bincount(run_pair[winners], minlength=n) > 1,
-            "prev": orient[0], "next": orient[1]}
+    return {
+        "src": src[pair_start],
+        "tgt": tgt[pair_start],
+        "count_fe": count_fe,
+        "count_f": count_f,
+        "align": align[run_index[winners][first]],
+        "tied": np.bincount(run_pair[winners], minlength=n) > 1,
+        "prev": orient[0],
+        "next": orient[1],
+    }
 
 
 def with_count_e(pairs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -134,7 +143,7 @@ def method_numpy_runs(folder: Path, budget: int, out: Path) -> None:
         bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
         for b in range(buckets):
             for handle, values in zip(handles[b], chunk):
-                values[order[bounds[b]:bounds[b + 1]]].tofile(handle)
+                values[order[bounds[b] : bounds[b + 1]]].tofile(handle)
     for row in handles:
         for handle in row:
             handle.close()
@@ -191,21 +200,34 @@ def chunks(folder: Path) -> Iterator[dict[str, np.ndarray]]:
 
 
 def as_pairs(table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {"src": table["src_hash"], "tgt": table["tgt_hash"], "count_fe": table["count_fe"],
-            "count_f": table["count_f"], "count_e": table["count_e"], "align": table["align"],
-            "tied": table["tied"], "prev": np.stack([table[k] for k in ("p0", "p1", "p2")], axis=1),
-            "next": np.stack([table[k] for k in ("n0", "n1", "n2")], axis=1)}
+    return {
+        "src": table["src_hash"],
+        "tgt": table["tgt_hash"],
+        "count_fe": table["count_fe"],
+        "count_f": table["count_f"],
+        "count_e": table["count_e"],
+        "align": table["align"],
+        "tied": table["tied"],
+        "prev": np.stack([table[k] for k in ("p0", "p1", "p2")], axis=1),
+        "next": np.stack([table[k] for k in ("n0", "n1", "n2")], axis=1),
+    }
 
 
 def method_duckdb(folder: Path, budget: int, out: Path) -> None:
     import duckdb
 
-    con = duckdb.connect(str(folder / "occurrences.duckdb"),
-                         config={"memory_limit": f"{int(WORKING_SHARE * budget) // (1 << 20)}MB",
-                                 "temp_directory": str(folder / "duck"),
-                                 "threads": os.cpu_count() or 1, "preserve_insertion_order": False})
-    con.execute("CREATE TABLE occurrences (src_hash BIGINT, tgt_hash BIGINT, align_hash BIGINT, prev TINYINT, "
-                "next TINYINT)")
+    con = duckdb.connect(
+        str(folder / "occurrences.duckdb"),
+        config={
+            "memory_limit": f"{int(WORKING_SHARE * budget) // (1 << 20)}MB",
+            "temp_directory": str(folder / "duck"),
+            "threads": os.cpu_count() or 1,
+            "preserve_insertion_order": False,
+        },
+    )
+    con.execute(
+        "CREATE TABLE occurrences (src_hash BIGINT, tgt_hash BIGINT, align_hash BIGINT, prev TINYINT, next TINYINT)"
+    )
     for chunk in chunks(folder):  # noqa: B007 - DuckDB reads the dict of arrays by its name
         con.execute("INSERT INTO occurrences SELECT * FROM chunk")
     con.execute(f"COPY ({SQL}) TO '{out / 'pairs.parquet'}' (FORMAT parquet)")
@@ -220,25 +242,29 @@ def method_polars(folder: Path, budget: int, out: Path) -> None:
         pl.DataFrame(chunk).write_ipc(spilled / f"{k:05d}.arrow")
     frame = pl.scan_ipc(spilled / "*.arrow")
     runs = frame.group_by("src_hash", "tgt_hash", "align_hash").agg(
-        pl.len().alias("n"), *[(pl.col(side) == k).sum().alias(f"{side[0]}{k}") for side in ("prev", "next")
-                                for k in range(3)])
+        pl.len().alias("n"),
+        *[(pl.col(side) == k).sum().alias(f"{side[0]}{k}") for side in ("prev", "next") for k in range(3)],
+    )
     runs = runs.with_columns(pl.col("n").max().over("src_hash", "tgt_hash").alias("best"))
     pairs = runs.group_by("src_hash", "tgt_hash").agg(
         pl.col("n").sum().alias("count_fe"),
         pl.col("align_hash").filter(pl.col("n") == pl.col("best")).min().alias("align"),
         ((pl.col("n") == pl.col("best")).sum() > 1).alias("tied"),
-        *[pl.col(f"{side}{k}").sum() for side in "pn" for k in range(3)])
-    pairs.with_columns(pl.col("count_fe").sum().over("src_hash").alias("count_f"),
-                       pl.col("count_fe").sum().over("tgt_hash").alias("count_e")
-                       ).sort("src_hash", "tgt_hash").sink_parquet(out / "pairs.parquet")
+        *[pl.col(f"{side}{k}").sum() for side in "pn" for k in range(3)],
+    )
+    pairs.with_columns(
+        pl.col("count_fe").sum().over("src_hash").alias("count_f"),
+        pl.col("count_fe").sum().over("tgt_hash").alias("count_e"),
+    ).sort("src_hash", "tgt_hash").sink_parquet(out / "pairs.parquet")
 
 
 def run_method(name: str, folder: Path, budget: int, out: Path) -> None:
     """In this (child) process: run one method, its result written into ``out`` as it goes."""
     out.mkdir()
     start = time.time()
-    {"numpy": method_numpy, "numpy-runs": method_numpy_runs, "duckdb": method_duckdb,
-     "polars": method_polars}[name](folder, budget, out)
+    {"numpy": method_numpy, "numpy-runs": method_numpy_runs, "duckdb": method_duckdb, "polars": method_polars}[name](
+        folder, budget, out
+    )
     print(json.dumps({"seconds": time.time() - start}))
 
 
@@ -261,8 +287,21 @@ def load_result(out: Path) -> dict[str, np.ndarray]:
 
 def measure(name: str, folder: Path, budget: int) -> tuple[float, float, Path]:
     out = folder / f"{name}.result"
-    process = subprocess.Popen([sys.executable, "-m", "bench.pair_counting", "--child", name, "--folder", str(folder),
-                                "--budget", str(budget)], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.pair_counting",
+            "--child",
+            name,
+            "--folder",
+            str(folder),
+            "--budget",
+            str(budget),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     peak = 0.0
     while process.poll() is None:
         peak = max(peak, tree_pss_mb(process.pid))

@@ -29,9 +29,28 @@ def decode(config: str, lines: list[str], search: str, size: int, folder: Path) 
     source = folder / "input.en"
     source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     out = folder / f"nbest.{search}.txt"
-    subprocess.run([sys.executable, "-m", "pysmt", "decode", "-c", config, "-i", str(source), "--prepared",
-                    "--search", search, "--nbest", str(out), "--nbest-size", str(size)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pysmt",
+            "decode",
+            "-c",
+            config,
+            "-i",
+            str(source),
+            "--prepared",
+            "--search",
+            search,
+            "--nbest",
+            str(out),
+            "--nbest-size",
+            str(size),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return out.read_text(encoding="utf-8").splitlines()
 
 
@@ -42,9 +61,9 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=300, help="first lines to check (at most 300)")
     args = parser.parse_args()
     lines = (SHARED / "inputs" / "newstest2013.first500.tok.true.en").read_text(encoding="utf-8").splitlines()
-    lines = lines[:min(args.lines, 300)]
+    lines = lines[: min(args.lines, 300)]
     failed = False
-    for search in (["cube", "normal"] if args.search == "both" else [args.search]):
+    for search in ["cube", "normal"] if args.search == "both" else [args.search]:
         with gzip.open(REFERENCE / f"moses-news.first300.{search}.nbest10.gz", "rt", encoding="utf-8") as handle:
             expected = [line.rstrip("\n") for line in handle if int(line.split(" ||| ", 1)[0]) < len(lines)]
         with tempfile.TemporaryDirectory() as folder:
@@ -53,9 +72,11 @@ def main() -> int:
         if len(got) != len(expected) or differing:
             failed = True
             first = differing[0] if differing else min(len(got), len(expected))
-            print(f"{search}: DIFFERENT: {len(got)} lines against {len(expected)}, {len(differing)} differ; first "
-                  f"at line {first + 1}:\n  expected {expected[first] if first < len(expected) else '(none)'}\n"
-                  f"  got      {got[first] if first < len(got) else '(none)'}")
+            print(
+                f"{search}: DIFFERENT: {len(got)} lines against {len(expected)}, {len(differing)} differ; first "
+                f"at line {first + 1}:\n  expected {expected[first] if first < len(expected) else '(none)'}\n"
+                f"  got      {got[first] if first < len(got) else '(none)'}"
+            )
         else:
             print(f"{search}: identical ({len(got)} lines, {len(lines)} sentences)")
     return 1 if failed else 0

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from rnn_feature.data import Ragged, read_table
 from rnn_feature.hyperparameters import Hyperparameters, preset
 from rnn_feature.model import EncoderDecoder
@@ -28,8 +29,9 @@ from rnn_feature.scoring import score_encoded
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEFAULT_TABLE = (ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering"
-                 / "phrase-table.0-0.gz")
+DEFAULT_TABLE = (
+    ROOT.parent / "shared" / "data" / "fixtures" / "moses" / "lexicalized-reordering" / "phrase-table.0-0.gz"
+)
 
 
 def pair_lengths(table: Path, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +71,7 @@ def matmul_rate(device: torch.device, size: int = 2048, repeats: int = 10) -> fl
         a @ b
     if device.type == "cuda":
         torch.cuda.synchronize()
-    return 2.0 * size ** 3 * repeats / (time.perf_counter() - start)
+    return 2.0 * size**3 * repeats / (time.perf_counter() - start)
 
 
 def main() -> None:
@@ -84,9 +86,11 @@ def main() -> None:
     source_len, target_len = pair_lengths(args.phrase_table, args.pairs)
     rng = np.random.default_rng(0)
     peak = matmul_rate(device)
-    print(f"device {device} ({torch.get_num_threads()} CPU threads); {len(source_len):,} pairs from "
-          f"{args.phrase_table.name}, mean lengths {source_len.mean():.2f} -> {target_len.mean():.2f}; "
-          f"fp32 matmul {peak / 1e9:.0f} GFLOP/s")
+    print(
+        f"device {device} ({torch.get_num_threads()} CPU threads); {len(source_len):,} pairs from "
+        f"{args.phrase_table.name}, mean lengths {source_len.mean():.2f} -> {target_len.mean():.2f}; "
+        f"fp32 matmul {peak / 1e9:.0f} GFLOP/s"
+    )
     print(f"{'preset':<8} {'pairs/s':>9} {'MFLOP/pair':>11} {'GFLOP/s':>8} {'ceiling pairs/s':>16}")
     for name in args.presets.split(","):
         hp = preset(name)

@@ -34,8 +34,11 @@ def main() -> None:
     every = round(1 / args.fraction)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for lang in ("en", "fr"):
-        lines = [line for prefix in PRESETS[args.preset]
-                 for line in (args.data / f"{prefix}.{lang}").read_text(encoding="utf-8").splitlines()]
+        lines = [
+            line
+            for prefix in PRESETS[args.preset]
+            for line in (args.data / f"{prefix}.{lang}").read_text(encoding="utf-8").splitlines()
+        ]
         with open(f"{args.out}.{lang}", "w", encoding="utf-8") as out:
             for copy in range(args.copies):
                 mark = f"xq{'abcdefghijklmnopqrstuvwyz'[copy]}" if copy else ""

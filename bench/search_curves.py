@@ -28,14 +28,24 @@ POP_LIMITS = "100,200,500,1000,2000,5000"
 STACK_SIZES = "50,100,200,500,1000"
 
 
-def point(tree: Path | None, config: str, input_path: str, lines: int, algorithm: str, limit: str,
-          value: int) -> dict:
+def point(tree: Path | None, config: str, input_path: str, lines: int, algorithm: str, limit: str, value: int) -> dict:
     """One bench/decode.py measurement, with ``tree``'s pysmt first on the path (None: this checkout's)."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
-    cmd = [sys.executable, str(ROOT / "bench" / "decode.py"), "--one", algorithm, "-c", config, "-i", input_path,
-           "--lines", str(lines), f"--{limit}={value}"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "decode.py"),
+        "--one",
+        algorithm,
+        "-c",
+        config,
+        "-i",
+        input_path,
+        "--lines",
+        str(lines),
+        f"--{limit}={value}",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -52,8 +62,13 @@ def draw(results: dict[str, list[dict]], path: Path) -> None:
             mine = [p for p in points if p["algorithm"] == algorithm]
             ax.plot([p["words_per_s"] for p in mine], [p["model_score"] for p in mine], marker="o", label=label)
             for p in mine:
-                ax.annotate(str(p[limit]), (p["words_per_s"], p["model_score"]), fontsize=7,
-                            textcoords="offset points", xytext=(3, 3))
+                ax.annotate(
+                    str(p[limit]),
+                    (p["words_per_s"], p["model_score"]),
+                    fontsize=7,
+                    textcoords="offset points",
+                    xytext=(3, 3),
+                )
         ax.set_xscale("log")
         ax.set_xlabel("source words per second (one core, loading excluded)")
         ax.set_ylabel("mean model score of the best translations")
@@ -77,18 +92,24 @@ def main() -> None:
     trees: dict[str, Path | None] = {"this code": None}
     if args.before:
         trees = {f"before ({args.before.name})": args.before, **trees}
-    runs = [("cube", "pop-limit", int(v)) for v in args.pop_limits.split(",")] + \
-           [("normal", "stack-size", int(v)) for v in args.stack_sizes.split(",")]
+    runs = [("cube", "pop-limit", int(v)) for v in args.pop_limits.split(",")] + [
+        ("normal", "stack-size", int(v)) for v in args.stack_sizes.split(",")
+    ]
     results: dict[str, list[dict]] = {label: [] for label in trees}
-    print(f"{'code':24} {'search':7} {'limit':>6} {'words/s':>9} {'ms/sent':>8} {'model score':>12} {'hyps/s':>11} "
-          f"{'peak MB':>8}")
+    print(
+        f"{'code':24} {'search':7} {'limit':>6} {'words/s':>9} {'ms/sent':>8} {'model score':>12} {'hyps/s':>11} "
+        f"{'peak MB':>8}"
+    )
     for algorithm, limit, value in runs:
         for label, tree in trees.items():
             r = point(tree, args.config, args.input, args.lines, algorithm, limit, value)
             results[label].append(r)
             hyps = f"{r['hypotheses_per_s']:11,d}" if r.get("hypotheses_per_s") else f"{'n/a':>11}"
-            print(f"{label:24} {algorithm:7} {value:6d} {r['words_per_s']:9.1f} {r['ms_per_sentence']:8.2f} "
-                  f"{r['model_score']:12.4f} {hyps} {r['peak_rss_mb']:8.1f}", flush=True)
+            print(
+                f"{label:24} {algorithm:7} {value:6d} {r['words_per_s']:9.1f} {r['ms_per_sentence']:8.2f} "
+                f"{r['model_score']:12.4f} {hyps} {r['peak_rss_mb']:8.1f}",
+                flush=True,
+            )
     if args.out:
         draw(results, args.out)
         print(f"curves drawn in {args.out}")

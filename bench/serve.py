@@ -41,8 +41,9 @@ def binarized(work: Path) -> Path:
     """The news system with binarized tables (made once)."""
     config = work / "news-bin" / "pysmt.toml"
     if not config.is_file():
-        subprocess.run([*PYSMT, "binarize", "-c", str(SYSTEM / "model" / "moses.ini"), "-o", str(config.parent)],
-                       check=True)
+        subprocess.run(
+            [*PYSMT, "binarize", "-c", str(SYSTEM / "model" / "moses.ini"), "-o", str(config.parent)], check=True
+        )
     return config
 
 
@@ -55,8 +56,12 @@ def decode_throughput(config: Path, lines: list[str], threads: int, work: Path) 
     subprocess.run([*PYSMT, "decode", "-c", str(config), "-i", str(empty)], check=True, capture_output=True)
     load = time.perf_counter() - start
     start = time.perf_counter()
-    run = subprocess.run([*PYSMT, "decode", "-c", str(config), "-i", str(source), "--threads", str(threads)],
-                         check=True, capture_output=True, text=True)
+    run = subprocess.run(
+        [*PYSMT, "decode", "-c", str(config), "-i", str(source), "--threads", str(threads)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - start - load
     return sum(len(line.split()) for line in lines) / seconds, run.stdout.splitlines()
 
@@ -68,9 +73,24 @@ class Server:
     def __init__(self, config: Path, workers: int, *options: str, pythonpath: Path | None = None) -> None:
         # (PYTHONSAFEPATH: the working folder, maybe this checkout, is not put before PYTHONPATH)
         env = {**os.environ, "PYTHONPATH": str(pythonpath), "PYTHONSAFEPATH": "1"} if pythonpath else None
-        self.proc = subprocess.Popen([*PYSMT, "serve", "-c", str(config), "--port", "0", "--workers", str(workers),
-                                      "--max-pending", "100000", *options], stderr=subprocess.PIPE, text=True,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            [
+                *PYSMT,
+                "serve",
+                "-c",
+                str(config),
+                "--port",
+                "0",
+                "--workers",
+                str(workers),
+                "--max-pending",
+                "100000",
+                *options,
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for line in self.proc.stderr:  # type: ignore[union-attr]
             found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
             if found:
@@ -87,8 +107,11 @@ class Server:
 
 def report(label: str, clients: int, latencies: list[float], failures: int, words: int, seconds: float) -> None:
     cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
-    print(f"{label:8} {clients:7d} {len(latencies):8d} {failures:8d} {words / seconds:10.1f} "
-          f"{1000 * cuts[49]:8.1f} {1000 * cuts[98]:8.1f}", flush=True)
+    print(
+        f"{label:8} {clients:7d} {len(latencies):8d} {failures:8d} {words / seconds:10.1f} "
+        f"{1000 * cuts[49]:8.1f} {1000 * cuts[98]:8.1f}",
+        flush=True,
+    )
 
 
 async def json_load(port: int, lines: list[str], expected: list[str], clients: int, seconds: float) -> None:
@@ -162,7 +185,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     config = binarized(args.work)
-    lines = args.input.read_text(encoding="utf-8").splitlines()[:args.lines]
+    lines = args.input.read_text(encoding="utf-8").splitlines()[: args.lines]
     words_per_s, expected = decode_throughput(config, lines, args.workers, args.work)
     print(f"system: {config} ({len(lines)} sentences, {sum(len(s.split()) for s in lines):,} source words)")
     print(f"pysmt decode --threads {args.workers}: {words_per_s:.1f} source words/s (load time excluded)")

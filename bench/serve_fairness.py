@@ -34,7 +34,7 @@ def long_sentences(path: Path, count: int, words: int) -> list[str]:
         stream = [word for line in lines for word in line.split()]
     if len(stream) < count * words:
         raise SystemExit(f"{path} has {len(stream):,} words, fewer than {count} x {words}")
-    return [" ".join(stream[k * words:(k + 1) * words]) for k in range(count)]
+    return [" ".join(stream[k * words : (k + 1) * words]) for k in range(count)]
 
 
 async def post(session: aiohttp.ClientSession, port: int, lines: list[str]) -> tuple[int, float]:
@@ -59,11 +59,16 @@ async def measure(port: int, large: list[list[str]], small: list[str]) -> None:
         for number, (lines, request) in enumerate(zip(large, requests), start=1):
             status, seconds = request.result()
             words = sum(len(line.split()) for line in lines)
-            print(f"large request {number}: {len(lines)} sentences, {words:,} words: status {status}, "
-                  f"{seconds:.1f} s, {words / seconds:.0f} words/s", flush=True)
-        print(f"one-sentence requests beside them: {len(latencies)}, {failures} failed; latency first "
-              f"{latencies[0]:.2f} s, median {statistics.median(latencies):.2f} s, largest {max(latencies):.2f} s",
-              flush=True)
+            print(
+                f"large request {number}: {len(lines)} sentences, {words:,} words: status {status}, "
+                f"{seconds:.1f} s, {words / seconds:.0f} words/s",
+                flush=True,
+            )
+        print(
+            f"one-sentence requests beside them: {len(latencies)}, {failures} failed; latency first "
+            f"{latencies[0]:.2f} s, median {statistics.median(latencies):.2f} s, largest {max(latencies):.2f} s",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -78,12 +83,19 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     config = binarized(args.work)
     reference = long_sentences(SYSTEM / "inputs" / "newstest2013.tok.true.en.gz", 2 * args.sentences, args.words)
-    large = [reference[:args.sentences], reference[args.sentences:]]
+    large = [reference[: args.sentences], reference[args.sentences :]]
     first500 = (SYSTEM / "inputs" / "newstest2013.first500.tok.true.en").read_text(encoding="utf-8").splitlines()
     small = [line for line in first500 if 10 <= len(line.split()) <= 30][:50]
     print(f"system: {config}, {args.workers} workers; server: {args.pythonpath or ROOT}", flush=True)
-    server = Server(config, args.workers, "--timeout", f"{args.timeout:g}", "--max-words", str(args.words),
-                    pythonpath=args.pythonpath)
+    server = Server(
+        config,
+        args.workers,
+        "--timeout",
+        f"{args.timeout:g}",
+        "--max-words",
+        str(args.words),
+        pythonpath=args.pythonpath,
+    )
     try:
         asyncio.run(measure(server.port, large, small))
     finally:

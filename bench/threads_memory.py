@@ -56,8 +56,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--prepared", action="store_true", help="as decode's --prepared (moses.ini systems need none)")
     args = parser.parse_args()
-    command = [sys.executable, "-m", "pysmt", "decode", "-c", args.config, "-i", args.input,
-               "--threads", str(args.threads), *(["--prepared"] if args.prepared else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "pysmt",
+        "decode",
+        "-c",
+        args.config,
+        "-i",
+        args.input,
+        "--threads",
+        str(args.threads),
+        *(["--prepared"] if args.prepared else []),
+    ]
     peaks: dict[int, dict[str, int]] = {}
     roles: dict[int, str] = {}
     total_pss = 0

@@ -49,8 +49,8 @@ def decode_seconds(config: str, rnn: str, lines: int, threads: int) -> dict:
     """In this process: seconds per sentence of decoding with the RNN feature on ``threads`` torch threads."""
     import torch
 
-    from pysmt.decoder import Decoder
     from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
 
     decoder = Decoder(configure_system(config, ["rnn"], [f"rnn.model={rnn}", "rnn.device=cpu"]), missing_weight=0.1)
     torch.set_num_threads(threads)  # after the Decoder, which sets pysmt's policy (one thread)
@@ -59,8 +59,10 @@ def decode_seconds(config: str, rnn: str, lines: int, threads: int) -> dict:
     for k, sentence in enumerate(sentences):
         decoder.translate(sentence, k)
     wall = time.perf_counter() - start
-    return {"ms_per_sentence": round(1000 * wall / lines, 1),
-            "cpu_per_wall": round((time.process_time() - cpu) / wall, 2)}
+    return {
+        "ms_per_sentence": round(1000 * wall / lines, 1),
+        "cpu_per_wall": round((time.process_time() - cpu) / wall, 2),
+    }
 
 
 def training_rate(command: list[str], threads: int, passive: bool) -> float:
@@ -70,8 +72,12 @@ def training_rate(command: list[str], threads: int, passive: bool) -> float:
         env["OMP_WAIT_POLICY"] = "PASSIVE"
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "pysmt", *command, "--out", out, "--threads", str(threads),
-                               "--device", "cpu"], capture_output=True, text=True, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pysmt", *command, "--out", out, "--threads", str(threads), "--device", "cpu"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         wall = time.perf_counter() - start
     if proc.returncode:
         raise SystemExit(proc.stderr)
@@ -99,17 +105,32 @@ def main() -> None:
     print(f"{'torch threads':>13} {'neighbour':>10} {'ms/sentence':>12} {'CPU/wall':>9}")
     for busy in (False, True):
         for threads in (1, cpus):
-            out = subprocess.run([sys.executable, __file__, "--run", args.run, "--lines", str(args.lines),
-                                  "--decode-one", str(threads), str(int(busy))], capture_output=True, text=True,
-                                 check=True).stdout
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--run",
+                    args.run,
+                    "--lines",
+                    str(args.lines),
+                    "--decode-one",
+                    str(threads),
+                    str(int(busy)),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             r = json.loads(out.strip().splitlines()[-1])
             neighbour = "busy" if busy else "none"
             print(f"{threads:13d} {neighbour:>10} {r['ms_per_sentence']:12.1f} {r['cpu_per_wall']:9.2f}")
     text = run / "system" / "corpus" / "train.fr"
     table = run / "system" / "phrase-table.gz"
     limits = ["--max-updates", str(args.updates), "--valid-every", str(10 * args.updates)]
-    commands = {"cslm train": ["cslm", "train", "--text", str(text), *limits],
-                "rnn train": ["rnn", "train", "--phrase-table", str(table), *limits]}
+    commands = {
+        "cslm train": ["cslm", "train", "--text", str(text), *limits],
+        "rnn train": ["rnn", "train", "--phrase-table", str(table), *limits],
+    }
     print(f"\ntraining, {args.updates} updates from scratch (start-up included): updates per wall second")
     print(f"{'command':>11} {'torch threads':>13} {'wait policy':>11} {'alone':>7} {'busy neighbour':>15}")
     for name, command in commands.items():

@@ -57,10 +57,22 @@ def tree_pss_mb(pid: int) -> float:
 def run_step(step: str, args: argparse.Namespace) -> tuple[float, float]:
     """Run one step; return (wall seconds, peak MB of its whole process tree)."""
     corpus = ["--corpus", str(args.corpus)] if args.corpus else ["--preset", args.preset, "--data", str(args.data)]
-    command = [sys.executable, "-m", "pysmt.cli", "train", *corpus,
-               "--out", str(args.out), "--first-step", step, "--last-step", step, "--force",
-               *(["--memory", args.memory] if args.memory else []),
-               *(["--alignment", str(args.alignment)] if args.alignment else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "pysmt.cli",
+        "train",
+        *corpus,
+        "--out",
+        str(args.out),
+        "--first-step",
+        step,
+        "--last-step",
+        step,
+        "--force",
+        *(["--memory", args.memory] if args.memory else []),
+        *(["--alignment", str(args.alignment)] if args.alignment else []),
+    ]
     start = time.time()
     process = subprocess.Popen(command)
     tree_peak = 0.0

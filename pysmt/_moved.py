@@ -17,11 +17,15 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 #: Old name -> where the module lives now.
-MOVED = {f"pysmt.{name}": f"pysmt.{folder}.{name}" for folder, names in {
-    "files": ("textio", "outputs", "formats", "array_files"),
-    "running": ("parallel", "processes", "jobs", "folder_lock", "torch_threads", "memory_budget"),
-    "decoding": ("line_streams", "runner", "cluster"),
-}.items() for name in names}
+MOVED = {
+    f"pysmt.{name}": f"pysmt.{folder}.{name}"
+    for folder, names in {
+        "files": ("textio", "outputs", "formats", "array_files"),
+        "running": ("parallel", "processes", "jobs", "folder_lock", "torch_threads", "memory_budget"),
+        "decoding": ("line_streams", "runner", "cluster"),
+    }.items()
+    for name in names
+}
 
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -31,8 +35,7 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return ModuleSpec(fullname, self) if fullname in MOVED else None
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
-        warnings.warn(f"{spec.name} is now {MOVED[spec.name]}; import it from there", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(f"{spec.name} is now {MOVED[spec.name]}; import it from there", DeprecationWarning, stacklevel=2)
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module: ModuleType) -> None:

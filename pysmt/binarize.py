@@ -16,10 +16,10 @@ from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError
 from pysmt.features.parameters import values_of
 from pysmt.features.registry import feature_class, system_inputs
-from pysmt.running.folder_lock import locked_folder
+from pysmt.files.outputs import check_outputs
 from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
 from pysmt.models.binary_writer import binarize_table, check_replaceable
-from pysmt.files.outputs import check_outputs
+from pysmt.running.folder_lock import locked_folder
 
 #: Feature types whose table can be binarized, and the kind of binary table each becomes.
 BINARIZABLE = {"phrase-table": PHRASE_TABLE, "lexical-reordering": REORDERING_TABLE}
@@ -45,34 +45,50 @@ def inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
-def binarize_system(config: SystemConfig, out_dir: str | Path, memory: int = 1 << 30,
-                    temp_dir: Path | None = None) -> Path:
+def binarize_system(
+    config: SystemConfig, out_dir: str | Path, memory: int = 1 << 30, temp_dir: Path | None = None
+) -> Path:
     """Write binary copies of the system's phrase and reordering tables and a ``pysmt.toml`` using them,
     each sorted within ``memory`` bytes (runs spilled to ``temp_dir``, default beside the table).
 
     Tables that already are binary folders are kept where they are. Returns the new config's path.
     """
     out_dir = Path(out_dir)
-    tables = {k: spec for k, spec in enumerate(config.features)
-              if spec.type in BINARIZABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()}
+    tables = {
+        k: spec
+        for k, spec in enumerate(config.features)
+        if spec.type in BINARIZABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()
+    }
     settings = {k: table_options(spec) for k, spec in tables.items()}  # a bad model name fails before any work
-    folders = {f"--out {out_dir} (its {binary_name(k, spec)})": out_dir / binary_name(k, spec)
-               for k, spec in tables.items()}
+    folders = {
+        f"--out {out_dir} (its {binary_name(k, spec)})": out_dir / binary_name(k, spec) for k, spec in tables.items()
+    }
     inputs = system_inputs(config)
-    check_outputs({f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"}, inputs,
-                  folders={"--out": out_dir, **folders}, create=True)
+    check_outputs(
+        {f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"},
+        inputs,
+        folders={"--out": out_dir, **folders},
+        create=True,
+    )
     for label, folder in folders.items():
         for input_label, paths in inputs.items():
             for path in paths:
                 if inside(path, folder):
-                    raise PysmtError(f"{label} would replace the folder holding the input {input_label} {path}: "
-                                     "choose another --out")
+                    raise PysmtError(
+                        f"{label} would replace the folder holding the input {input_label} {path}: choose another --out"
+                    )
         check_replaceable(folder)
     with locked_folder(out_dir):  # creates it; a second run into it is refused
         written = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
         for k, spec in tables.items():
-            header = binarize_table(spec.params["path"], written[k], BINARIZABLE[spec.type], memory=memory,
-                                    temp_dir=temp_dir, **settings[k])  # type: ignore[arg-type]
+            header = binarize_table(
+                spec.params["path"],
+                written[k],
+                BINARIZABLE[spec.type],
+                memory=memory,
+                temp_dir=temp_dir,
+                **settings[k],  # type: ignore[arg-type]
+            )
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {written[k]}")
         out_config = out_dir / "pysmt.toml"

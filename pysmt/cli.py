@@ -21,7 +21,9 @@ import click
 
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError, missing_extra
+from pysmt.experiment.cli import experiment
 from pysmt.running.processes import Terminated, stop_on_sigterm
+from pysmt.serving.options import ServeOptions
 from pysmt.shared_options import (
     CLUSTER,
     DECODING_THREADS,
@@ -32,8 +34,6 @@ from pysmt.shared_options import (
     split_names,
     system_options,
 )
-from pysmt.experiment.cli import experiment
-from pysmt.serving.options import ServeOptions
 from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
 from tuning.cli import tune
 
@@ -110,24 +110,49 @@ cluster_option = command_option("cluster", CLUSTER)
 
 @main.command()
 @system_options
-@click.option("-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False),
-              help="Input file (default: stdin).")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
-              help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.")
+@click.option(
+    "-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False), help="Input file (default: stdin)."
+)
+@click.option(
+    "--weights",
+    "weights_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.",
+)
 @click.option("--nbest", "nbest_path", type=click.Path(dir_okay=False), help="Write an n-best list (Moses format).")
-@click.option("--nbest-size", default=100, show_default=True, type=POSITIVE,
-              help="Entries per sentence in the n-best list.")
+@click.option(
+    "--nbest-size", default=100, show_default=True, type=POSITIVE, help="Entries per sentence in the n-best list."
+)
 @click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
-@click.option("--alignment", "alignment_path", type=click.Path(dir_okay=False),
-              help="Write source-target word alignments of the best translations (Pharaoh format).")
+@click.option(
+    "--alignment",
+    "alignment_path",
+    type=click.Path(dir_okay=False),
+    help="Write source-target word alignments of the best translations (Pharaoh format).",
+)
 @command_option("threads", DECODING_THREADS, default=1)
 @cluster_option
 @command_option("search", SEARCH)
-@click.option("--prepared", is_flag=True,
-              help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).")
-def decode(config_path: str, features: str | None, params: tuple[str, ...], input_path: str | None,
-           weights_path: str | None, nbest_path: str | None, nbest_size: int, distinct: bool,
-           alignment_path: str | None, threads: int, cluster: str | None, search: str | None, prepared: bool) -> None:
+@click.option(
+    "--prepared",
+    is_flag=True,
+    help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).",
+)
+def decode(
+    config_path: str,
+    features: str | None,
+    params: tuple[str, ...],
+    input_path: str | None,
+    weights_path: str | None,
+    nbest_path: str | None,
+    nbest_size: int,
+    distinct: bool,
+    alignment_path: str | None,
+    threads: int,
+    cluster: str | None,
+    search: str | None,
+    prepared: bool,
+) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
 
     Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
@@ -136,10 +161,10 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     replaces --nbest/--alignment when the run ends.
     """
     from pysmt.decoder import SystemRecipe
-    from pysmt.features.registry import system_inputs
     from pysmt.decoding.line_streams import decode_file
-    from pysmt.files.outputs import check_outputs, standard_inputs
     from pysmt.decoding.runner import translate_stream
+    from pysmt.features.registry import system_inputs
+    from pysmt.files.outputs import check_outputs, standard_inputs
 
     only_one_place(threads, cluster)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
@@ -148,8 +173,15 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
     recipe = SystemRecipe(config_path, tuple(split_names(features)), params, weights_path, search)  # type: ignore[arg-type]
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)
-    text_of = partial(decode_file, input_path=input_path, nbest_path=nbest_path, nbest_size=nbest_size,
-                      distinct=distinct, alignment_path=alignment_path, process=not prepared)
+    text_of = partial(
+        decode_file,
+        input_path=input_path,
+        nbest_path=nbest_path,
+        nbest_size=nbest_size,
+        distinct=distinct,
+        alignment_path=alignment_path,
+        process=not prepared,
+    )
     if cluster:
         from pysmt.decoding.cluster import Cluster
 
@@ -163,13 +195,26 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], inpu
 
 @main.command("filter")
 @system_options
-@click.option("-i", "--input", "input_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The text that will be decoded, as `decode` will take it.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for the filtered tables and their pysmt.toml (not the system's own folder).")
+@click.option(
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The text that will be decoded, as `decode` will take it.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the filtered tables and their pysmt.toml (not the system's own folder).",
+)
 @click.option("--prepared", is_flag=True, help="The input is already tokenized and truecased (as `decode --prepared`).")
-def filter_command(config_path: str, features: str | None, params: tuple[str, ...], input_path: str, out_dir: str,
-                   prepared: bool) -> None:
+def filter_command(
+    config_path: str, features: str | None, params: tuple[str, ...], input_path: str, out_dir: str, prepared: bool
+) -> None:
     """Keep only the table entries an input can use (Moses' filter-model-given-input.pl).
 
     The input is prepared as `decode` prepares it (the system's [processing]), so the filtered
@@ -185,13 +230,19 @@ def filter_command(config_path: str, features: str | None, params: tuple[str, ..
 
 @main.command("binarize")
 @system_options
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a "
-                   "pysmt.toml).")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the binary tables and their pysmt.toml (not the system's own folder if that holds a pysmt.toml).",
+)
 @command_option("memory", memory_option("sorting each table"))
 @command_option("temp_dir", TEMP_DIR)
-def binarize_command(config_path: str, features: str | None, params: tuple[str, ...], out_dir: str, memory: int,
-                     temp_dir: Path | None) -> None:
+def binarize_command(
+    config_path: str, features: str | None, params: tuple[str, ...], out_dir: str, memory: int, temp_dir: Path | None
+) -> None:
     """Write the system's phrase and reordering tables as memory-mapped binary tables.
 
     The binary tables load in milliseconds, their pages are shared by forked --threads workers,
@@ -207,14 +258,30 @@ def binarize_command(config_path: str, features: str | None, params: tuple[str, 
 
 @main.command()
 @system_options
-@click.option("--nbest", "nbest_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Moses-format n-best list to rescore (as `decode --nbest` writes it).")
+@click.option(
+    "--nbest",
+    "nbest_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Moses-format n-best list to rescore (as `decode --nbest` writes it).",
+)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The rescored n-best list.")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, dir_okay=False),
-              help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.")
+@click.option(
+    "--weights",
+    "weights_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.",
+)
 @cluster_option
-def rescore(config_path: str, features: str | None, params: tuple[str, ...], nbest_path: str, out_path: str,
-            weights_path: str | None, cluster: str | None) -> None:
+def rescore(
+    config_path: str,
+    features: str | None,
+    params: tuple[str, ...],
+    nbest_path: str,
+    out_path: str,
+    weights_path: str | None,
+    cluster: str | None,
+) -> None:
     """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
     from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
@@ -255,15 +322,22 @@ def serve(config_path: str, features: str | None, params: tuple[str, ...], **giv
         from pysmt.serving.server import serve as run_server
     except ImportError as err:
         raise missing_extra(f"pysmt serve ({err.name} is not installed)", "serve") from None
-    run_server(from_command(ServeOptions, given, config=Path(config_path), features=split_names(features),
-                            params=list(params)))
+    run_server(
+        from_command(ServeOptions, given, config=Path(config_path), features=split_names(features), params=list(params))
+    )
 
 
 @main.command()
 @options_of(TrainingOptions, stop="out")
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named corpus recipe (under --data).")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=PRESET_DATA,
-              show_default=True, help="Data folder the preset's corpora live in.")
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=PRESET_DATA,
+    show_default=True,
+    help="Data folder the preset's corpora live in.",
+)
 @options_of(TrainingOptions, start="out")
 def train(preset: str | None, data_dir: Path, **given: Any) -> None:
     """Train a phrase-based system from a raw bitext (the Moses baseline recipe)."""
@@ -278,11 +352,22 @@ def train(preset: str | None, data_dir: Path, **given: Any) -> None:
 
 
 @main.command()
-@click.option("--text", "texts", multiple=True, required=True, type=click.Path(dir_okay=False),
-              help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).")
+@click.option(
+    "--text",
+    "texts",
+    multiple=True,
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Prepared (tokenized, truecased) text, one sentence a line (repeatable).",
+)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="KenLM binary to write.")
-@click.option("--order", default=5, show_default=True, type=click.IntRange(2, 6),
-              help="N-gram order: 2 to 6 (KenLM builds no unigram binary; its Python module reads up to 6).")
+@click.option(
+    "--order",
+    default=5,
+    show_default=True,
+    type=click.IntRange(2, 6),
+    help="N-gram order: 2 to 6 (KenLM builds no unigram binary; its Python module reads up to 6).",
+)
 def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
     """Estimate a modified Kneser-Ney n-gram LM with KenLM's lmplz and binarize it."""
     from pysmt.training.language_model import build_language_model
@@ -292,8 +377,15 @@ def lm(texts: tuple[str, ...], out_path: str, order: int) -> None:
 
 
 @main.command()
-@click.option("-r", "--ref", "references", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Reference, raw text (repeatable for several references).")
+@click.option(
+    "-r",
+    "--ref",
+    "references",
+    required=True,
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Reference, raw text (repeatable for several references).",
+)
 @click.argument("hypotheses", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
     """sacrebleu's BLEU and chrF of each HYPOTHESES file; with several, paired bootstrap tests against the first.

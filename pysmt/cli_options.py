@@ -102,7 +102,7 @@ def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str
     """
     every = fields(cls)
     names = [f.name for f in every]
-    chosen = every[names.index(start) if start else 0:names.index(stop) if stop else len(every)]
+    chosen = every[names.index(start) if start else 0 : names.index(stop) if stop else len(every)]
     decorators = [command_option(f.name, f.metadata, **field_default(f)) for f in chosen if OPTION in f.metadata]
 
     def decorate(function: F) -> F:

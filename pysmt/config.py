@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pysmt.errors import PysmtError
 
+
 @dataclass
 class SearchConfig:
     """Search parameters; the defaults are Moses' so that a ``moses.ini`` behaves as in Moses."""
@@ -69,8 +70,9 @@ def typed_value(value: Any, kind: type, where: str) -> Any:
             raise ValueError
         return str(value)
     except (TypeError, ValueError):
-        article = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind.__name__,
-                                                                                                "a string")
+        article = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(
+            kind.__name__, "a string"
+        )
         raise PysmtError(f"{where} must be {article}, not {value!r}") from None
 
 
@@ -140,14 +142,22 @@ class SystemConfig:
         names = {spec.name for spec in self.features}
         unknown = sorted(set(weights) - names)
         if unknown:
-            raise PysmtError(f"{source}: weights for unknown feature(s) {', '.join(unknown)}; "
-                             f"the system has {', '.join(sorted(names))}")
-        features = [replace(spec, weights=finite_weights(weights[spec.name], f"{source}: {spec.name}"))
-                    if spec.name in weights else spec for spec in self.features]
+            raise PysmtError(
+                f"{source}: weights for unknown feature(s) {', '.join(unknown)}; "
+                f"the system has {', '.join(sorted(names))}"
+            )
+        features = [
+            replace(spec, weights=finite_weights(weights[spec.name], f"{source}: {spec.name}"))
+            if spec.name in weights
+            else spec
+            for spec in self.features
+        ]
         return replace(self, features=features, weights_file=source)
 
     def with_table_paths(self, paths: dict[int, Path]) -> SystemConfig:
         """A copy whose feature number ``k`` reads its table (its ``path``) from ``paths[k]`` (filter, binarize)."""
-        features = [replace(spec, params={**spec.params, "path": str(Path(paths[k]).resolve())}) if k in paths else spec
-                    for k, spec in enumerate(self.features)]
+        features = [
+            replace(spec, params={**spec.params, "path": str(Path(paths[k]).resolve())}) if k in paths else spec
+            for k, spec in enumerate(self.features)
+        ]
         return replace(self, features=features)

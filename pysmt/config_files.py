@@ -39,8 +39,14 @@ import tomli_w
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig, finite_weights
 from pysmt.errors import PysmtError, at_line
-from pysmt.features.registry import (add_feature_types, apply_params, default_label, feature_params, path_parameters,
-                                     registered_names)
+from pysmt.features.registry import (
+    add_feature_types,
+    apply_params,
+    default_label,
+    feature_params,
+    path_parameters,
+    registered_names,
+)
 from pysmt.files.textio import atomic_writer, read_lines, require_file, without_bom
 
 #: Moses feature names and the pysmt feature types that read the same models.
@@ -63,8 +69,10 @@ MOSES_IGNORED_PARAMS = {"factor", "input-factor", "output-factor", "lazyken"}
 #: moses.ini sections that mean nothing for a single-factor phrase-based system and are skipped.
 MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "v"}
 #: moses.ini sections that set how a run is done, which pysmt takes from the command line (a warning says so).
-MOSES_RUN_SECTIONS = {"threads": "give `pysmt decode --threads N`",
-                      "n-best-list": "give `pysmt decode --nbest FILE --nbest-size N [--distinct]`"}
+MOSES_RUN_SECTIONS = {
+    "threads": "give `pysmt decode --threads N`",
+    "n-best-list": "give `pysmt decode --nbest FILE --nbest-size N [--distinct]`",
+}
 
 
 def load_config(path: str | Path) -> SystemConfig:
@@ -103,8 +111,9 @@ def read_toml(path: Path) -> SystemConfig:
     search_data = data.get("search", {})
     unknown = sorted(set(search_data) - set(search_keys))
     if unknown:
-        raise PysmtError(f"{path}: unknown [search] key(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(sorted(search_keys))}")
+        raise PysmtError(
+            f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}"
+        )
     if not isinstance(search_data, dict):
         raise PysmtError(f"{path}: [search] must be a table of settings")
     search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})
@@ -128,8 +137,10 @@ def read_toml(path: Path) -> SystemConfig:
         weights.append(None if w is None else finite_weights(w, f"{path}: feature {types[-1]!r}"))
         params.append(entry)
     names = default_names(types, explicit, {t: default_label(t) for t in types})
-    features = [FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), w)
-                for t, n, p, w in zip(types, names, params, weights)]
+    features = [
+        FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), w)
+        for t, n, p, w in zip(types, names, params, weights)
+    ]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=search, processing=processing)
 
@@ -157,11 +168,13 @@ _VAR = re.compile(r"\$\{(\w+)\}")
 
 def expand_variables(text: str, path: Path, line_no: int) -> str:
     """Moses' ``${VAR}`` expansion from the environment; an unset variable is an error."""
+
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
             raise at_line(path, line_no, f"environment variable ${{{name}}} is not set")
         return os.environ[name]
+
     return _VAR.sub(substitute, text)
 
 
@@ -179,8 +192,11 @@ def parse_weight_line(line: str, path: Path, line_no: int) -> tuple[str, list[fl
 def read_weights_file(path: str | Path) -> dict[str, list[float]]:
     """Read weights in moses.ini's ``[weight]`` syntax (``Name= w1 w2 ...``, one feature a line)."""
     path = Path(path)
-    lines = [(line_no, text) for line_no, line in read_lines(path)
-             if (text := line.split("#", 1)[0].strip()) and not text.startswith("[")]
+    lines = [
+        (line_no, text)
+        for line_no, line in read_lines(path)
+        if (text := line.split("#", 1)[0].strip()) and not text.startswith("[")
+    ]
     return weight_lines(lines, path)
 
 
@@ -214,8 +230,10 @@ def read_moses_ini(path: Path) -> SystemConfig:
             sections[current].append((line_no, line))
     if "feature" not in sections:
         if "ttable-file" in sections:
-            raise PysmtError(f"{path}: old-style moses.ini (no [feature] section); convert it with Moses' "
-                             "scripts/training/convert-moses-ini-to-v2.perl")
+            raise PysmtError(
+                f"{path}: old-style moses.ini (no [feature] section); convert it with Moses' "
+                "scripts/training/convert-moses-ini-to-v2.perl"
+            )
         raise PysmtError(f"{path}: no [feature] section")
 
     types, explicit, params, labels = [], [], [], {}
@@ -232,9 +250,13 @@ def read_moses_ini(path: Path) -> SystemConfig:
         elif moses_type in registered_names():  # a pysmt feature type: a plugin
             labels[moses_type] = default_label(moses_type)
         else:
-            raise at_line(path, line_no, f"feature {moses_type} is not supported; supported: "
-                          f"{', '.join(MOSES_FEATURE_TYPES)} and registered pysmt features "
-                          f"({', '.join(sorted(registered_names()))})")
+            raise at_line(
+                path,
+                line_no,
+                f"feature {moses_type} is not supported; supported: "
+                f"{', '.join(MOSES_FEATURE_TYPES)} and registered pysmt features "
+                f"({', '.join(sorted(registered_names()))})",
+            )
         for old, new in MOSES_PARAM_RENAMES.get(moses_type, {}).items():
             if old in args:
                 args[new] = args.pop(old)
@@ -246,8 +268,10 @@ def read_moses_ini(path: Path) -> SystemConfig:
     unknown = sorted(set(weights) - set(names))
     if unknown:
         raise PysmtError(f"{path}: [weight] names unknown feature(s) {', '.join(unknown)}")
-    features = [FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), weights.get(n))
-                for t, n, p in zip(types, names, params)]
+    features = [
+        FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), weights.get(n))
+        for t, n, p in zip(types, names, params)
+    ]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=moses_search_config(sections, path))
 
@@ -255,9 +279,13 @@ def read_moses_ini(path: Path) -> SystemConfig:
 def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) -> SearchConfig:
     """The search parameters of a moses.ini; sections it does not set keep Moses' defaults."""
     aliases = {
-        "distortion-limit": ("distortion_limit", int), "stack": ("stack_size", int), "s": ("stack_size", int),
-        "beam-threshold": ("beam_threshold", float), "b": ("beam_threshold", float),
-        "cube-pruning-pop-limit": ("pop_limit", int), "max-phrase-length": ("max_phrase_length", int),
+        "distortion-limit": ("distortion_limit", int),
+        "stack": ("stack_size", int),
+        "s": ("stack_size", int),
+        "beam-threshold": ("beam_threshold", float),
+        "b": ("beam_threshold", float),
+        "cube-pruning-pop-limit": ("pop_limit", int),
+        "max-phrase-length": ("max_phrase_length", int),
     }
     values: dict[str, Any] = {}
     for name, lines in sections.items():
@@ -279,8 +307,10 @@ def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) 
         elif name in MOSES_RUN_SECTIONS:
             print(f"pysmt: {path}: [{name}] is not read: {MOSES_RUN_SECTIONS[name]}", file=sys.stderr)
         elif name.startswith("weight-"):
-            raise PysmtError(f"{path}: [{name}] is an old-style weight section, which a moses.ini with [feature] "
-                             "sections does not use: give its weights in [weight] (Name= w1 w2 ...)")
+            raise PysmtError(
+                f"{path}: [{name}] is an old-style weight section, which a moses.ini with [feature] "
+                "sections does not use: give its weights in [weight] (Name= w1 w2 ...)"
+            )
         else:
             print(f"pysmt: {path}: ignoring section [{name}]", file=sys.stderr)
     search = SearchConfig(**values)
@@ -319,8 +349,12 @@ def write_toml(config: SystemConfig, path: str | Path) -> None:
         out.write(tomli_w.dumps(document))
 
 
-def configure_system(config_path: str | Path, features: Sequence[str] = (), params: Sequence[str] = (),
-                     weights_path: str | Path | None = None) -> SystemConfig:
+def configure_system(
+    config_path: str | Path,
+    features: Sequence[str] = (),
+    params: Sequence[str] = (),
+    weights_path: str | Path | None = None,
+) -> SystemConfig:
     """A system config as a command is told: the file, plus ``--features``, ``--param`` and ``--weights``.
 
     Features added with ``--features`` join the config first, so ``--param`` and ``--weights`` can

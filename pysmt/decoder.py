@@ -23,6 +23,7 @@ from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
 from pysmt.phrases import Sentence, SentenceOptions
+from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 from pysmt.search.compiled import CompiledDerivation, CompiledSearch
 from pysmt.search.compiled_options import CompiledOptions
 from pysmt.search.cube import cube_search
@@ -32,7 +33,6 @@ from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import no_translation
-from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 
 if TYPE_CHECKING:
     from pysmt.text_processing import TextProcessor
@@ -44,8 +44,10 @@ def text_processors(processing: ProcessingConfig | None) -> tuple[TextProcessor 
         return None, None
     from pysmt.text_processing import TextProcessor  # sacremoses loads only for systems that process text
 
-    return (TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize),
-            TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize))
+    return (
+        TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize),
+        TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize),
+    )
 
 
 @dataclass
@@ -116,9 +118,14 @@ def paused_gc() -> Iterator[None]:
 class Decoder:
     """Builds the features of a system once and translates sentences with them."""
 
-    def __init__(self, config: SystemConfig, extra_features: list[str] | None = None,
-                 algorithm: Literal["normal", "cube"] | None = None, missing_weight: float | None = None,
-                 engine: Literal["auto", "python"] = "auto") -> None:
+    def __init__(
+        self,
+        config: SystemConfig,
+        extra_features: list[str] | None = None,
+        algorithm: Literal["normal", "cube"] | None = None,
+        missing_weight: float | None = None,
+        engine: Literal["auto", "python"] = "auto",
+    ) -> None:
         """``engine="auto"`` builds options and searches in the compiled core; ``"python"`` with the Python
         option builder and search, the readable reference the compiled core is tested against (both give
         the same results).
@@ -133,8 +140,10 @@ class Decoder:
         self.specs = add_feature_types(config, extra_features or [])
         self.features, weights = build_features(config, self.specs, missing_weight)
         self.model = LogLinearModel(self.features, weights)
-        max_source = max((f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
-                         default=self.search.max_phrase_length)
+        max_source = max(
+            (f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
+            default=self.search.max_phrase_length,
+        )
         max_phrase_length = min(self.search.max_phrase_length, max(max_source, 1))
         #: The Python option builder (the reference, and what engine="python" uses).
         self.options = OptionBuilder(self.model, max_phrase_length)
@@ -147,14 +156,28 @@ class Decoder:
         return [self.model.feature_weights(f).tolist() for f in self.features]
 
     @classmethod
-    def from_paths(cls, config: str | os.PathLike[str], features: Sequence[str] = (), params: Sequence[str] = (),
-                   weights: str | os.PathLike[str] | None = None, *, algorithm: Literal["normal", "cube"] | None = None,
-                   missing_weight: float | None = None, engine: Literal["auto", "python"] = "auto") -> Decoder:
+    def from_paths(
+        cls,
+        config: str | os.PathLike[str],
+        features: Sequence[str] = (),
+        params: Sequence[str] = (),
+        weights: str | os.PathLike[str] | None = None,
+        *,
+        algorithm: Literal["normal", "cube"] | None = None,
+        missing_weight: float | None = None,
+        engine: Literal["auto", "python"] = "auto",
+    ) -> Decoder:
         """The decoder of a system config file with ``features`` added (as ``--features`` adds them), ``params``
         set (``FEATURE.key=value``, as ``--param``) and ``weights`` read from a file (as ``--weights``)."""
-        return SystemRecipe(os.fspath(config), tuple(features), tuple(params),
-                            os.fspath(weights) if weights is not None else None, algorithm, missing_weight,
-                            engine).build()
+        return SystemRecipe(
+            os.fspath(config),
+            tuple(features),
+            tuple(params),
+            os.fspath(weights) if weights is not None else None,
+            algorithm,
+            missing_weight,
+            engine,
+        ).build()
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A decoder pickles as what it was built from and its weights, and is built again where it is
@@ -219,19 +242,23 @@ class Decoder:
                 size = max(nbest_size, 1)
                 if self.compiled and built is not None:
                     candidates = self._describe_compiled(
-                        built, self.compiled(self.model, built, options, self.search, size, distinct))
+                        built, self.compiled(self.model, built, options, self.search, size, distinct)
+                    )
                 else:
                     assert options is not None
                     search = cube_search if self.search.algorithm == "cube" else normal_search
                     finals = search(self.model, options, FutureCost(options), self.search, keep_arcs=size > 1)
-                    candidates = [self._describe([Step(o.start, o.end, o.target, o.pair.alignment) for o in d.options],
-                                                 d.scores) for d in nbest(self.model, finals, size, distinct)]
+                    candidates = [
+                        self._describe([Step(o.start, o.end, o.target, o.pair.alignment) for o in d.options], d.scores)
+                        for d in nbest(self.model, finals, size, distinct)
+                    ]
                 if not candidates or not all(math.isfinite(c.total) for c in candidates):
                     if options is None:
                         assert built is not None and self.compiled_options is not None
                         options = self.compiled_options.materialize(built, sentence)
-                    raise FeatureError(no_translation(self.features, self.model.offsets, options,
-                                                      list(self.model.calls.values())))
+                    raise FeatureError(
+                        no_translation(self.features, self.model.offsets, options, list(self.model.calls.values()))
+                    )
             finally:
                 self.model.end_sentence()
             return Translation(index, candidates)
@@ -309,8 +336,9 @@ class SystemRecipe:
 
     def build(self, config: SystemConfig | None = None) -> Decoder:
         """The decoder, from ``config`` when the caller has read it already (:meth:`configure`)."""
-        return Decoder(config or self.configure(), algorithm=self.algorithm, missing_weight=self.missing_weight,
-                       engine=self.engine)
+        return Decoder(
+            config or self.configure(), algorithm=self.algorithm, missing_weight=self.missing_weight, engine=self.engine
+        )
 
 
 def absolute_param(assignment: str) -> str:

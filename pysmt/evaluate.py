@@ -56,9 +56,9 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]], where:
     bleu, chrf = BLEU(), CHRF()
     bleu_score = bleu.corpus_score(list(hypotheses), [list(r) for r in references])
     chrf_score = chrf.corpus_score(list(hypotheses), [list(r) for r in references])
-    return Scores(bleu_score.score, chrf_score.score, str(bleu.get_signature()), str(chrf.get_signature()),
-                  str(bleu_score))
-
+    return Scores(
+        bleu_score.score, chrf_score.score, str(bleu.get_signature()), str(chrf.get_signature()), str(bleu_score)
+    )
 
 
 def p_value(result: object) -> float:
@@ -69,8 +69,9 @@ def p_value(result: object) -> float:
     return float(value)
 
 
-def paired_bootstrap(systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
-                     samples: int = BOOTSTRAP_SAMPLES) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+def paired_bootstrap(
+    systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]], samples: int = BOOTSTRAP_SAMPLES
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
     """p-values of each system against the first (the baseline), for BLEU and chrF, by paired bootstrap.
 
     Returns ``{system: {"bleu": p, "chrf": p}}`` for every system but the first, and the test's
@@ -86,8 +87,9 @@ def paired_bootstrap(systems: Mapping[str, Sequence[str]], references: Sequence[
     same = {name for name, hypotheses in named[1:] if list(hypotheses) == list(named[0][1])}
     different = [named[0], *((name, hyps) for name, hyps in named[1:] if name not in same)]
     p_values = {name: {"bleu": 1.0, "chrf": 1.0} for name in same}
-    test = PairedTest(different, {"bleu": BLEU(), "chrf": CHRF()}, [list(r) for r in references], test_type="bs",
-                      n_samples=samples)
+    test = PairedTest(
+        different, {"bleu": BLEU(), "chrf": CHRF()}, [list(r) for r in references], test_type="bs", n_samples=samples
+    )
     signatures, results = test() if len(different) > 1 else (test._signatures, {})
     keys = dict(zip(("bleu", "chrf"), signatures))  # sacrebleu renames the metrics (BLEU, chrF2)
     for k, (name, _) in enumerate(different[1:], start=1):

@@ -11,10 +11,10 @@ from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.decoder import text_processors
 from pysmt.features.registry import system_inputs
-from pysmt.running.folder_lock import locked_folder
-from pysmt.models.phrase_table import FIELD_SEPARATOR
 from pysmt.files.outputs import check_outputs
 from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.models.phrase_table import FIELD_SEPARATOR
+from pysmt.running.folder_lock import locked_folder
 
 #: Feature types whose table is keyed by source phrase and can be filtered.
 FILTERABLE = ("phrase-table", "lexical-reordering")
@@ -56,11 +56,18 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
     """
     out_dir = Path(out_dir)
     # binary tables (pysmt binarize) load in milliseconds whatever their size: they stay as they are
-    tables = {k: spec for k, spec in enumerate(config.features)
-              if spec.type in FILTERABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()}
+    tables = {
+        k: spec
+        for k, spec in enumerate(config.features)
+        if spec.type in FILTERABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()
+    }
     outputs = {f"--out {out_dir} (its pysmt.toml)": out_dir / "pysmt.toml"}
-    outputs.update({f"--out {out_dir} (its {filtered_name(k, spec)})": out_dir / filtered_name(k, spec)
-                    for k, spec in tables.items()})
+    outputs.update(
+        {
+            f"--out {out_dir} (its {filtered_name(k, spec)})": out_dir / filtered_name(k, spec)
+            for k, spec in tables.items()
+        }
+    )
     check_outputs(outputs, {"--input": input_path, **system_inputs(config)}, folders={"--out": out_dir}, create=True)
     source_text, _ = text_processors(None if prepared else config.processing)
     keep = source_phrases(input_path, config.search.max_phrase_length, source_text.prepare if source_text else None)

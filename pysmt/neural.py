@@ -24,10 +24,10 @@ import numpy as np
 
 from pysmt.cli_options import POSITIVE, option
 from pysmt.errors import PysmtError
+from pysmt.files.textio import atomic_path, require_file
 from pysmt.running.folder_lock import NOT_CONTENT, release_folder
 from pysmt.running.jobs import JOB_FILE, Job
 from pysmt.running.processes import Terminated, stop_on_sigterm
-from pysmt.files.textio import atomic_path, require_file
 
 if TYPE_CHECKING:
     import torch
@@ -57,8 +57,10 @@ def coverage_note(feature: str, covered: float, what: str, where: Path) -> str |
     """The warning for a model that knows only the share ``covered`` of some words, or None when that is enough."""
     if covered >= LOW_COVERAGE:
         return None
-    return (f"pysmt: warning: feature {feature}: only {covered:.0%} of the {what} are in the model's vocabulary "
-            f"({where}); was it trained on this system's languages and tokenization?")
+    return (
+        f"pysmt: warning: feature {feature}: only {covered:.0%} of the {what} are in the model's vocabulary "
+        f"({where}); was it trained on this system's languages and tokenization?"
+    )
 
 
 def resolve_device(name: str | torch.device, label: str = "--device") -> torch.device:
@@ -80,8 +82,10 @@ def resolve_device(name: str | torch.device, label: str = "--device") -> torch.d
     if not torch.cuda.is_available():
         raise PysmtError(f"{label} {name} was requested but no CUDA GPU is available here; use {label} cpu")
     if match.group(1) is not None and int(match.group(1)) >= torch.cuda.device_count():
-        raise PysmtError(f"{label} {name}: there is no such GPU here ({torch.cuda.device_count()} visible: "
-                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+        raise PysmtError(
+            f"{label} {name}: there is no such GPU here ({torch.cuda.device_count()} visible: "
+            f"cuda:0 to cuda:{torch.cuda.device_count() - 1})"
+        )
     return torch.device(name)
 
 
@@ -99,8 +103,9 @@ def save_checkpoint(path: Path, state: dict[str, Any], model_type: str) -> None:
         torch.save({"model_type": model_type, **state}, tmp)
 
 
-def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked_ok: bool = False,
-                    mapped: bool = False) -> dict[str, Any]:
+def load_checkpoint(
+    path: Path, model_type: str, train_command: str, *, unmarked_ok: bool = False, mapped: bool = False
+) -> dict[str, Any]:
     """A checkpoint of ``model_type``, or one clear line for a missing, corrupt or foreign file.
 
     ``unmarked_ok`` accepts checkpoints written before they were marked with their type. ``mapped``
@@ -115,8 +120,9 @@ def load_checkpoint(path: Path, model_type: str, train_command: str, *, unmarked
         state = torch.load(path, map_location="cpu", weights_only=False, mmap=mapped)
     except Exception as err:  # noqa: BLE001 - a user's file: whatever torch makes of garbage is one clear error
         reason = first_line(err) if path.stat().st_size else "an empty file"
-        raise PysmtError(f"{path}: not a readable {model_type} checkpoint ({reason}); "
-                         f"train the model again with `{train_command}`") from None
+        raise PysmtError(
+            f"{path}: not a readable {model_type} checkpoint ({reason}); train the model again with `{train_command}`"
+        ) from None
     marked = isinstance(state, dict) and state.get("model_type", model_type if unmarked_ok else None)
     if marked != model_type:
         other = f" (it is a {marked} model)" if isinstance(marked, str) else ""
@@ -159,16 +165,25 @@ class TrainingLimits:
     (:mod:`pysmt.cli_options`), which checkpoint at every validation.
     """
 
-    max_time: float | None = field(default=None, metadata=option(
-        type=click.FloatRange(min=0, min_open=True), convert=minutes_in_seconds,
-        help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept)."))
-    max_updates: int | None = field(default=None, metadata=option(
-        type=POSITIVE, help="Stop after this many updates in total."))
-    valid_every: int = field(default=2000, metadata=option(
-        type=POSITIVE, help="Updates between validations (and checkpoints of last.pt)."))
+    max_time: float | None = field(
+        default=None,
+        metadata=option(
+            type=click.FloatRange(min=0, min_open=True),
+            convert=minutes_in_seconds,
+            help="Stop after this many minutes of training in all, resumed runs included (a checkpoint is kept).",
+        ),
+    )
+    max_updates: int | None = field(
+        default=None, metadata=option(type=POSITIVE, help="Stop after this many updates in total.")
+    )
+    valid_every: int = field(
+        default=2000, metadata=option(type=POSITIVE, help="Updates between validations (and checkpoints of last.pt).")
+    )
     checkpoint_every: int = 2000
-    patience: int = field(default=10, metadata=option(
-        type=POSITIVE, help="Stop when this many validations in a row do not improve perplexity."))
+    patience: int = field(
+        default=10,
+        metadata=option(type=POSITIVE, help="Stop when this many validations in a row do not improve perplexity."),
+    )
 
     def stop_reason(self, update: int, seconds: float, bad_validations: int) -> str | None:
         """Why training stops now (None to go on), given the update count, the seconds of training
@@ -201,19 +216,33 @@ def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict
     state = load(last)
     saved = type(hp).from_dict(state["hyperparameters"])
     if saved != hp:
-        raise PysmtError(f"{last} was trained with preset {saved.preset!r} ({saved}); resuming it with "
-                         f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
-                         "or give a new --out")
+        raise PysmtError(
+            f"{last} was trained with preset {saved.preset!r} ({saved}); resuming it with "
+            f"{hp.preset!r} ({hp}) is not possible: rerun with --force to start afresh there, "
+            "or give a new --out"
+        )
     return {**FRESH_STATE, **state}
 
 
 #: The training state of a run that starts afresh.
-FRESH_STATE: dict[str, Any] = {"update": 0, "best": float("inf"), "bad_validations": 0, "rng": None, "optimizer": None,
-                               "seconds": 0.0}
+FRESH_STATE: dict[str, Any] = {
+    "update": 0,
+    "best": float("inf"),
+    "bad_validations": 0,
+    "rng": None,
+    "optimizer": None,
+    "seconds": 0.0,
+}
 
 
-def start_training_job(out: Path, command: str, hp: Hyperparameters, inputs: Mapping[str, Path | None],
-                       training_files: Sequence[str], force: bool = False) -> bool:
+def start_training_job(
+    out: Path,
+    command: str,
+    hp: Hyperparameters,
+    inputs: Mapping[str, Path | None],
+    training_files: Sequence[str],
+    force: bool = False,
+) -> bool:
     """Record a training job in ``out`` before any work; True when it resumes earlier training of the same job.
 
     ``inputs`` maps each option to its file (None: not given); a missing one is an error. Other
@@ -258,8 +287,15 @@ class TrainingTask:
         print(f"pysmt {self.command}: {message}", file=sys.stderr, flush=True)
 
 
-def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-               state: dict[str, Any], seed: int, limits: TrainingLimits) -> float:
+def train_loop(
+    task: TrainingTask,
+    out: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    seed: int,
+    limits: TrainingLimits,
+) -> float:
     """Train ``model`` from ``state`` (resumed or :data:`FRESH_STATE`) until ``limits`` stop it; return the
     best validation perplexity.
 
@@ -279,9 +315,17 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
     update, best, bad = state["update"], state["best"], state["bad_validations"]
 
     def checkpoint() -> None:
-        task.save(out / LAST, {**task.model_state(update), "optimizer": optimizer.state_dict(),
-                               "rng": rng.bit_generator.state, "best": best, "bad_validations": bad,
-                               "seconds": clock()})
+        task.save(
+            out / LAST,
+            {
+                **task.model_state(update),
+                "optimizer": optimizer.state_dict(),
+                "rng": rng.bit_generator.state,
+                "best": best,
+                "bad_validations": bad,
+                "seconds": clock(),
+            },
+        )
 
     def save_best(valid_perplexity: float) -> None:
         task.save(out / MODEL, {**task.model_state(update), "valid_perplexity": valid_perplexity})
@@ -289,8 +333,9 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
     previous = signal.getsignal(signal.SIGTERM)
     stop_on_sigterm()  # SIGTERM saves a checkpoint, as Ctrl-C does
     clock = TrainingClock(state["seconds"])
-    progress = tqdm(initial=update, total=limits.max_updates, unit=" updates", desc=task.command, file=sys.stderr,
-                    mininterval=1.0)
+    progress = tqdm(
+        initial=update, total=limits.max_updates, unit=" updates", desc=task.command, file=sys.stderr, mininterval=1.0
+    )
     try:
         while True:
             reason = limits.stop_reason(update, clock(), bad)
@@ -305,8 +350,10 @@ def train_loop(task: TrainingTask, out: Path, model: torch.nn.Module, optimizer:
             progress.update(1)
             if update % 20 == 0:
                 rate = progress.format_dict.get("rate") or 0.0
-                progress.set_postfix({task.figure: f"{figure.item():.3f}",
-                                      f"{task.items}_s": f"{rate * task.batch_size:.0f}"}, refresh=False)
+                progress.set_postfix(
+                    {task.figure: f"{figure.item():.3f}", f"{task.items}_s": f"{rate * task.batch_size:.0f}"},
+                    refresh=False,
+                )
             if update % limits.valid_every == 0:
                 perplexity, others = task.validate()
                 if perplexity < best:

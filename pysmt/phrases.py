@@ -34,11 +34,31 @@ UNSCORED.flags.writeable = False
 class PhrasePair:
     """A source/target phrase pair with its feature scores, shared by every span it translates."""
 
-    __slots__ = ("source", "target", "table", "entry", "table_scores", "alignment", "unknown",
-                 "scores", "estimates", "isolation", "future")
+    __slots__ = (
+        "source",
+        "target",
+        "table",
+        "entry",
+        "table_scores",
+        "alignment",
+        "unknown",
+        "scores",
+        "estimates",
+        "isolation",
+        "future",
+    )
 
-    def __init__(self, source: str, target: tuple[str, ...], *, table: str | None, table_scores: np.ndarray | None,
-                 alignment: str = "", unknown: bool = False, entry: int = -1) -> None:
+    def __init__(
+        self,
+        source: str,
+        target: tuple[str, ...],
+        *,
+        table: str | None,
+        table_scores: np.ndarray | None,
+        alignment: str = "",
+        unknown: bool = False,
+        entry: int = -1,
+    ) -> None:
         self.source = source
         self.target = target
         #: Name of the phrase-table feature the pair comes from (None for unknown words).

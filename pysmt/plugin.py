@@ -33,14 +33,39 @@ from pysmt._contexts import ContextTable
 from pysmt._core import WordScores
 from pysmt.config import SystemConfig
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import (FORBIDDEN, BatchedStatefulFeature, CompiledScorer, CompiledScores, Feature,
-                                 StatefulFeature, StoredScores)
+from pysmt.features.base import (
+    FORBIDDEN,
+    BatchedStatefulFeature,
+    CompiledScorer,
+    CompiledScores,
+    Feature,
+    StatefulFeature,
+    StoredScores,
+)
 from pysmt.features.parameters import NoParameters, parameter
 from pysmt.models.binary_table import stored_scores
 from pysmt.models.binary_writer import ScoreWriter
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 
-__all__ = ["FORBIDDEN", "BatchedStatefulFeature", "CompiledScorer", "CompiledScores", "ContextTable", "Feature",
-           "FeatureError", "NoParameters", "Path", "PhrasePair", "PysmtError", "ScoreWriter", "Sentence",
-           "StatefulFeature", "StoredScores", "SystemConfig", "TranslationOption", "WordScores", "parameter",
-           "stored_scores"]
+__all__ = [
+    "FORBIDDEN",
+    "BatchedStatefulFeature",
+    "CompiledScorer",
+    "CompiledScores",
+    "ContextTable",
+    "Feature",
+    "FeatureError",
+    "NoParameters",
+    "Path",
+    "PhrasePair",
+    "PysmtError",
+    "ScoreWriter",
+    "Sentence",
+    "StatefulFeature",
+    "StoredScores",
+    "SystemConfig",
+    "TranslationOption",
+    "WordScores",
+    "parameter",
+    "stored_scores",
+]

@@ -21,17 +21,17 @@ from typing import Any
 
 import numpy as np
 
-from pysmt.decoding.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.config import SystemConfig
 from pysmt.decoder import SystemRecipe
+from pysmt.decoding.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, StatefulFeature
 from pysmt.features.registry import build_features
 from pysmt.files.formats import format_score, parse_features
-from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-from pysmt.search.plugin_results import StatefulCalls
 from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
+from pysmt.search.plugin_results import StatefulCalls
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
 
@@ -53,24 +53,34 @@ def check_labels(nbest_path: Path, labels: list[str], system: list[str]) -> None
     """Refuse a list whose features are not the system's: its totals and tuned weights would not match."""
     if labels != system:
         missing, foreign = [n for n in system if n not in labels], [n for n in labels if n not in system]
-        differences = "; ".join(part for part in (f"it lacks {', '.join(missing)}" if missing else "",
-                                                  f"it has {', '.join(foreign)}" if foreign else "") if part)
-        raise PysmtError(f"{nbest_path}: its features ({' '.join(labels)}) are not the system's "
-                         f"({' '.join(system)}{'; in another order' if not differences else ''})"
-                         f"{': ' + differences if differences else ''}: was it decoded with this -c config?")
+        differences = "; ".join(
+            part
+            for part in (
+                f"it lacks {', '.join(missing)}" if missing else "",
+                f"it has {', '.join(foreign)}" if foreign else "",
+            )
+            if part
+        )
+        raise PysmtError(
+            f"{nbest_path}: its features ({' '.join(labels)}) are not the system's "
+            f"({' '.join(system)}{'; in another order' if not differences else ''})"
+            f"{': ' + differences if differences else ''}: was it decoded with this -c config?"
+        )
 
 
 def sentence_scores(calls: StatefulCalls, index: int, sentences: list[str]) -> np.ndarray:
     """A feature's scores of whole target sentences, ``(len(sentences), num_scores)``, checked as in search."""
-    options = [TranslationOption(0, 0, PhrasePair("", tuple(words.split()), table=None, table_scores=None), k)
-               for k, words in enumerate(sentences)]
+    options = [
+        TranslationOption(0, 0, PhrasePair("", tuple(words.split()), table=None, table_scores=None), k)
+        for k, words in enumerate(sentences)
+    ]
     empty = calls.start(Sentence((), index), options)
     scores = np.zeros((len(options), calls.num_scores))
     for begin in range(0, len(options), calls.buffer_size):  # calls of at most buffer_size requests, as in search
         k = min(calls.buffer_size, len(options) - begin)
-        scores[begin:begin + k], _ = calls.score_batch(np.full(k, empty, dtype=np.int64),
-                                                       np.arange(begin, begin + k, dtype=np.int32),
-                                                       np.ones(k, dtype=bool))
+        scores[begin : begin + k], _ = calls.score_batch(
+            np.full(k, empty, dtype=np.int64), np.arange(begin, begin + k, dtype=np.int32), np.ones(k, dtype=bool)
+        )
     calls.feature.end_sentence()
     return scores
 
@@ -84,8 +94,10 @@ class Rescorer:
         self.features, self.weights = build_features(config, specs, missing_weight=0.0)
         for feature in self.features:
             if not isinstance(feature, StatefulFeature):
-                raise PysmtError(f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
-                                 "rescore adds stateful features (language models) only")
+                raise PysmtError(
+                    f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
+                    "rescore adds stateful features (language models) only"
+                )
         self.calls = [StatefulCalls(feature) for feature in self.features]  # type: ignore[arg-type]
 
     def sentence(self, nbest_name: str, index: int, entries: list[NbestLine]) -> list[str]:
@@ -98,13 +110,17 @@ class Rescorer:
         for k, (_, words, old, total) in enumerate(entries):
             if any(FORBIDDEN in column[k] for column in columns):
                 continue  # a forbidden translation, as the search would never have given it
-            added_text = " ".join(f"{f.name}= " + " ".join(format_score(v) for v in column[k])
-                                  for f, column in zip(self.features, columns))
+            added_text = " ".join(
+                f"{f.name}= " + " ".join(format_score(v) for v in column[k])
+                for f, column in zip(self.features, columns)
+            )
             total += sum(float(np.dot(w, column[k])) for w, column in zip(self.weights, columns))
             rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
         if not rescored:
-            raise FeatureError(f"{nbest_name}, sentence {index}: every entry is forbidden (scored -inf) by "
-                               f"feature {', '.join(c.name for c in self.calls if c.forbidden)}")
+            raise FeatureError(
+                f"{nbest_name}, sentence {index}: every entry is forbidden (scored -inf) by "
+                f"feature {', '.join(c.name for c in self.calls if c.forbidden)}"
+            )
         rescored.sort(key=lambda item: -item[0])
         return [line for _, line in rescored]
 
@@ -136,8 +152,9 @@ def sentences(nbest_path: Path, config: SystemConfig, added: list[str]) -> Itera
         yield index, entries
 
 
-def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path,
-            cluster: Cluster | None = None) -> int:
+def rescore(
+    config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path, cluster: Cluster | None = None
+) -> int:
     """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries.
 
     With ``cluster`` (its actors: :class:`RescoringActor`), sentences are rescored
@@ -147,13 +164,18 @@ def rescore(config: SystemConfig, added: list[str], nbest_path: Path, out_path: 
     with atomic_writer(out_path) as out:
         if cluster is None:
             rescorer = Rescorer(config, added)
-            results: Iterable[list[str]] = (rescorer.sentence(str(nbest_path), index, entries)
-                                            for index, entries in sentences(nbest_path, config, added))
+            results: Iterable[list[str]] = (
+                rescorer.sentence(str(nbest_path), index, entries)
+                for index, entries in sentences(nbest_path, config, added)
+            )
         else:
             groups = list(sentences(nbest_path, config, added))
             parts = shards(groups, SHARDS_PER_ACTOR * len(cluster.actors), size=lambda group: len(group[1]))
-            results = (lines for part in cluster.ordered(parts, lambda actor, part: actor.rescore.remote(
-                part, str(nbest_path))) for lines in part)
+            results = (
+                lines
+                for part in cluster.ordered(parts, lambda actor, part: actor.rescore.remote(part, str(nbest_path)))
+                for lines in part
+            )
         for lines in results:
             out.writelines(lines)
             written += len(lines)

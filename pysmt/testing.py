@@ -77,9 +77,16 @@ a b ||| x y ||| 0.5 0.3 0.2 0.5 0.3 0.2
 """
 
 
-def write_toy_system(directory: Path, *, phrases: str = TOY_PHRASES, reordering: str | None = TOY_REORDERING,
-                     arpa: str = TOY_ARPA, features: Sequence[str] = (), weights: dict[str, str] | None = None,
-                     extra: str = "") -> Path:
+def write_toy_system(
+    directory: Path,
+    *,
+    phrases: str = TOY_PHRASES,
+    reordering: str | None = TOY_REORDERING,
+    arpa: str = TOY_ARPA,
+    features: Sequence[str] = (),
+    weights: dict[str, str] | None = None,
+    extra: str = "",
+) -> Path:
     """Write a tiny Moses system (moses.ini and its models) into ``directory``; return the ini's path.
 
     ``features`` are more ``[feature]`` lines, such as a plugin's (``"my-feature model=my-model"``:
@@ -90,10 +97,21 @@ def write_toy_system(directory: Path, *, phrases: str = TOY_PHRASES, reordering:
     (directory / "phrases.txt").write_text(phrases, encoding="utf-8")
     (directory / "lm.arpa").write_text(arpa, encoding="utf-8")
     num_tm = len(phrases.splitlines()[0].split("|||")[2].split())
-    lines = ["[feature]", "KENLM order=2 path=lm.arpa", "Distortion", "WordPenalty", "UnknownWordPenalty",
-             f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20", *features]
-    w = {"KENLM0": "0.5", "Distortion0": "0.3", "WordPenalty0": "-1",
-         "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm)}
+    lines = [
+        "[feature]",
+        "KENLM order=2 path=lm.arpa",
+        "Distortion",
+        "WordPenalty",
+        "UnknownWordPenalty",
+        f"PhraseDictionaryMemory path=phrases.txt num-features={num_tm} table-limit=20",
+        *features,
+    ]
+    w = {
+        "KENLM0": "0.5",
+        "Distortion0": "0.3",
+        "WordPenalty0": "-1",
+        "PhraseDictionaryMemory0": " ".join(["0.2"] * num_tm),
+    }
     if reordering is not None:
         (directory / "reordering.txt").write_text(reordering, encoding="utf-8")
         lines.insert(3, "LexicalReordering type=msd-bidirectional-fe num-features=6 path=reordering.txt")
@@ -121,9 +139,15 @@ def registered(**features: type[Feature]) -> Iterator[None]:
                 registry.IN_PROCESS[name] = cls
 
 
-def toy_decoder(system: Path, features: Sequence[str] = (), *, params: Sequence[str] = (),
-                weights: dict[str, list[float]] | None = None, search: Literal["normal", "cube"] | None = None,
-                engine: Literal["auto", "python"] = "auto") -> Decoder:
+def toy_decoder(
+    system: Path,
+    features: Sequence[str] = (),
+    *,
+    params: Sequence[str] = (),
+    weights: dict[str, list[float]] | None = None,
+    search: Literal["normal", "cube"] | None = None,
+    engine: Literal["auto", "python"] = "auto",
+) -> Decoder:
     """A decoder for ``system`` with ``features`` added (as ``--features``), ``params`` set (as ``--param``:
     ``"my-feature.model=/path/to/model"``, relative paths from the working folder) and ``weights`` (as
     ``--weights``)."""
@@ -211,8 +235,9 @@ def single_torch_thread() -> Iterator[None]:
 PYSMT_COMMAND = (sys.executable, "-m", "pysmt")
 
 
-def run_pysmt(*args: str | Path, input: str | bytes | None = None, text: bool = True, timeout: float = 600,
-              **popen: Any) -> subprocess.CompletedProcess:
+def run_pysmt(
+    *args: str | Path, input: str | bytes | None = None, text: bool = True, timeout: float = 600, **popen: Any
+) -> subprocess.CompletedProcess:
     """Run ``pysmt ARGS`` as a user would and wait for it, whatever its exit status.
 
     Its stdout and stderr are captured as UTF-8 text (bytes with ``text=False``: for output that must be seen
@@ -226,8 +251,9 @@ def run_pysmt(*args: str | Path, input: str | bytes | None = None, text: bool = 
     popen.setdefault("stderr", subprocess.PIPE)
     if "stdin" not in popen:
         popen["input"] = ("" if text else b"") if input is None else input
-    return subprocess.run([*PYSMT_COMMAND, *map(str, args)], encoding="utf-8" if text else None, timeout=timeout,
-                          check=False, **popen)
+    return subprocess.run(
+        [*PYSMT_COMMAND, *map(str, args)], encoding="utf-8" if text else None, timeout=timeout, check=False, **popen
+    )
 
 
 def start_pysmt(*args: str | Path, **popen: Any) -> subprocess.Popen:
@@ -248,4 +274,3 @@ def one_line_error(proc: subprocess.CompletedProcess, *needles: str, status: int
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     return lines[0]
-

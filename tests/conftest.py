@@ -43,7 +43,11 @@ def fake_registry():
     fixture's value names the registered classes (patch these)."""
     from pysmt_example_features import LengthRatioFeature, RepeatedWordFeature
 
-    classes = {"bigram": BigramBonus, "batched_bigram": BatchedBigramBonus, "length_ratio": LengthRatioFeature,
-               "repeated_word": RepeatedWordFeature}
+    classes = {
+        "bigram": BigramBonus,
+        "batched_bigram": BatchedBigramBonus,
+        "length_ratio": LengthRatioFeature,
+        "repeated_word": RepeatedWordFeature,
+    }
     with registered(**classes):
         yield SimpleNamespace(**classes)

@@ -29,20 +29,24 @@ LN10 = math.log(10)
 
 def raw_text_system(directory: Path) -> Path:
     """A pysmt.toml system with [processing]: it takes raw text and tokenizes it (no truecasing)."""
-    phrases = ("a ||| x ||| 0.5 0.5 ||| 0-0\nb ||| y ||| 0.5 0.4 ||| 0-0\n, ||| , ||| 0.9 0.9 ||| 0-0\n"
-               "a , ||| x , ||| 0.9 0.9 ||| 0-0 1-1\n. ||| . ||| 0.9 0.9 ||| 0-0\nb . ||| z . ||| 0.9 0.9 ||| 0-0 1-1\n"
-               "a, ||| WRONG ||| 0.9 0.9 ||| 0-0\n")
+    phrases = (
+        "a ||| x ||| 0.5 0.5 ||| 0-0\nb ||| y ||| 0.5 0.4 ||| 0-0\n, ||| , ||| 0.9 0.9 ||| 0-0\n"
+        "a , ||| x , ||| 0.9 0.9 ||| 0-0 1-1\n. ||| . ||| 0.9 0.9 ||| 0-0\nb . ||| z . ||| 0.9 0.9 ||| 0-0 1-1\n"
+        "a, ||| WRONG ||| 0.9 0.9 ||| 0-0\n"
+    )
     ini = write_moses_system(directory, phrases=phrases, reordering=None)
     config = load_config(ini)
     from dataclasses import replace
 
     from pysmt.config import ProcessingConfig
+
     toml = directory / "pysmt.toml"
     write_toml(replace(config, processing=ProcessingConfig("en", "fr", tokenize=True)), toml)
     return toml
 
 
 # -- test feature plugins (registered by conftest.py's fake_registry) --------------------------------
+
 
 class BigramBonus(StatefulFeature):
     """+1 for each target bigram in a fixed list; state: the last target word."""
@@ -105,15 +109,34 @@ def slow_cases(*cases: object) -> list[object]:
     """Cases of a ``parametrize`` list that only ``--slow`` runs: more of what the cases before them already check
     through the same code, each a command of a second or more. (A tuple is the arguments of one case of a
     parametrize of several names.)"""
-    return [pytest.param(*case, marks=pytest.mark.slow) if isinstance(case, tuple) else
-            pytest.param(case, marks=pytest.mark.slow) for case in cases]
+    return [
+        pytest.param(*case, marks=pytest.mark.slow)
+        if isinstance(case, tuple)
+        else pytest.param(case, marks=pytest.mark.slow)
+        for case in cases
+    ]
 
 
 # -- pysmt command lines ---------------------------------------------------------------------------
 
+
 def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> list[str]:
-    return ["tune", "-c", str(ini), "--src", str(src), "--ref", str(ref), "--out", str(out),
-            "--max-iterations", "1", "--restarts", "1", *extra]
+    return [
+        "tune",
+        "-c",
+        str(ini),
+        "--src",
+        str(src),
+        "--ref",
+        str(ref),
+        "--out",
+        str(out),
+        "--max-iterations",
+        "1",
+        "--restarts",
+        "1",
+        *extra,
+    ]
 
 
 def long_input(path: Path, lines: int = 3000) -> Path:
@@ -122,6 +145,7 @@ def long_input(path: Path, lines: int = 3000) -> Path:
 
 
 # -- watching the processes a command starts --------------------------------------------------------
+
 
 def children_of(pid: int) -> list[int]:
     """The PIDs whose parent is ``pid`` (from /proc)."""
@@ -156,15 +180,27 @@ def wait_until(condition, seconds: float = 20.0) -> bool:
 
 def start_decode(system: Path, source: Path, *extra: str, **popen) -> subprocess.Popen:
     """A decoder in a session of its own (so that signals to its group reach only it and its workers)."""
-    proc = start_pysmt("decode", "-c", system, "-i", source, *extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       start_new_session=True, **popen)
+    proc = start_pysmt(
+        "decode",
+        "-c",
+        system,
+        "-i",
+        source,
+        *extra,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        **popen,
+    )
     assert proc.stdout.readline()  # it is translating
     return proc
 
 
 def limited_file_size(size: int):
     """For preexec_fn: files may grow to ``size`` bytes; a write beyond fails (EFBIG), as on a full disk."""
+
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
     return limit

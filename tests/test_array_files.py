@@ -7,8 +7,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from pysmt.files.array_files import read_arrays
 from pysmt.errors import PysmtError
+from pysmt.files.array_files import read_arrays
 
 
 def test_a_damaged_array_file_is_one_line(tmp_path):

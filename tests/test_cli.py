@@ -35,8 +35,18 @@ def test_threads_keep_input_order(tiny_system, tmp_path):
 
 def test_nbest_and_alignment_files(tiny_system, tmp_path):
     nbest, alignment = tmp_path / "nbest.txt", tmp_path / "align.txt"
-    out = run("decode", "-c", tiny_system, "--nbest", nbest, "--nbest-size", "5", "--alignment", alignment,
-              input="a b c\nc b a\n").splitlines()
+    out = run(
+        "decode",
+        "-c",
+        tiny_system,
+        "--nbest",
+        nbest,
+        "--nbest-size",
+        "5",
+        "--alignment",
+        alignment,
+        input="a b c\nc b a\n",
+    ).splitlines()
     entries = [line.split(" ||| ") for line in nbest.read_text().splitlines()]
     assert [e[0] for e in entries] == ["0"] * 5 + ["1"] * 5
     assert entries[0][1] == out[0] and entries[5][1] == out[1]
@@ -53,10 +63,13 @@ def test_invalid_utf8_names_the_line_after_writing_earlier_output(tiny_system):
     assert proc.stdout.decode().splitlines() == ["x y"]
 
 
-@pytest.mark.parametrize("args, message, status", [
-    (["--features", "nonexistent"], "unknown feature 'nonexistent'; available:", 1),
-    (["--weights", "/no/such/weights"], "'/no/such/weights' does not exist", 2),
-])
+@pytest.mark.parametrize(
+    "args, message, status",
+    [
+        (["--features", "nonexistent"], "unknown feature 'nonexistent'; available:", 1),
+        (["--weights", "/no/such/weights"], "'/no/such/weights' does not exist", 2),
+    ],
+)
 def test_user_errors_are_one_line(tiny_system, args, message, status):
     one_line_error(run_pysmt("decode", "-c", tiny_system, *args, input="a\n"), message, status=status)
 
@@ -79,6 +92,7 @@ def test_filter_keeps_only_usable_phrases_and_decodes_the_same(tiny_system, tmp_
     run("filter", "-c", tiny_system, "-i", source, "-o", tmp_path / "filtered")
     config = load_config(tmp_path / "filtered" / "pysmt.toml")
     from pysmt.models.phrase_table import PhraseTable
+
     table = PhraseTable(config.feature("PhraseDictionaryMemory0").params["path"])
     assert sorted(table.sources) == ["a", "a b", "b"]
     full = run("decode", "-c", tiny_system, "-i", source)

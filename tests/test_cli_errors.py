@@ -11,14 +11,18 @@ from pysmt.testing import one_line_error, run_pysmt
 from tests.helpers import slow_cases, tune_command
 
 
-@pytest.mark.parametrize("option, value", [("--nbest-size", "0"), *slow_cases(("--nbest-size", "-1"),
-                                                                            ("--threads", "0"), ("--threads", "-1"))])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--nbest-size", "0"), *slow_cases(("--nbest-size", "-1"), ("--threads", "0"), ("--threads", "-1"))],
+)
 def test_decode_rejects_counts_below_one(tiny_system, source, option, value):
     one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, option, value), option, status=2)
 
 
-@pytest.mark.parametrize("option, value", [("--restarts", "-1"), *slow_cases(("--max-iterations", "0"),
-                                                                            ("--nbest-size", "0"), ("--threads", "0"))])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--restarts", "-1"), *slow_cases(("--max-iterations", "0"), ("--nbest-size", "0"), ("--threads", "0"))],
+)
 def test_tune_rejects_bad_counts_without_leaving_a_run_folder(tiny_system, dev, tmp_path, option, value):
     out = tmp_path / "tune"
     one_line_error(run_pysmt(*tune_command(tiny_system, *dev, out), option, value), option, status=2)

@@ -23,10 +23,15 @@ from pysmt.training.options import TrainingOptions
 from tuning.options import TuningOptions
 
 #: Each command whose options a dataclass carries, and that dataclass (a plugin's is imported if installed).
-CARRIED = [("train", "pysmt.training.options:TrainingOptions"), ("tune", "tuning.options:TuningOptions"),
-           ("experiment", "pysmt.experiment.chain:ExperimentOptions"), ("rnn train", "pysmt.neural:TrainingLimits"),
-           ("cslm train", "pysmt.neural:TrainingLimits"), ("rnn top-phrases", "rnn_feature.sample_sizes:SampleSizes"),
-           ("rnn samples", "rnn_feature.sample_sizes:SampleSizes")]
+CARRIED = [
+    ("train", "pysmt.training.options:TrainingOptions"),
+    ("tune", "tuning.options:TuningOptions"),
+    ("experiment", "pysmt.experiment.chain:ExperimentOptions"),
+    ("rnn train", "pysmt.neural:TrainingLimits"),
+    ("cslm train", "pysmt.neural:TrainingLimits"),
+    ("rnn top-phrases", "rnn_feature.sample_sizes:SampleSizes"),
+    ("rnn samples", "rnn_feature.sample_sizes:SampleSizes"),
+]
 
 
 def command(name: str) -> click.Command:
@@ -149,43 +154,59 @@ def test_the_command_lines_defaults_are_the_dataclasses(tmp_path, monkeypatch):
     told = []
     monkeypatch.setattr("tuning.loop.tune", lambda options: told.append(options) or tmp_path / "t.toml")
     monkeypatch.setattr(pysmt.experiment.cli, "run_experiment", lambda options: told.append(options) or tmp_path / "r")
-    monkeypatch.setattr("pysmt.training.pipeline.Pipeline", lambda options: told.append(options) or
-                        type("Run", (), {"run": lambda self: None})())
+    monkeypatch.setattr(
+        "pysmt.training.pipeline.Pipeline",
+        lambda options: told.append(options) or type("Run", (), {"run": lambda self: None})(),
+    )
     config, src, ref = tmp_path / "c.toml", tmp_path / "dev.src", tmp_path / "dev.ref"
     for path in (config, src, ref):
         path.write_text("")
     runner = CliRunner()
-    for args in (["tune", "-c", str(config), "--src", str(src), "--ref", str(ref), "--out", "t"],
-                 ["train", "--out", "s"], ["experiment", "--data", str(tmp_path), "--out", "r"],
-                 ["experiment", "--data", str(tmp_path), "--out", "r", "--scale", "small", "--seeds", "2"]):
+    for args in (
+        ["tune", "-c", str(config), "--src", str(src), "--ref", str(ref), "--out", "t"],
+        ["train", "--out", "s"],
+        ["experiment", "--data", str(tmp_path), "--out", "r"],
+        ["experiment", "--data", str(tmp_path), "--out", "r", "--scale", "small", "--seeds", "2"],
+    ):
         result = runner.invoke(main, args)
         assert result.exit_code == 0, result.output
     full, small = SCALES["full"], SCALES["small"]
     assert told == [
         TuningOptions(config=config, source=src, references=[ref], out=Path("t")),
         TrainingOptions(out=Path("s")),
-        ExperimentOptions(data=tmp_path.resolve(), out=Path("r"), scale=full, seeds=full.seeds,
-                          dev_size=full.dev_size, budget=full.budget),  # the scale's, as --help says
-        ExperimentOptions(data=tmp_path.resolve(), out=Path("r"), scale=small, seeds=2, dev_size=small.dev_size,
-                          budget=small.budget),
+        ExperimentOptions(
+            data=tmp_path.resolve(),
+            out=Path("r"),
+            scale=full,
+            seeds=full.seeds,
+            dev_size=full.dev_size,
+            budget=full.budget,
+        ),  # the scale's, as --help says
+        ExperimentOptions(
+            data=tmp_path.resolve(), out=Path("r"), scale=small, seeds=2, dev_size=small.dev_size, budget=small.budget
+        ),
     ]
 
 
-@pytest.mark.parametrize("plugin, training, data", [("rnn", "rnn_feature", "--phrase-table"),
-                                                    ("cslm", "pysmt_cslm", "--text")])
+@pytest.mark.parametrize(
+    "plugin, training, data", [("rnn", "rnn_feature", "--phrase-table"), ("cslm", "pysmt_cslm", "--text")]
+)
 def test_the_neural_plugins_train_within_the_limits_they_are_given(plugin, training, data, tmp_path, monkeypatch):
     cmd = command(f"{plugin} train")
     told = []
     monkeypatch.setattr(sys.modules[cmd.callback.__module__], "use_training_threads", lambda threads: 1)
-    monkeypatch.setattr(importlib.import_module(f"{training}.training"), "train",
-                        lambda *args, **kwargs: told.append(args[4]) or 1.0)
+    monkeypatch.setattr(
+        importlib.import_module(f"{training}.training"), "train", lambda *args, **kwargs: told.append(args[4]) or 1.0
+    )
     (tmp_path / "data").write_text("")
     args = [plugin, "train", data, str(tmp_path / "data"), "--out", str(tmp_path / "m"), "--device", "cpu"]
     for extra in ([], ["--max-time", "2", "--valid-every", "5", "--patience", "3", "--max-updates", "9"]):
         result = CliRunner().invoke(main, args + extra)
         assert result.exit_code == 0, result.output
-    assert told == [TrainingLimits(), TrainingLimits(max_time=120.0, max_updates=9, valid_every=5,
-                                                     checkpoint_every=5, patience=3)]
+    assert told == [
+        TrainingLimits(),
+        TrainingLimits(max_time=120.0, max_updates=9, valid_every=5, checkpoint_every=5, patience=3),
+    ]
 
 
 def test_choices_come_from_the_one_place_that_defines_them():
@@ -200,8 +221,11 @@ def test_choices_come_from_the_one_place_that_defines_them():
     for size in ("seeds", "budget"):  # the defaults --help gives per scale are the scales'
         described = per_scale(size)
         assert f"(default: the scale's: {described})" in shown
-        values = {name: float(group.split()[0]) for group in described.split(", ")
-                  for name in group.split(" ", 1)[1].split(" and ")}
+        values = {
+            name: float(group.split()[0])
+            for group in described.split(", ")
+            for name in group.split(" ", 1)[1].split(" and ")
+        }
         assert values == {name: getattr(scale, size) for name, scale in SCALES.items()}
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from pysmt.decoding.cluster import shards
 from pysmt.decoder import SystemRecipe
+from pysmt.decoding.cluster import shards
 from pysmt.testing import one_line_error, run_pysmt, start_pysmt
 from tests.helpers import long_input, tune_command, wait_until
 
@@ -67,8 +67,10 @@ def free_port() -> int:
 
 
 def nodes_alive(address: str, env: dict[str, str]) -> int:
-    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
-            "print('alive', sum(n['Alive'] for n in ray.nodes()))")
+    code = (
+        f"import ray; ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False); "
+        "print('alive', sum(n['Alive'] for n in ray.nodes()))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     found = re.findall(r"^alive (\d+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
     return int(found[-1]) if found else 0
@@ -109,8 +111,13 @@ def actors_in(*sids: int) -> list[str]:
 
 
 def start_node(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([RAY, "start", "--block", *args, *NODE], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        [RAY, "start", "--block", *args, *NODE],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def stop_node(node: subprocess.Popen) -> None:
@@ -153,8 +160,10 @@ def ray_cluster(head_env: dict[str, str] | None = None, worker_env: dict[str, st
     port = free_port()
     address = f"127.0.0.1:{port}"
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # (short: Ray's socket paths must fit in 107 bytes)
-    head = start_node(["--head", "--port", str(port), "--include-dashboard=false", "--disable-usage-stats",
-                       "--temp-dir", temp], head_env)
+    head = start_node(
+        ["--head", "--port", str(port), "--include-dashboard=false", "--disable-usage-stats", "--temp-dir", temp],
+        head_env,
+    )
     worker = None
     try:
         worker = start_worker(address, nodes=2, env=worker_env or head_env)
@@ -185,10 +194,30 @@ def test_shards_are_consecutive_and_balanced_by_words():
 @pytest.mark.slow
 def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=200)
-    here = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "local.nbest",
-                 "--alignment", tmp_path / "local.align")
-    there = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", tmp_path / "cluster.nbest",
-                  "--alignment", tmp_path / "cluster.align", "--cluster", cluster)
+    here = run_pysmt(
+        "decode",
+        "-c",
+        tiny_system,
+        "-i",
+        source,
+        "--nbest",
+        tmp_path / "local.nbest",
+        "--alignment",
+        tmp_path / "local.align",
+    )
+    there = run_pysmt(
+        "decode",
+        "-c",
+        tiny_system,
+        "-i",
+        source,
+        "--nbest",
+        tmp_path / "cluster.nbest",
+        "--alignment",
+        tmp_path / "cluster.align",
+        "--cluster",
+        cluster,
+    )
     assert here.returncode == 0 and there.returncode == 0, there.stderr
     assert there.stdout == here.stdout
     for name in ("nbest", "align"):
@@ -202,15 +231,17 @@ def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, clus
     src.write_text("a b c\nc b a\nb c\na b\nc a b\n")
     ref.write_text("x y z\nz y x\ny z\nx y\nz x y\n")
     local = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "local", "--max-iterations", "3"))
-    remote = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "remote", "--max-iterations", "3",
-                                 "--cluster", cluster))
+    remote = run_pysmt(
+        *tune_command(tiny_system, src, ref, tmp_path / "remote", "--max-iterations", "3", "--cluster", cluster)
+    )
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr
     assert (tmp_path / "remote" / "weights.txt").read_text() == (tmp_path / "local" / "weights.txt").read_text()
     runs = sorted(p.name for p in (tmp_path / "local").glob("run*"))
     assert runs == sorted(p.name for p in (tmp_path / "remote").glob("run*"))
     for run in runs:
-        assert (tmp_path / "remote" / run / "nbest.txt").read_bytes() == \
-            (tmp_path / "local" / run / "nbest.txt").read_bytes()
+        assert (tmp_path / "remote" / run / "nbest.txt").read_bytes() == (
+            tmp_path / "local" / run / "nbest.txt"
+        ).read_bytes()
     assert remote.stderr.count("loading the system") == 1  # the actors kept it across iterations
 
 
@@ -223,8 +254,18 @@ def test_rescore_on_the_cluster_gives_the_local_list(tiny_system, tmp_path, clus
     outs = {}
     for where in ("local", "cluster"):
         outs[where] = tmp_path / f"{where}.rescored"
-        proc = run_pysmt("rescore", "-c", tiny_system, "--nbest", nbest, "--out", outs[where], "--features",
-                     "repeated-word-batched", *(["--cluster", cluster] if where == "cluster" else []))
+        proc = run_pysmt(
+            "rescore",
+            "-c",
+            tiny_system,
+            "--nbest",
+            nbest,
+            "--out",
+            outs[where],
+            "--features",
+            "repeated-word-batched",
+            *(["--cluster", cluster] if where == "cluster" else []),
+        )
         assert proc.returncode == 0, proc.stderr
     assert outs["cluster"].read_bytes() == outs["local"].read_bytes()
     assert "RepeatedWord0= " in outs["local"].read_text() and "done: node" in proc.stderr
@@ -237,8 +278,18 @@ def test_a_worker_node_killed_mid_decode_changes_nothing(tiny_system, tmp_path, 
     doomed = start_worker(cluster, nodes=3)
     try:
         with open(tmp_path / "err.txt", "w") as err_file:  # (a file: the stdout pipe is read to its end first)
-            run = start_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, stdout=subprocess.PIPE,
-                              stderr=err_file, text=True)
+            run = start_pysmt(
+                "decode",
+                "-c",
+                tiny_system,
+                "-i",
+                source,
+                "--cluster",
+                cluster,
+                stdout=subprocess.PIPE,
+                stderr=err_file,
+                text=True,
+            )
             first = run.stdout.readline()  # translating: every actor has a shard
             end_session(doomed.pid)  # the node's raylet and workers, at once
             out = run.stdout.read()  # (not communicate(): it would skip what readline buffered)
@@ -265,8 +316,11 @@ def test_a_worker_node_killed_mid_iteration_leaves_the_tuned_weights_as_they_wer
     out = tmp_path / "remote"
     try:
         with open(tmp_path / "err.txt", "w") as err_file:
-            run = start_pysmt(*tune_command(tiny_system, src, ref, out, *tune, "--cluster", cluster),
-                              stdout=subprocess.DEVNULL, stderr=err_file)
+            run = start_pysmt(
+                *tune_command(tiny_system, src, ref, out, *tune, "--cluster", cluster),
+                stdout=subprocess.DEVNULL,
+                stderr=err_file,
+            )
             deadline = time.time() + 300
             while not (out / "run2" / "weights.txt").exists() and run.poll() is None and time.time() < deadline:
                 time.sleep(0.05)
@@ -288,8 +342,9 @@ def test_the_clusters_messages_never_reach_stdout(capsys):
 
     cluster_messages_to_stderr()
     cluster_messages_to_stderr()  # (once is enough)
-    driver.print_to_stdstream({"lines": ["node 1 has been marked dead"], "pid": "raylet", "is_err": False},
-                              ignore_prefix=False)
+    driver.print_to_stdstream(
+        {"lines": ["node 1 has been marked dead"], "pid": "raylet", "is_err": False}, ignore_prefix=False
+    )
     out, err = capsys.readouterr()
     assert out == "" and "node 1 has been marked dead" in err
 
@@ -297,38 +352,48 @@ def test_the_clusters_messages_never_reach_stdout(capsys):
 def test_an_unreachable_head_is_one_line(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\n")
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "127.0.0.1:1"),
-                   "--cluster 127.0.0.1:1: no Ray head reachable there")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "127.0.0.1:1"),
+        "--cluster 127.0.0.1:1: no Ray head reachable there",
+    )
 
 
 def test_threads_and_cluster_are_one_question(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("a b c\n")
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "local", "--threads", "2"),
-                   "--threads and --cluster: give one", status=2)
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", "local", "--threads", "2"),
+        "--threads and --cluster: give one",
+        status=2,
+    )
 
 
 def test_without_ray_installed_cluster_says_how_to_get_it(tmp_path):
-    code = ("import sys; sys.modules['ray'] = None\n"
-            "from pysmt.decoding.cluster import ray_module\n"
-            "from pysmt.errors import PysmtError\n"
-            "try:\n    ray_module()\nexcept PysmtError as err:\n    print(err)")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from pysmt.decoding.cluster import ray_module\n"
+        "from pysmt.errors import PysmtError\n"
+        "try:\n    ray_module()\nexcept PysmtError as err:\n    print(err)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     # pysmt-mt is on no index: the message names the extra's packages with pyproject.toml's versions
-    assert out.stdout.strip() == ("--cluster (Ray is not installed) needs pysmt-mt's optional extra 'cluster': "
-                                  "pip install 'ray>=2.9'")
+    assert out.stdout.strip() == (
+        "--cluster (Ray is not installed) needs pysmt-mt's optional extra 'cluster': pip install 'ray>=2.9'"
+    )
     lazy = "import sys, pysmt.cli, pysmt.decoding.cluster, tuning.loop; print('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def cpus_busy(cluster: str) -> str:
     """The CPUs that tasks or actors still hold on the cluster, once it settles (within a minute)."""
-    code = (f"import ray, time; ray.init(address={cluster!r}, logging_level='ERROR', log_to_driver=False)\n"
-            "for _ in range(120):\n"
-            "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
-            "    if not busy: break\n"
-            "    time.sleep(0.5)\n"
-            "print('busy', busy)")
+    code = (
+        f"import ray, time; ray.init(address={cluster!r}, logging_level='ERROR', log_to_driver=False)\n"
+        "for _ in range(120):\n"
+        "    busy = ray.cluster_resources()['CPU'] - ray.available_resources().get('CPU', 0)\n"
+        "    if not busy: break\n"
+        "    time.sleep(0.5)\n"
+        "print('busy', busy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(), timeout=120)
     found = re.findall(r"^busy (\S+)$", out.stdout, re.MULTILINE)  # (Ray may print warnings there too)
     return found[-1] if found else out.stdout + out.stderr
@@ -337,8 +402,12 @@ def cpus_busy(cluster: str) -> str:
 def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.Popen:
     """``pysmt COMMAND`` in a session of its own, given ``signum`` once its stderr (in ``log``) says ``when``."""
     with open(log, "w") as err:
-        run = start_pysmt(*command, stderr=err, start_new_session=True,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        run = start_pysmt(
+            *command,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.time() + 600
         while when not in log.read_text() and time.time() < deadline:
             assert run.poll() is None, log.read_text()[-3000:]
@@ -351,9 +420,19 @@ def stopped_run(command: list, log: Path, when: str, signum: int) -> subprocess.
 @pytest.mark.slow
 def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_path, cluster):
     source = long_input(tmp_path / "in.txt", lines=3000)
-    run = start_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, stdout=subprocess.PIPE,
-                      stderr=subprocess.PIPE, start_new_session=True,
-                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    run = start_pysmt(
+        "decode",
+        "-c",
+        tiny_system,
+        "-i",
+        source,
+        "--cluster",
+        cluster,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert run.stdout.readline()
     os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=120)
@@ -364,8 +443,8 @@ def test_ctrl_c_on_the_client_exits_130_and_leaves_no_actor(tiny_system, tmp_pat
 
 @pytest.mark.slow
 def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
-    from pysmt.decoding.cluster import Cluster
     from pysmt.decoder import SystemRecipe
+    from pysmt.decoding.cluster import Cluster
     from pysmt.errors import PysmtError
 
     with pytest.raises(PysmtError, match=r"^on node [0-9a-f]{8}: /nowhere/moses.ini: no such file$"):
@@ -377,13 +456,35 @@ def test_a_system_a_node_cannot_load_is_one_line_naming_the_node(cluster):
 def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, cluster, shared_data):
     shared_data("news", "newstest2013.en")
     # --budget: the networks stop at the scale's 20 updates, never at a time limit that a busy machine reaches
-    local = run_pysmt("experiment", "--data", shared_data(), "--out", tmp_path / "local", "--scale", "tiny",
-                      "--budget", "30", timeout=900)
+    local = run_pysmt(
+        "experiment",
+        "--data",
+        shared_data(),
+        "--out",
+        tmp_path / "local",
+        "--scale",
+        "tiny",
+        "--budget",
+        "30",
+        timeout=900,
+    )
     assert local.returncode == 0, local.stderr[-3000:]
     # the same system for both (eflomal's alignments vary from run to run: it has no seed)
-    command = ["experiment", "--data", shared_data(), "--out", tmp_path / "remote", "--scale", "tiny", "--budget", "30",
-               "--cluster", cluster,
-               "--system", tmp_path / "local" / "system"]
+    command = [
+        "experiment",
+        "--data",
+        shared_data(),
+        "--out",
+        tmp_path / "remote",
+        "--scale",
+        "tiny",
+        "--budget",
+        "30",
+        "--cluster",
+        cluster,
+        "--system",
+        tmp_path / "local" / "system",
+    ]
     stopped = stopped_run(command, tmp_path / "stopped.txt", "tune-baseline-seed0: done in", signal.SIGINT)
     assert stopped.returncode == 130 and "Traceback" not in (tmp_path / "stopped.txt").read_text()
     assert cpus_busy(cluster) == "0.0"  # Ctrl-C left no stage's task running
@@ -401,14 +502,18 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
 
 # -- paths as the command was typed; token authentication; losing the head ---------------------------
 
+
 def test_a_recipe_names_its_paths_as_they_were_where_the_command_was_typed(tmp_path, monkeypatch):
     for name in ("moses.ini", "weights.txt"):
         (tmp_path / name).write_text("")
     (tmp_path / "nets").mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HERE", str(tmp_path))
-    recipe = SystemRecipe("moses.ini", params=("cslm.model=nets", "rnn.model=$HERE/nets", "lm.order=3", "wp.x=none"),
-                          weights="weights.txt")
+    recipe = SystemRecipe(
+        "moses.ini",
+        params=("cslm.model=nets", "rnn.model=$HERE/nets", "lm.order=3", "wp.x=none"),
+        weights="weights.txt",
+    )
     assert recipe.config == str(tmp_path / "moses.ini") and recipe.weights == str(tmp_path / "weights.txt")
     # a value is a path when it names what exists (after $VARIABLES); others stay as given
     assert recipe.params == (f"cslm.model={tmp_path}/nets", f"rnn.model={tmp_path}/nets", "lm.order=3", "wp.x=none")
@@ -421,8 +526,17 @@ def test_a_relative_config_typed_in_the_systems_folder_decodes_as_locally(tiny_s
     folder = tiny_system.parent  # where Moses systems are run from
     long_input(folder / "in.txt", lines=100)
     (folder / "weights.txt").write_text("KENLM0= 0.4\n")
-    command = ("decode", "-c", "moses.ini", "-i", "in.txt", "--weights", "weights.txt", "--param",
-               "KENLM0.path=lm.arpa")
+    command = (
+        "decode",
+        "-c",
+        "moses.ini",
+        "-i",
+        "in.txt",
+        "--weights",
+        "weights.txt",
+        "--param",
+        "KENLM0.path=lm.arpa",
+    )
     here = run_pysmt(*command, cwd=folder)
     there = run_pysmt(*command, "--cluster", cluster, cwd=folder)
     assert here.returncode == 0 and there.returncode == 0, there.stderr
@@ -446,10 +560,22 @@ def test_token_authentication_set_up_as_the_readme_says(tiny_system, tmp_path, c
         assert there.returncode == 0, there.stderr
         assert there.stdout == local.stdout and "2 actor(s) on 2 node(s)" in there.stderr
         assert "Unauthenticated" not in there.stderr  # (the question whether the head wants a token is not shown)
-        refused = run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", nodes.address,
-                            env=environment(HOME=str(stranger)), timeout=60)
-        one_line_error(refused, f"--cluster {nodes.address}: the Ray cluster there asks for its token, and this client "
-                                "has none or another", "~/.ray/auth_token")
+        refused = run_pysmt(
+            "decode",
+            "-c",
+            tiny_system,
+            "-i",
+            source,
+            "--cluster",
+            nodes.address,
+            env=environment(HOME=str(stranger)),
+            timeout=60,
+        )
+        one_line_error(
+            refused,
+            f"--cluster {nodes.address}: the Ray cluster there asks for its token, and this client has none or another",
+            "~/.ray/auth_token",
+        )
     without = run_pysmt("decode", "-c", tiny_system, "-i", source, "--cluster", cluster, env=with_token)
     assert without.returncode == 0 and without.stdout == local.stdout, without.stderr
 
@@ -460,8 +586,22 @@ def decode_losing_the_head(system: Path, tmp_path: Path, source: Path, loading: 
     seconds to start: the client is then waiting for them); what came of it."""
     err_path = tmp_path / "err.txt"
     with ray_cluster() as nodes, open(err_path, "w") as err:
-        run = start_pysmt("decode", "-c", system, "-i", source, "--nbest", tmp_path / "cluster.nbest", "--nbest-size",
-                          "3", "--cluster", nodes.address, stdout=subprocess.PIPE, stderr=err, text=True)
+        run = start_pysmt(
+            "decode",
+            "-c",
+            system,
+            "-i",
+            source,
+            "--nbest",
+            tmp_path / "cluster.nbest",
+            "--nbest-size",
+            "3",
+            "--cluster",
+            nodes.address,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
         try:
             if loading:
                 wait_until(lambda: run.poll() is not None or "loading the system" in err_path.read_text(), 120)
@@ -482,8 +622,14 @@ def decode_losing_the_head(system: Path, tmp_path: Path, source: Path, loading: 
         end_session(nodes.worker.pid)  # (headless, it would take its time over a polite end)
         said = subprocess.CompletedProcess(run.args, run.returncode, out, err_path.read_bytes())
         error = one_line_error(said, status=run.returncode)
-        return {"status": run.returncode, "seconds": seconds, "out": out, "error": error, "address": nodes.address,
-                "actors_end": actors_end}
+        return {
+            "status": run.returncode,
+            "seconds": seconds,
+            "out": out,
+            "error": error,
+            "address": nodes.address,
+            "actors_end": actors_end,
+        }
 
 
 @pytest.mark.slow
@@ -493,13 +639,16 @@ def test_the_head_killed_mid_decode_stops_the_client_with_one_line_keeping_what_
     assert lost["status"] == 1 and lost["seconds"] < HEAD_LOSS_S, lost
     assert lost["actors_end"], lost  # none outlives the client by more than 10 s
     written = lost["out"].splitlines()
-    assert lost["error"] == (f"Error: lost the cluster's head at {lost['address']}: it stopped answering; the first "
-                             f"{len(written):,} of 1,500 line(s) had been translated")
+    assert lost["error"] == (
+        f"Error: lost the cluster's head at {lost['address']}: it stopped answering; the first "
+        f"{len(written):,} of 1,500 line(s) had been translated"
+    )
     # what was written is the local run's start: the translations, and the n-best list (no earlier file)
     start = tmp_path / "start.txt"
-    start.write_text("".join(source.read_text().splitlines(keepends=True)[:len(written)]))
-    local = run_pysmt("decode", "-c", tiny_system, "-i", start, "--nbest", tmp_path / "local.nbest", "--nbest-size",
-                      "3")
+    start.write_text("".join(source.read_text().splitlines(keepends=True)[: len(written)]))
+    local = run_pysmt(
+        "decode", "-c", tiny_system, "-i", start, "--nbest", tmp_path / "local.nbest", "--nbest-size", "3"
+    )
     assert 0 < len(written) < 1500 and lost["out"] == local.stdout
     assert (tmp_path / "cluster.nbest").read_text() == (tmp_path / "local.nbest").read_text()
 

@@ -13,9 +13,13 @@ from tests.helpers import write_moses_system
 def test_moses_ini_features_weights_and_defaults(tiny_system):
     config = load_config(tiny_system)
     assert [(s.type, s.name) for s in config.features] == [
-        ("kenlm", "KENLM0"), ("distortion", "Distortion0"), ("lexical-reordering", "LexicalReordering0"),
-        ("word-penalty", "WordPenalty0"), ("unknown-word-penalty", "UnknownWordPenalty0"),
-        ("phrase-table", "PhraseDictionaryMemory0")]
+        ("kenlm", "KENLM0"),
+        ("distortion", "Distortion0"),
+        ("lexical-reordering", "LexicalReordering0"),
+        ("word-penalty", "WordPenalty0"),
+        ("unknown-word-penalty", "UnknownWordPenalty0"),
+        ("phrase-table", "PhraseDictionaryMemory0"),
+    ]
     assert config.feature("WordPenalty0").weights == [-1.0]
     assert config.feature("UnknownWordPenalty0").weights is None  # Moses: not tuned, default weight 1
     assert config.feature("KENLM0").params["path"] == str(tiny_system.parent / "lm.arpa")
@@ -24,22 +28,33 @@ def test_moses_ini_features_weights_and_defaults(tiny_system):
 
 def test_moses_ini_search_sections_and_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("MODELS", str(tmp_path / "system"))
-    ini = write_moses_system(tmp_path / "system", extra="[stack]\n50\n[beam-threshold]\n0.01\n"
-                             "[search-algorithm]\n1\n[cube-pruning-pop-limit]\n300\n[distortion-limit]\n-1\n")
+    ini = write_moses_system(
+        tmp_path / "system",
+        extra="[stack]\n50\n[beam-threshold]\n0.01\n"
+        "[search-algorithm]\n1\n[cube-pruning-pop-limit]\n300\n[distortion-limit]\n-1\n",
+    )
     ini.write_text(ini.read_text().replace("path=lm.arpa", "path=${MODELS}/lm.arpa"))
     config = load_config(ini)
     assert config.search == SearchConfig("cube", 50, 0.01, 300, -1, 20, 32)
     assert config.feature("KENLM0").params["path"] == str(tmp_path / "system" / "lm.arpa")
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("Distortion\n", "Distortion\nPhraseDictionaryCompact path=x\n"),
-     "line 4: feature PhraseDictionaryCompact is not supported"),
-    (lambda t: t.replace("KENLM order=2", "KENLM order=2 path=${NO_SUCH_VARIABLE}"), "line 2: environment variable"),
-    (lambda t: t.replace("WordPenalty0= -1", "WordPenalty0 -1"), "expected 'FeatureName= w1 w2 ...'"),
-    (lambda t: t.replace("WordPenalty0= -1", "WordPenalty7= -1"), "unknown feature.*WordPenalty7"),
-    (lambda t: t + "[stack]\nlots\n", r"\[stack\] must be a number"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda t: t.replace("Distortion\n", "Distortion\nPhraseDictionaryCompact path=x\n"),
+            "line 4: feature PhraseDictionaryCompact is not supported",
+        ),
+        (
+            lambda t: t.replace("KENLM order=2", "KENLM order=2 path=${NO_SUCH_VARIABLE}"),
+            "line 2: environment variable",
+        ),
+        (lambda t: t.replace("WordPenalty0= -1", "WordPenalty0 -1"), "expected 'FeatureName= w1 w2 ...'"),
+        (lambda t: t.replace("WordPenalty0= -1", "WordPenalty7= -1"), "unknown feature.*WordPenalty7"),
+        (lambda t: t + "[stack]\nlots\n", r"\[stack\] must be a number"),
+    ],
+)
 def test_moses_ini_errors(tiny_system, edit, message):
     tiny_system.write_text(edit(tiny_system.read_text()))
     with pytest.raises(PysmtError, match=message) as err:
@@ -53,8 +68,9 @@ def test_toml_round_trip_keeps_everything(tiny_system, tmp_path):
     write_toml(config, out)
     again = load_config(out)
     assert again.search == config.search
-    assert [(s.type, s.name, s.params, s.weights) for s in again.features] == \
-           [(s.type, s.name, s.params, s.weights) for s in config.features]
+    assert [(s.type, s.name, s.params, s.weights) for s in again.features] == [
+        (s.type, s.name, s.params, s.weights) for s in config.features
+    ]
     assert "../system/lm.arpa" in out.read_text()  # paths stay relative to the config
 
 
@@ -62,8 +78,10 @@ def test_toml_default_names_and_errors(tmp_path):
     path = tmp_path / "pysmt.toml"
     for name in ("lm.arpa", "lm2.arpa"):
         (tmp_path / name).write_text("")
-    path.write_text('[search]\nalgorithm = "cube"\n[[feature]]\ntype = "kenlm"\npath = "lm.arpa"\n'
-                    '[[feature]]\ntype = "kenlm"\npath = "lm2.arpa"\n[[feature]]\ntype = "word-penalty"\n')
+    path.write_text(
+        '[search]\nalgorithm = "cube"\n[[feature]]\ntype = "kenlm"\npath = "lm.arpa"\n'
+        '[[feature]]\ntype = "kenlm"\npath = "lm2.arpa"\n[[feature]]\ntype = "word-penalty"\n'
+    )
     config = load_config(path)
     assert [s.name for s in config.features] == ["LM0", "LM1", "WordPenalty0"]
     path.write_text('[search]\nstack_size = 3\n[[feature]]\ntype = "kenlm"\n')
@@ -88,6 +106,7 @@ def test_weights_file_overrides(tiny_system, tmp_path):
 
 # -- nothing a user wrote is silently ignored ---------------------------------------------------
 
+
 @pytest.fixture
 def source(tmp_path):
     """One line (conftest's source has two): these cases were written with one."""
@@ -100,8 +119,10 @@ def test_a_weights_file_naming_a_feature_twice_is_refused(tmp_path, source):
     ini = write_toy_system(tmp_path / "system")
     weights = tmp_path / "weights.txt"
     weights.write_text("WordPenalty0= -1\nKENLM0= 0.5\nWordPenalty0= 2\n")
-    one_line_error(run_pysmt("decode", "-c", ini, "-i", source, "--weights", weights),
-                   f"{weights}, line 3: WordPenalty0 has weights already (line 1)")
+    one_line_error(
+        run_pysmt("decode", "-c", ini, "-i", source, "--weights", weights),
+        f"{weights}, line 3: WordPenalty0 has weights already (line 1)",
+    )
 
 
 def test_a_moses_ini_naming_a_weight_twice_is_refused(tmp_path, source):
@@ -119,5 +140,6 @@ def test_moses_run_sections_are_not_read_and_say_so(tmp_path, source, section, a
 
 def test_an_old_style_weight_section_in_a_new_style_ini_is_refused(tmp_path, source):
     ini = write_toy_system(tmp_path / "system", extra="\n[weight-l]\n0.5\n")
-    one_line_error(run_pysmt("decode", "-c", ini, "-i", source), "[weight-l] is an old-style weight section",
-                   "[weight]")
+    one_line_error(
+        run_pysmt("decode", "-c", ini, "-i", source), "[weight-l] is an old-style weight section", "[weight]"
+    )

@@ -7,8 +7,8 @@ import pytest
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from pysmt.files.formats import nbest_line
 from pysmt.features.base import Feature
+from pysmt.files.formats import nbest_line
 from pysmt.testing import one_line_error, registered, run_pysmt, toy_decoder
 
 # moses-regression-tests, tests/phrase.lexicalized-reordering/truth/results.txt (Moses, normal search).
@@ -63,6 +63,7 @@ def test_cube_pruning_finds_translations_as_good(fixture_dir, sentences):
 
 
 # -- loading and caches ---------------------------------------------------------------------------
+
 
 def test_a_missing_phrase_table_is_reported_before_the_lm_is_loaded(tiny_system, source):
     (tiny_system.parent / "phrases.txt").unlink()

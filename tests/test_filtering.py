@@ -24,6 +24,7 @@ def filtered_system(tmp_path: Path, text: str) -> tuple[Path, Path, Path]:
 def test_filter_applies_the_systems_preprocessing(tmp_path):
     toml, source, filtered = filtered_system(tmp_path, "a, b.\nb.\n")
     from pysmt.models.phrase_table import PhraseTable
+
     table = PhraseTable(load_config(filtered).feature("PhraseDictionaryMemory0").params["path"])
     assert sorted(table.sources) == [",", ".", "a", "a ,", "b", "b ."]  # tokenized n-grams, not "a,"
     full = run_pysmt("decode", "-c", toml, "-i", source)
@@ -36,8 +37,7 @@ def test_filter_into_the_systems_own_folder_is_refused(tmp_path):
     before = toml.read_bytes()
     source = tmp_path / "raw.txt"
     source.write_text("a, b.\n")
-    one_line_error(run_pysmt("filter", "-c", toml, "-i", source, "-o", toml.parent),
-                   "is also the input --config")
+    one_line_error(run_pysmt("filter", "-c", toml, "-i", source, "-o", toml.parent), "is also the input --config")
     assert toml.read_bytes() == before
 
 
@@ -51,5 +51,7 @@ def test_a_filtered_system_binarized_keeps_its_tables_names_short(tmp_path):
     assert Path(spec.params["path"]).name == f"{k}.phrase-table.{table}.gz"
     binary = load_config(tmp_path / "bin" / "pysmt.toml").feature("PhraseDictionaryMemory0").params["path"]
     assert Path(binary).name == f"{k}.phrase-table.{table}.bin"  # not {k}.phrase-table.{k}.phrase-table...
-    assert run_pysmt("decode", "-c", tmp_path / "bin" / "pysmt.toml", "-i", source).stdout == \
-        run_pysmt("decode", "-c", toml, "-i", source).stdout
+    assert (
+        run_pysmt("decode", "-c", tmp_path / "bin" / "pysmt.toml", "-i", source).stdout
+        == run_pysmt("decode", "-c", toml, "-i", source).stdout
+    )

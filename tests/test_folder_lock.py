@@ -12,17 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from pysmt.files.textio import TEMP_MARK
 from pysmt.running.folder_lock import LOCK_FILE, lock_folder
 from pysmt.running.jobs import Job, fingerprint
-from pysmt.files.textio import TEMP_MARK
 from pysmt.testing import one_line_error, run_pysmt
 from tests.helpers import slow_cases, tune_command
 
 
 def hold_lock(folder: Path) -> subprocess.Popen:
     """Another process holding ``folder``'s lock, as a running pysmt command would."""
-    code = (f"from pysmt.running.folder_lock import lock_folder; lock_folder({str(folder)!r}); "
-            "print('held', flush=True); import time; time.sleep(120)")
+    code = (
+        f"from pysmt.running.folder_lock import lock_folder; lock_folder({str(folder)!r}); "
+        "print('held', flush=True); import time; time.sleep(120)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert holder.stdout.readline() == b"held\n"
     return holder
@@ -34,8 +36,11 @@ def test_a_second_tune_into_a_busy_folder_is_refused_naming_the_holder(tiny_syst
     out = tmp_path / "tune"
     holder = hold_lock(out)
     try:
-        one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out)),
-                       f"{out.resolve()} is in use by another run", f"PID {holder.pid}")
+        one_line_error(
+            run_pysmt(*tune_command(tiny_system, src, ref, out)),
+            f"{out.resolve()} is in use by another run",
+            f"PID {holder.pid}",
+        )
         assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # nothing written
     finally:
         holder.kill()
@@ -51,10 +56,11 @@ def test_every_command_writing_an_out_folder_takes_its_lock(tiny_system, tmp_pat
     corpus = tmp_path / "c"
     for lang in ("en", "fr"):
         (tmp_path / f"c.{lang}").write_text("a house\nthe cat\n")
-    args = {"binarize": ["binarize", "-c", str(tiny_system), "-o", str(out)],
-            "train": ["train", "--corpus", str(corpus), "--out", str(out)],
-            "rnn train": ["rnn", "train", "--phrase-table", str(tiny_system.parent / "phrases.txt"),
-                          "--out", str(out)]}[command]
+    args = {
+        "binarize": ["binarize", "-c", str(tiny_system), "-o", str(out)],
+        "train": ["train", "--corpus", str(corpus), "--out", str(out)],
+        "rnn train": ["rnn", "train", "--phrase-table", str(tiny_system.parent / "phrases.txt"), "--out", str(out)],
+    }[command]
     try:
         proc = run_pysmt(*args)
         assert proc.returncode == 1 and "is in use by another run" in proc.stderr, proc.stderr
@@ -98,8 +104,11 @@ def test_a_second_experiment_into_a_busy_folder_is_refused(tmp_path, shared_data
     out = tmp_path / "run"
     holder = hold_lock(out)
     try:
-        one_line_error(run_pysmt("experiment", "--data", shared_data(), "--out", out, "--scale", "tiny"),
-                       "is in use by another run", f"PID {holder.pid}")
+        one_line_error(
+            run_pysmt("experiment", "--data", shared_data(), "--out", out, "--scale", "tiny"),
+            "is in use by another run",
+            f"PID {holder.pid}",
+        )
     finally:
         holder.kill()
         holder.wait()

@@ -16,8 +16,8 @@ from pysmt.running.jobs import Job
 from pysmt.testing import one_line_error, run_pysmt
 from tests.helpers import tune_command
 
-
 # -- resumable jobs refuse other inputs ---------------------------------------------------------
+
 
 @pytest.mark.slow  # six tune runs
 def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_system, dev, tmp_path):
@@ -65,12 +65,14 @@ def test_a_moved_tune_folder_with_its_inputs_resumes(tmp_path):
     ref.write_text("x y z\nz y x\ny z\n")
     assert run_pysmt(*tune_command(ini, src, ref, project / "tune")).returncode == 0
     moved = project.rename(tmp_path / "moved")
-    again = run_pysmt(*tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref",
-                                    moved / "tune"))
+    again = run_pysmt(
+        *tune_command(moved / "system" / "moses.ini", moved / "dev.src", moved / "dev.ref", moved / "tune")
+    )
     assert again.returncode == 0 and "decode dev" not in again.stderr, again.stderr
 
 
 # -- the job record ---------------------------------------------------------------------------------
+
 
 def _job(out: Path, *inputs: Path) -> Job:
     return Job(out, "demo", {"seed": 1}, {"--in": list(inputs)})

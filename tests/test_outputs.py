@@ -17,36 +17,44 @@ from pysmt.files.textio import TEMP_MARK
 from pysmt.testing import one_line_error, run_pysmt, start_pysmt
 from tests.helpers import limited_file_size, long_input, raw_text_system, slow_cases, tune_command
 
-
 # -- no output may be an input; nothing is truncated before the run has started -----------------
+
 
 @pytest.mark.parametrize("option", ["--nbest", "--alignment"])
 def test_output_equal_to_the_input_is_refused_and_the_input_survives(tiny_system, source, option):
     before = source.read_bytes()
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, option, source), option,
-                   "is also the input --input")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, option, source), option, "is also the input --input"
+    )
     assert source.read_bytes() == before
 
 
 def test_output_equal_to_a_model_file_is_refused(tiny_system, source):
     table = tiny_system.parent / "phrases.txt"
     before = table.read_bytes()
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", table), "--nbest",
-                   "PhraseDictionaryMemory0 path")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", table),
+        "--nbest",
+        "PhraseDictionaryMemory0 path",
+    )
     assert table.read_bytes() == before
 
 
 def test_two_outputs_on_one_file_are_refused(tiny_system, source, tmp_path):
     out = tmp_path / "out.txt"
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", out, "--alignment", out),
-                   "--nbest and --alignment are the same file")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", out, "--alignment", out),
+        "--nbest and --alignment are the same file",
+    )
 
 
 def test_an_earlier_output_survives_a_run_that_fails_to_start(tiny_system, source, tmp_path):
     nbest = tmp_path / "nbest.txt"
     nbest.write_text("precious\n")
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--features", "nope"),
-                   "unknown feature 'nope'")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--features", "nope"),
+        "unknown feature 'nope'",
+    )
     assert nbest.read_text() == "precious\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
 
@@ -65,6 +73,7 @@ def test_tune_out_in_the_system_folder_is_refused(tmp_path, dev):
 
 
 # -- streamed outputs: full disks, failures, links and devices -------------------------------------
+
 
 def test_a_full_disk_keeps_the_earlier_nbest_and_names_the_file(tiny_system, tmp_path):
     nbest = tmp_path / "nbest.txt"
@@ -105,8 +114,9 @@ def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path)
     source.write_text("a b c\nc b a\n")
     fifo = tmp_path / "nbest.fifo"
     os.mkfifo(fifo)
-    proc = start_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", fifo, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+    proc = start_pysmt(
+        "decode", "-c", tiny_system, "-i", source, "--nbest", fifo, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     with open(fifo, encoding="utf-8") as reader:
         lines = reader.read().splitlines()
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
@@ -115,6 +125,7 @@ def test_a_fifo_nbest_is_written_as_a_stream_not_replaced(tiny_system, tmp_path)
 
 
 # -- every channel: stdin's and stdout's files are an input and an output like any other -------------
+
 
 @pytest.mark.parametrize("option", ["--nbest", "--alignment"])
 def test_an_output_that_is_the_file_on_stdin_is_refused_and_survives(tiny_system, tmp_path, option):
@@ -196,8 +207,19 @@ def test_rescore_out_on_stdout_holds_the_list_and_nothing_else(tiny_system, sour
     nbest = tmp_path / "in.nbest"
     assert run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest).returncode == 0
     with open(tmp_path / "out.nbest", "wb") as stdout:
-        proc = run_pysmt("rescore", "-c", tiny_system, "--features", "repeated-word", "--nbest", nbest, "--out",
-                         "/dev/stdout", stdout=stdout, timeout=120)
+        proc = run_pysmt(
+            "rescore",
+            "-c",
+            tiny_system,
+            "--features",
+            "repeated-word",
+            "--nbest",
+            nbest,
+            "--out",
+            "/dev/stdout",
+            stdout=stdout,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "out.nbest").read_text().splitlines()
     assert len(lines) == len(nbest.read_text().splitlines()) and all(" ||| " in line for line in lines)
@@ -208,6 +230,8 @@ def test_an_output_inside_a_binary_table_folder_is_refused(tiny_system, source, 
     table = next((tmp_path / "bin").glob("*.phrase-table.*.bin"))
     scores = table / "scores.npy"
     before = scores.read_bytes()
-    one_line_error(run_pysmt("decode", "-c", tmp_path / "bin" / "pysmt.toml", "-i", source, "--nbest", scores),
-                   f"--nbest {scores} is inside the input PhraseDictionaryMemory0 path")
+    one_line_error(
+        run_pysmt("decode", "-c", tmp_path / "bin" / "pysmt.toml", "-i", source, "--nbest", scores),
+        f"--nbest {scores} is inside the input PhraseDictionaryMemory0 path",
+    )
     assert scores.read_bytes() == before

@@ -13,8 +13,14 @@ import numpy as np
 import pytest
 
 from pysmt.errors import PysmtError
-from pysmt.running.parallel import (START_METHOD_VARIABLE, map_with_shared, ordered_map, shared, start_method,
-                                    worker_pool)
+from pysmt.running.parallel import (
+    START_METHOD_VARIABLE,
+    map_with_shared,
+    ordered_map,
+    shared,
+    start_method,
+    worker_pool,
+)
 from pysmt.testing import run_pysmt
 from pysmt.training.extraction import extract_corpus
 from tests.helpers import slow_cases
@@ -51,8 +57,21 @@ def test_decoding_threads_give_the_same_translations_and_nbest(tiny_system, tmp_
     outputs = []
     for threads, start in (("1", "fork"), ("2", method)):
         nbest = tmp_path / f"nbest.{threads}"
-        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, "--threads", threads, "--nbest", nbest,
-                         "--nbest-size", "3", env={**os.environ, START_METHOD_VARIABLE: start}, timeout=120)
+        proc = run_pysmt(
+            "decode",
+            "-c",
+            tiny_system,
+            "-i",
+            source,
+            "--threads",
+            threads,
+            "--nbest",
+            nbest,
+            "--nbest-size",
+            "3",
+            env={**os.environ, START_METHOD_VARIABLE: start},
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         outputs.append((proc.stdout, nbest.read_bytes()))
     assert outputs[0] == outputs[1] and len(outputs[0][0].splitlines()) == 20
@@ -66,11 +85,15 @@ def test_extraction_and_mert_restarts_give_the_same_results(monkeypatch, method)
     alignments = ["0-0 1-1 2-2"] * len(sources)
     features = [rng.normal(size=(4, 3)) for _ in range(5)]
     stats = [np.abs(rng.integers(0, 5, size=(4, 9))).astype(float) + 1 for _ in range(5)]
-    alone = (extract_corpus(sources, sources, alignments, processes=1),
-             optimize(features, stats, [1.0, 0.5, 0.2], restarts=3))
+    alone = (
+        extract_corpus(sources, sources, alignments, processes=1),
+        optimize(features, stats, [1.0, 0.5, 0.2], restarts=3),
+    )
     monkeypatch.setenv(START_METHOD_VARIABLE, method)
-    pooled = (extract_corpus(sources, sources, alignments, processes=2),
-              optimize(features, stats, [1.0, 0.5, 0.2], restarts=3, mapper=partial(map_with_shared, processes=2)))
+    pooled = (
+        extract_corpus(sources, sources, alignments, processes=2),
+        optimize(features, stats, [1.0, 0.5, 0.2], restarts=3, mapper=partial(map_with_shared, processes=2)),
+    )
     for name in alone[0].__dataclass_fields__:
         assert np.array_equal(getattr(alone[0], name), getattr(pooled[0], name)), name
     assert np.array_equal(alone[1][0], pooled[1][0]) and alone[1][1] == pooled[1][1]

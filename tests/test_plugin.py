@@ -13,7 +13,8 @@ def test_context_table_numbers_contexts_and_builds_a_batchs_ngrams():
     assert start.tolist() == [0] and len(table) == 1
     words = np.array([[5, 6, 7], [8, 0, 0]], dtype=np.int32)  # option 0: "5 6 7", option 1: "8"
     rows, targets, owners, states, fresh = table.extend(
-        np.array([0, 0]), words, np.array([3, 1]), np.array([False, True]), 1)
+        np.array([0, 0]), words, np.array([3, 1]), np.array([False, True]), 1
+    )
     # request 0: 5 | (0 0), 6 | (0 5), 7 | (5 6), new state (6 7); request 1: 8 | (0 0), state (0 8), </s> | (0 8)
     assert table.contexts(np.arange(len(table))).tolist() == [[0, 0], [0, 5], [5, 6], [6, 7], [0, 8]]
     assert rows.tolist() == [0, 1, 2, 0, 4]

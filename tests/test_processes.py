@@ -18,8 +18,8 @@ import pytest
 from pysmt.files.textio import TEMP_MARK
 from tests.helpers import alive, children_of, long_input, slow_cases, start_decode, wait_until
 
-
 # -- children die with their parents ------------------------------------------------------------
+
 
 def test_kill_9_of_decode_leaves_no_worker(tiny_system, tmp_path):
     proc = start_decode(tiny_system, long_input(tmp_path / "in.txt"), "--threads", "2")
@@ -33,8 +33,11 @@ def test_kill_9_of_decode_leaves_no_worker(tiny_system, tmp_path):
 @pytest.mark.parametrize("library", [False, True])
 def test_kill_9_leaves_no_child_command(tmp_path, library):
     """The tools pysmt runs (lmplz, an `rnn train` of the experiment) and those a library runs (eflomal)."""
-    start = ("with library_children_die_with_us(): subprocess.run(['sleep', '60'])" if library
-             else "ChildProcess(['sleep', '60']).wait()")
+    start = (
+        "with library_children_die_with_us(): subprocess.run(['sleep', '60'])"
+        if library
+        else "ChildProcess(['sleep', '60']).wait()"
+    )
     code = textwrap.dedent(f"""
         import subprocess
         from pysmt.running.processes import ChildProcess, library_children_die_with_us
@@ -61,8 +64,17 @@ def test_a_stopped_decode_keeps_the_nbest_under_its_name_quietly(tiny_system, tm
     nbest = tmp_path / "nbest.txt"
     # a shell that starts a job in the background ignores SIGINT for it (and so would the test's
     # decoder, inheriting that): give it the default, as a terminal does
-    proc = start_decode(tiny_system, long_input(tmp_path / "in.txt"), "--threads", threads, "--nbest", str(nbest),
-                        "--nbest-size", "2", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_decode(
+        tiny_system,
+        long_input(tmp_path / "in.txt"),
+        "--threads",
+        threads,
+        "--nbest",
+        str(nbest),
+        "--nbest-size",
+        "2",
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(0.5)
     os.killpg(proc.pid, signum)
     try:

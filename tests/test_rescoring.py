@@ -48,8 +48,9 @@ def test_rescore_command_errors(tiny_system, tmp_path):
     command = ["rescore", "-c", tiny_system, "--nbest", nbest]
     one_line_error(run_pysmt(*command, "--out", nbest, "--features", "kenlm"), "is also the input --nbest")
     assert nbest.read_text().startswith("0 |||")
-    one_line_error(run_pysmt(*command, "--out", tmp_path / "o.txt", "--features", "word-penalty"),
-                   "rescore adds stateful features")
+    one_line_error(
+        run_pysmt(*command, "--out", tmp_path / "o.txt", "--features", "word-penalty"), "rescore adds stateful features"
+    )
     assert run_pysmt(*command, "--out", tmp_path / "o.txt").returncode == 2
 
 
@@ -57,7 +58,10 @@ def test_rescoring_a_list_of_another_system_is_refused(tmp_path):
     ini = write_toy_system(tmp_path / "system")
     nbest = tmp_path / "nbest.txt"
     nbest.write_text("0 ||| x ||| LM0= -1 WordPenalty0= -1 ||| -2\n")
-    with pytest.raises(PysmtError, match=r"its features \(LM0 WordPenalty0\) are not the system.s "
-                                         r".*it lacks Distortion0.*it has LM0: was it decoded with this -c config"):
+    with pytest.raises(
+        PysmtError,
+        match=r"its features \(LM0 WordPenalty0\) are not the system.s "
+        r".*it lacks Distortion0.*it has LM0: was it decoded with this -c config",
+    ):
         rescore(load_config(ini), ["kenlm"], nbest, tmp_path / "out.txt")
     assert not (tmp_path / "out.txt").exists()

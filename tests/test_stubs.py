@@ -19,9 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_committed_stub_matches_the_built_module(module: str, tmp_path: Path) -> None:
     built = Path(importlib.import_module(module).__file__)  # type: ignore[arg-type]
     committed = built.parent / (module.rpartition(".")[2] + ".pyi")
-    subprocess.run([sys.executable, "-m", "pybind11_stubgen", "--exit-code", "-o", str(tmp_path), module],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pybind11_stubgen", "--exit-code", "-o", str(tmp_path), module],
+        check=True,
+        capture_output=True,
+    )
     generated = tmp_path.joinpath(*module.split(".")).with_suffix(".pyi")
     assert committed.is_file(), f"{module} has no stub beside it: run scripts/generate-stubs.sh"
-    assert generated.read_text() == committed.read_text(), \
+    assert generated.read_text() == committed.read_text(), (
         f"{committed.relative_to(ROOT)} is out of date: run scripts/generate-stubs.sh"
+    )

@@ -12,8 +12,8 @@ from pysmt.testing import registered, toy_decoder, toy_options
 
 
 def test_testing_helpers_decode_a_plugin_without_installing_it(tmp_path):
-    from pysmt_example_features import RepeatedWordFeature
     from pysmt.testing import write_toy_system
+    from pysmt_example_features import RepeatedWordFeature
 
     system = write_toy_system(tmp_path)
     # a name of its own: the example plugin may be installed too, under "repeated-word"

@@ -28,6 +28,7 @@ def test_every_written_file_gets_umask_permissions(tmp_path):
         with atomic_path(tmp_path / "b.bin") as path:
             path.write_bytes(b"x")
         from pysmt.training.preparation import train_truecaser
+
         train_truecaser(["The cat", "the dog"], tmp_path / "truecase.en")
     finally:
         os.umask(old)
@@ -54,19 +55,21 @@ def test_a_full_disk_while_saving_a_torch_checkpoint_is_one_line(tmp_path):
         from pysmt.errors import PysmtError
         from pysmt.files.textio import atomic_path
         try:
-            with atomic_path({str(tmp_path / 'last.pt')!r}) as tmp:
+            with atomic_path({str(tmp_path / "last.pt")!r}) as tmp:
                 torch.save(torch.zeros(100_000), tmp)
         except PysmtError as err:
             print(err)
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          preexec_fn=limited_file_size(50_000))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limited_file_size(50_000)
+    )
     assert proc.stdout.startswith(f"writing {tmp_path / 'last.pt'}: the write failed (is the disk full?)"), proc
     assert list(tmp_path.iterdir()) == []
 
 
 def test_reading_with_progress_gives_the_same_lines(tmp_path):
     import gzip
+
     path = tmp_path / "t.gz"
     with gzip.open(path, "wt") as out:
         out.write("".join(f"line {k}\n" for k in range(70_000)))
@@ -82,7 +85,7 @@ def compressed(path, opener):
     with opener(path, "wt", encoding="utf-8") as out:
         out.write(LINES)
     data = path.read_bytes()
-    path.write_bytes(data[:len(data) // 2])  # a copy cut short
+    path.write_bytes(data[: len(data) // 2])  # a copy cut short
     return path
 
 
@@ -94,7 +97,7 @@ def test_a_compressed_file_cut_short_is_one_error_naming_the_file_and_line(tmp_p
         for line_no, text in read_lines(path):
             lines.append(text)
     assert str(failure.value).startswith(f"{path}, line {len(lines) + 1}: the compressed file is truncated or damaged")
-    assert len(lines) < 20_000 and lines == LINES.splitlines()[:len(lines)]  # the complete lines before it
+    assert len(lines) < 20_000 and lines == LINES.splitlines()[: len(lines)]  # the complete lines before it
 
 
 def test_compressed_files_are_read_whole(tmp_path):
@@ -114,8 +117,11 @@ def test_a_truncated_gzip_table_is_one_line_naming_it(tmp_path, source, command)
     table.unlink()
     ini.write_text(ini.read_text().replace("phrases.txt", "phrases.gz"))
     args = ["-i", str(source)] if command == "decode" else ["-o", str(tmp_path / "bin")]
-    one_line_error(run_pysmt(command, "-c", ini, *args), f"{table.with_suffix('.gz')}, line ",
-                   "the compressed file is truncated or damaged")
+    one_line_error(
+        run_pysmt(command, "-c", ini, *args),
+        f"{table.with_suffix('.gz')}, line ",
+        "the compressed file is truncated or damaged",
+    )
 
 
 def test_a_truncated_gzip_input_fails_before_any_decoding(tiny_system, tmp_path):
@@ -133,8 +139,9 @@ def test_a_fifo_given_as_a_table_is_not_a_regular_file(tmp_path, source):
     table = tmp_path / "system" / "phrases.txt"
     table.unlink()
     os.mkfifo(table)
-    one_line_error(run_pysmt("decode", "-c", ini, "-i", source, timeout=60),
-                   f"{table}: not a regular file (a named pipe)")
+    one_line_error(
+        run_pysmt("decode", "-c", ini, "-i", source, timeout=60), f"{table}: not a regular file (a named pipe)"
+    )
 
 
 def test_a_byte_order_mark_is_dropped_and_said_once(tiny_system, tmp_path):
@@ -175,6 +182,7 @@ def test_arrays_written_to_a_full_disk_fail_with_the_system_error():
             except OSError as err:
                 print(errno.errorcode[err.errno])
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          preexec_fn=limited_file_size(50_000))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limited_file_size(50_000)
+    )
     assert proc.stdout.strip() == "EFBIG", proc

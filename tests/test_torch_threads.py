@@ -69,8 +69,10 @@ def test_training_takes_the_cpus_it_may_use_unless_told(tmp_path):
     assert run(TRAINING_THREADS, 1, 3) == ["3", "3", "3"]  # --threads 3
 
 
-@pytest.mark.parametrize("command", [["rnn", "train"], *slow_cases(["rnn", "score"], ["rnn", "scatter"],
-                                                                    ["cslm", "train"], ["cslm", "perplexity"])])
+@pytest.mark.parametrize(
+    "command",
+    [["rnn", "train"], *slow_cases(["rnn", "score"], ["rnn", "scatter"], ["cslm", "train"], ["cslm", "perplexity"])],
+)
 def test_torch_commands_take_threads(command):
     proc = run_pysmt(*command, "--help")
     assert proc.returncode == 0 and "--threads" in proc.stdout

@@ -61,7 +61,7 @@ class BleuStatistics:
 def bleu(stats: np.ndarray) -> np.ndarray | float:
     """Corpus BLEU (0-100, sacrebleu's scale) of summed statistics; vectorized over leading axes."""
     stats = np.asarray(stats, dtype=np.float64)
-    correct, total = stats[..., 0:2 * ORDER:2], stats[..., 1:2 * ORDER:2]
+    correct, total = stats[..., 0 : 2 * ORDER : 2], stats[..., 1 : 2 * ORDER : 2]
     sys_len, ref_len = total[..., 0], stats[..., -1]
     with np.errstate(divide="ignore", invalid="ignore"):
         bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / sys_len), 0.0), 1.0)

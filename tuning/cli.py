@@ -27,8 +27,9 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
     no weights for (e.g. added with --features) start at their default weights (a plugin's
     default_weights()), else at 0; the unknown-word penalty stays fixed.
     """
-    options = from_command(TuningOptions, given, config=Path(config_path), features=split_names(features),
-                           params=list(params))
+    options = from_command(
+        TuningOptions, given, config=Path(config_path), features=split_names(features), params=list(params)
+    )
     only_one_place(options.threads, options.cluster)
     from tuning.loop import tune as run_tuning
 

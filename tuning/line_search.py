@@ -61,11 +61,14 @@ class CandidatePool:
         for s, (f, st) in enumerate(zip(features, stats)):
             f, st = np.asarray(f), np.asarray(st)
             if f.ndim != 2 or f.shape[1] != d or st.shape != (len(f), N_STATS) or not len(f):
-                raise ValueError(f"sentence {s}: need n x {d} features and n x {N_STATS} statistics with n > 0, "
-                                 f"got {f.shape} and {st.shape}")
+                raise ValueError(
+                    f"sentence {s}: need n x {d} features and n x {N_STATS} statistics with n > 0, "
+                    f"got {f.shape} and {st.shape}"
+                )
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in features])]).astype(np.int64)
-        return cls(np.ascontiguousarray(np.vstack(features).T, dtype=np.float64),
-                   np.vstack(stats).astype(np.float64), offsets)
+        return cls(
+            np.ascontiguousarray(np.vstack(features).T, dtype=np.float64), np.vstack(stats).astype(np.float64), offsets
+        )
 
     @property
     def dimension(self) -> int:

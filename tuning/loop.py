@@ -29,19 +29,19 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
-from pysmt.decoding.cluster import Cluster
 from pysmt.config import SystemConfig
 from pysmt.config_files import read_weights_file, write_toml
 from pysmt.decoder import Decoder, SystemRecipe
+from pysmt.decoding.cluster import Cluster
+from pysmt.decoding.line_streams import TranslationLines
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
-from pysmt.running.folder_lock import release_folder
 from pysmt.files.formats import format_labels
-from pysmt.running.jobs import DoneMarkers, Job
-from pysmt.decoding.line_streams import TranslationLines
 from pysmt.files.outputs import Inputs, check_outputs
-from pysmt.running.parallel import map_with_shared
 from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.running.folder_lock import release_folder
+from pysmt.running.jobs import DoneMarkers, Job
+from pysmt.running.parallel import map_with_shared
 from tuning.bleu import BleuStatistics
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
@@ -50,6 +50,8 @@ from tuning.options import TuningOptions
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
+
+
 @dataclass
 class Iteration:
     number: int
@@ -78,8 +80,10 @@ def read_dev(options: TuningOptions) -> tuple[list[str], list[list[str]]]:
     for path in options.references:
         refs = [text for _, text in read_lines(path)]
         if len(refs) != len(source):
-            raise PysmtError(f"{options.source} has {len(source):,} lines but {path} has {len(refs):,}: "
-                             "the dev source and its references must be parallel")
+            raise PysmtError(
+                f"{options.source} has {len(source):,} lines but {path} has {len(refs):,}: "
+                "the dev source and its references must be parallel"
+            )
         references.append(refs)
     if not source:
         raise PysmtError(f"{options.source}: empty dev set")
@@ -87,8 +91,9 @@ def read_dev(options: TuningOptions) -> tuple[list[str], list[list[str]]]:
 
 
 def weights_text(decoder: Decoder, weights: np.ndarray) -> str:
-    return "".join(f"{name}= {' '.join(repr(float(w)) for w in weights[lo:hi])}\n"
-                   for name, lo, hi in decoder.nbest_labels())
+    return "".join(
+        f"{name}= {' '.join(repr(float(w)) for w in weights[lo:hi])}\n" for name, lo, hi in decoder.nbest_labels()
+    )
 
 
 def as_lists(decoder: Decoder, weights: np.ndarray) -> list[list[float]]:
@@ -105,8 +110,9 @@ NAN = float("nan")
 TUNE_FILES = ("pysmt.toml", "weights.txt", "log.tsv")
 
 
-def interpolated(decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, share: float,
-                 constant: np.ndarray) -> np.ndarray:
+def interpolated(
+    decoded: np.ndarray, optimized: np.ndarray, tuned: np.ndarray, share: float, constant: np.ndarray
+) -> np.ndarray:
     """The next iteration's weights: ``share`` of the optimizer's, the rest those just decoded with.
 
     Why not the optimizer's alone: the pool of the first iterations holds candidates of one or two
@@ -135,11 +141,18 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
     """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh."""
     out = options.out
     inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
-    check_outputs({f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs,
-                  folders={"--out": out}, create=True)
-    settings = {"features": options.features, "params": options.params, "nbest_size": options.nbest_size,
-                "restarts": options.restarts, "seed": options.seed, "search": options.search,
-                "interpolation": options.interpolation}
+    check_outputs(
+        {f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs, folders={"--out": out}, create=True
+    )
+    settings = {
+        "features": options.features,
+        "params": options.params,
+        "nbest_size": options.nbest_size,
+        "restarts": options.restarts,
+        "seed": options.seed,
+        "search": options.search,
+        "interpolation": options.interpolation,
+    }
     if not Job(out, "tune", settings, inputs).start(options.force):
         for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
             if old.is_dir():
@@ -155,15 +168,21 @@ class Tuner:
         self.o = options
         self.source, references = read_dev(options)
         #: The system as the actors (``--cluster``) build it too; new features start at weight 0.
-        self.recipe = SystemRecipe(str(options.config), tuple(options.features), tuple(options.params),
-                                   algorithm=options.search, missing_weight=0.0)  # type: ignore[arg-type]
+        self.recipe = SystemRecipe(
+            str(options.config),
+            tuple(options.features),
+            tuple(options.params),
+            algorithm=options.search,  # type: ignore[arg-type]
+            missing_weight=0.0,
+        )
         config = self.recipe.configure()
         start_job(options, config)
         log(f"loading {options.config}")
         self.decoder = self.recipe.build(config)
         labels = self.decoder.nbest_labels()
-        self.fixed = np.concatenate([[not feature.tunable] * (hi - lo)
-                                     for feature, (_, lo, hi) in zip(self.decoder.features, labels)])
+        self.fixed = np.concatenate(
+            [[not feature.tunable] * (hi - lo) for feature, (_, lo, hi) in zip(self.decoder.features, labels)]
+        )
         self.pool = NbestPool(BleuStatistics(references), self.decoder.postprocess)
         self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
         self.history: list[Iteration] = []
@@ -207,8 +226,9 @@ class Tuner:
                 steps.finish("optimize", seconds=round(time.time() - start, 3), predicted_bleu=predicted)
             record = steps.record("optimize")
             predicted = measured(record, "predicted_bleu")
-            self.record(Iteration(number, dev_bleu, new, len(self.pool), predicted, decode_s,
-                                  measured(record, "seconds")))
+            self.record(
+                Iteration(number, dev_bleu, new, len(self.pool), predicted, decode_s, measured(record, "seconds"))
+            )
             if np.max(np.abs(optimized - weights)) < WEIGHT_TOLERANCE:
                 log("no weight changed: converged")
                 break
@@ -222,20 +242,33 @@ class Tuner:
         from pysmt.decoding.runner import translate_stream
 
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
-            self.decoder.warm_caches(tqdm(map(self.decoder.preprocess, self.source), total=len(self.source),
-                                          unit=" sent", desc="dev options", file=sys.stderr))
+            self.decoder.warm_caches(
+                tqdm(
+                    map(self.decoder.preprocess, self.source),
+                    total=len(self.source),
+                    unit=" sent",
+                    desc="dev options",
+                    file=sys.stderr,
+                )
+            )
             self.warm = True
         self.decoder.set_weights(as_lists(self.decoder, weights))
-        with atomic_writer(run / "nbest.txt") as nbest, atomic_writer(run / "output.txt") as output, \
-                tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr) as progress:
-            emit = TranslationLines(output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size,
-                                    progress=progress)
+        with (
+            atomic_writer(run / "nbest.txt") as nbest,
+            atomic_writer(run / "output.txt") as output,
+            tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr) as progress,
+        ):
+            emit = TranslationLines(
+                output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size, progress=progress
+            )
             if self.o.cluster:  # only the weights travel
-                self.workers().translate(enumerate(self.source), emit, weights=as_lists(self.decoder, weights),
-                                         nbest_size=self.o.nbest_size)
+                self.workers().translate(
+                    enumerate(self.source), emit, weights=as_lists(self.decoder, weights), nbest_size=self.o.nbest_size
+                )
             else:
-                translate_stream(self.decoder, enumerate(self.source), emit, threads=self.o.threads,
-                                 nbest_size=self.o.nbest_size)
+                translate_stream(
+                    self.decoder, enumerate(self.source), emit, threads=self.o.threads, nbest_size=self.o.nbest_size
+                )
 
     def workers(self) -> Cluster:
         """The decoder actors, started at the first need: each loads the system once, for every iteration."""
@@ -247,14 +280,24 @@ class Tuner:
         features, stats = self.pool.arrays()
         pool = CandidatePool.from_lists(features, stats)
         constant = constant_features(pool)
-        names = [f"{name}[{k}]" if hi - lo > 1 else name for name, lo, hi in self.decoder.nbest_labels()
-                 for k in range(hi - lo)]
+        names = [
+            f"{name}[{k}]" if hi - lo > 1 else name
+            for name, lo, hi in self.decoder.nbest_labels()
+            for k in range(hi - lo)
+        ]
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         # the restarts climb where the decoding runs: on the actors, or on --threads local processes
         mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
-        optimized, _ = optimize(features, stats, weights.tolist(), restarts=self.o.restarts, seed=self.o.seed,
-                                fixed=self.fixed.tolist(), mapper=mapper)
+        optimized, _ = optimize(
+            features,
+            stats,
+            weights.tolist(),
+            restarts=self.o.restarts,
+            seed=self.o.seed,
+            fixed=self.fixed.tolist(),
+            mapper=mapper,
+        )
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 
@@ -263,8 +306,10 @@ class Tuner:
         with atomic_writer(self.o.out / "log.tsv") as out:
             out.write("iteration\tdev_bleu\tnew_candidates\tpool\tpredicted_bleu\tdecode_s\toptimize_s\n")
             for it in self.history:
-                out.write(f"{it.number}\t{it.dev_bleu:.2f}\t{it.new}\t{it.pool}\t{it.predicted_bleu:.2f}\t"
-                          f"{it.decode_s:.1f}\t{it.optimize_s:.1f}\n")
+                out.write(
+                    f"{it.number}\t{it.dev_bleu:.2f}\t{it.new}\t{it.pool}\t{it.predicted_bleu:.2f}\t"
+                    f"{it.decode_s:.1f}\t{it.optimize_s:.1f}\n"
+                )
 
     def finish(self) -> Path:
         """Write ``TUNE_DIR/pysmt.toml`` and ``weights.txt`` with the weights of the best decoded iteration."""
@@ -280,8 +325,10 @@ class Tuner:
         log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")
         log("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
         if best.number == 1 and len(self.history) > 1:
-            log(f"warning: the starting weights decoded best (iteration 1 of {len(self.history)}): tuning did not "
-                "improve on them; more iterations may")
+            log(
+                f"warning: the starting weights decoded best (iteration 1 of {len(self.history)}): tuning did not "
+                "improve on them; more iterations may"
+            )
         unused = [spec.name for spec in specs if spec.type in self.o.features and not any(named[spec.name])]
         if unused:
             log(f"warning: tuned weight 0 for {', '.join(unused)}: the added feature is not used by these weights")

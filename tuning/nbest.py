@@ -19,7 +19,6 @@ from pysmt.files.textio import read_lines
 from tuning.bleu import BleuStatistics
 
 
-
 @dataclass
 class NbestEntry:
     sentence: int
@@ -45,8 +44,11 @@ def read_nbest(path: Path, sentences: int) -> tuple[Labels, list[NbestEntry]]:
         if labels is None:
             labels = line_labels
         elif line_labels != labels:
-            raise at_line(path, line_no, f"features {format_labels(line_labels)} differ from the first line's "
-                                         f"{format_labels(labels)}")
+            raise at_line(
+                path,
+                line_no,
+                f"features {format_labels(line_labels)} differ from the first line's {format_labels(labels)}",
+            )
         entries.append(NbestEntry(sentence, fields[1].strip(), tuple(values)))
     if labels is None:
         raise PysmtError(f"{path}: empty n-best list")
@@ -83,8 +85,9 @@ class NbestPool:
         if self.labels is None:
             self.labels = labels
         elif labels != self.labels:
-            raise PysmtError(f"{path}: features {format_labels(labels)} differ from earlier lists' "
-                             f"{format_labels(self.labels)}")
+            raise PysmtError(
+                f"{path}: features {format_labels(labels)} differ from earlier lists' {format_labels(self.labels)}"
+            )
         new = 0
         for entry in entries:
             key = (entry.words, entry.features)
@@ -108,8 +111,10 @@ class NbestPool:
         """(features, stats) per sentence, as :func:`tuning.optimize` takes them."""
         missing = [s for s, f in enumerate(self.features) if not f]
         if missing:
-            raise PysmtError(f"no n-best entries for dev sentence(s) {', '.join(str(s) for s in missing[:5])}"
-                             f"{' ...' if len(missing) > 5 else ''}")
+            raise PysmtError(
+                f"no n-best entries for dev sentence(s) {', '.join(str(s) for s in missing[:5])}"
+                f"{' ...' if len(missing) > 5 else ''}"
+            )
         return [np.array(f, dtype=np.float64) for f in self.features], [np.array(s) for s in self.stats]
 
     def __len__(self) -> int:

@@ -121,10 +121,20 @@ def _climb(climber: _Climber, start: _Start) -> tuple[np.ndarray, float]:
     return climber.climb(start.weights, start.rng)
 
 
-def optimize(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], init: Sequence[float], *,
-             lower: Sequence[float] | float | None = None, upper: Sequence[float] | float | None = None,
-             restarts: int = 20, seed: int = 0, fixed: Sequence[bool] | None = None,
-             random_directions: int = 3, epsilon: float = 0.01, mapper: Mapper = in_turn) -> tuple[np.ndarray, float]:
+def optimize(
+    features: Sequence[np.ndarray],
+    stats: Sequence[np.ndarray],
+    init: Sequence[float],
+    *,
+    lower: Sequence[float] | float | None = None,
+    upper: Sequence[float] | float | None = None,
+    restarts: int = 20,
+    seed: int = 0,
+    fixed: Sequence[bool] | None = None,
+    random_directions: int = 3,
+    epsilon: float = 0.01,
+    mapper: Mapper = in_turn,
+) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
 
     ``features[i]`` is an ``(n_i, d)`` array of candidate feature values of dev sentence ``i`` and

@@ -29,31 +29,52 @@ class TuningOptions:
     features: list[str] = field(default_factory=list)
     #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
     params: list[str] = field(default_factory=list)
-    source: Path = field(metadata=option(
-        "--src", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt)."))
-    references: list[Path] = field(metadata=option(
-        "--ref", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Dev set reference, raw text (repeatable for several references)."))
-    out: Path = field(metadata=option(
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml."))
-    nbest_size: int = field(default=100, metadata=option(type=POSITIVE,
-                                                         help="N-best entries per sentence and iteration."))
+    source: Path = field(
+        metadata=option(
+            "--src",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Dev set source, as `decode` takes it (raw text for systems trained by pysmt).",
+        )
+    )
+    references: list[Path] = field(
+        metadata=option(
+            "--ref",
+            multiple=True,
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Dev set reference, raw text (repeatable for several references).",
+        )
+    )
+    out: Path = field(
+        metadata=option(
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.",
+        )
+    )
+    nbest_size: int = field(
+        default=100, metadata=option(type=POSITIVE, help="N-best entries per sentence and iteration.")
+    )
     max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
     threads: int = field(default=1, metadata=DECODING_THREADS)
-    restarts: int = field(default=20, metadata=option(type=click.IntRange(min=0),
-                                                      help="Random restarts of the optimizer."))
+    restarts: int = field(
+        default=20, metadata=option(type=click.IntRange(min=0), help="Random restarts of the optimizer.")
+    )
     seed: int = field(default=0, metadata=option(help="Seed of the optimizer's random restarts and directions."))
     #: The optimizer's share of the next weights (1: plain MERT); see :func:`tuning.loop.interpolated`.
-    interpolation: float = field(default=INTERPOLATION, metadata=option(
-        "--historic-interpolation", type=click.FloatRange(0.0, 1.0, min_open=True),
-        help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
-             "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning)."))
+    interpolation: float = field(
+        default=INTERPOLATION,
+        metadata=option(
+            "--historic-interpolation",
+            type=click.FloatRange(0.0, 1.0, min_open=True),
+            help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
+            "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).",
+        ),
+    )
     #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.decoding.cluster`) instead of
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     search: str | None = field(default=None, metadata=SEARCH)
     #: Start afresh in an ``out`` that holds an earlier job.
-    force: bool = field(default=False, metadata=option(
-        is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."))
+    force: bool = field(
+        default=False,
+        metadata=option(is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."),
+    )

@@ -20,19 +20,26 @@ from setuptools import setup
 try:
     import pysmt
 except ImportError:
-    raise SystemExit("pysmt-cslm builds against pysmt's headers: install pysmt-mt first, then this package with "
-                     "pip install --no-build-isolation") from None
+    raise SystemExit(
+        "pysmt-cslm builds against pysmt's headers: install pysmt-mt first, then this package with "
+        "pip install --no-build-isolation"
+    ) from None
 
 HERE = Path(__file__).resolve().parent
 WARNINGS = ["-Wall", "-Wextra", *(["-Werror"] if os.environ.get("PYSMT_WERROR") == "1" else [])]
 
 ParallelCompile("PYSMT_BUILD_JOBS", default=0).install()
 
-setup(ext_modules=[
-    Pybind11Extension("pysmt_cslm._network",
-                      ["pysmt_cslm/_network.cpp", "pysmt_cslm/_scorer.cpp", "pysmt_cslm/_bindings.cpp"],
-                      include_dirs=[str(HERE), pysmt.get_include()],
-                      depends=["pysmt_cslm/_network.hpp", "pysmt_cslm/_scorer.hpp"], cxx_std=17,
-                      # no fused multiply-adds: the scalar and vector clones of a loop must round alike (see the source)
-                      extra_compile_args=["-O3", "-ffp-contract=off", *WARNINGS]),
-])
+setup(
+    ext_modules=[
+        Pybind11Extension(
+            "pysmt_cslm._network",
+            ["pysmt_cslm/_network.cpp", "pysmt_cslm/_scorer.cpp", "pysmt_cslm/_bindings.cpp"],
+            include_dirs=[str(HERE), pysmt.get_include()],
+            depends=["pysmt_cslm/_network.hpp", "pysmt_cslm/_scorer.hpp"],
+            cxx_std=17,
+            # no fused multiply-adds: the scalar and vector clones of a loop must round alike (see the source)
+            extra_compile_args=["-O3", "-ffp-contract=off", *WARNINGS],
+        ),
+    ]
+)

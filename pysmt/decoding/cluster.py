@@ -36,8 +36,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pysmt.decoder import Decoder, SystemRecipe, Translation
-from pysmt.errors import PysmtError, missing_extra
 from pysmt.decoding.line_streams import BadLine
+from pysmt.errors import PysmtError, missing_extra
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
 SHARDS_PER_ACTOR = 4
@@ -128,8 +128,11 @@ def stderr_muted() -> Iterator[None]:
 def refused_authentication(err: BaseException) -> bool:
     """Whether Ray failed on token authentication: its AuthenticationError, raised as it is or, from
     ``ray.init``, as the text of the ConnectionError's cause."""
-    return any(type(said).__name__ == "AuthenticationError" or "AuthenticationError:" in str(said)
-               for said in (err, err.__cause__) if said is not None)
+    return any(
+        type(said).__name__ == "AuthenticationError" or "AuthenticationError:" in str(said)
+        for said in (err, err.__cause__)
+        if said is not None
+    )
 
 
 def head_wants_token(address: str) -> bool:
@@ -167,9 +170,11 @@ def authenticate(address: str) -> None:
 
 
 def token_refused(address: str) -> PysmtError:
-    return PysmtError(f"--cluster {address}: the Ray cluster there asks for its token, and this client has none or "
-                      "another: put the head's (`ray get-auth-token` there prints it) in ~/.ray/auth_token or "
-                      "RAY_AUTH_TOKEN")
+    return PysmtError(
+        f"--cluster {address}: the Ray cluster there asks for its token, and this client has none or "
+        "another: put the head's (`ray get-auth-token` there prints it) in ~/.ray/auth_token or "
+        "RAY_AUTH_TOKEN"
+    )
 
 
 def connect(address: str) -> Any:
@@ -186,8 +191,10 @@ def connect(address: str) -> Any:
             socket.create_connection(host_and_port(address), timeout=5).close()
         except (OSError, ValueError) as err:
             reason = getattr(err, "strerror", None) or str(err)
-            raise PysmtError(f"--cluster {address}: no Ray head reachable there ({reason}); start one with "
-                             "`ray start --head`, or give --cluster local") from None
+            raise PysmtError(
+                f"--cluster {address}: no Ray head reachable there ({reason}); start one with "
+                "`ray start --head`, or give --cluster local"
+            ) from None
         authenticate(address)
     try:
         ray.init(address=address, **{k: v for k, v in quiet.items() if k != "include_dashboard"})
@@ -298,8 +305,9 @@ class DecoderActor(Worker):
     def ready(self) -> list[tuple[str, int, int]]:
         return self.loaded().nbest_labels()
 
-    def translate(self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool,
-                  process: bool) -> tuple[str, list[Translation]]:
+    def translate(
+        self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool
+    ) -> tuple[str, list[Translation]]:
         from pysmt.decoding.runner import translate_line
 
         decoder = self.loaded()
@@ -317,8 +325,14 @@ class Cluster:
     whatever the run is doing.
     """
 
-    def __init__(self, address: str, recipe: SystemRecipe, actors: int | None = None,
-                 worker: type[Worker] = DecoderActor, args: tuple[Any, ...] = ()) -> None:
+    def __init__(
+        self,
+        address: str,
+        recipe: SystemRecipe,
+        actors: int | None = None,
+        worker: type[Worker] = DecoderActor,
+        args: tuple[Any, ...] = (),
+    ) -> None:
         self.ray = connect(address)
         self.address, self.recipe, self.args = address, recipe, args
         gcs = self.ray.get_runtime_context().gcs_address
@@ -355,8 +369,10 @@ class Cluster:
                 pass
             self.ray.kill(actor)
         if len(started) < len(self.actors):
-            self.log(f"{len(self.actors) - len(started)} actor(s) did not start (their node lost?); "
-                     f"going on with {len(started)}")
+            self.log(
+                f"{len(self.actors) - len(started)} actor(s) did not start (their node lost?); "
+                f"going on with {len(started)}"
+            )
         self.actors = started
 
     @staticmethod
@@ -389,8 +405,10 @@ class Cluster:
         """``ray.get`` once ``future`` is ready (:meth:`wait`), with a user's error inside the actor raised as
         itself (one line), not Ray's wrapper; ``timeout`` is how long an actor may take to start."""
         if not self.wait([future], timeout=timeout):
-            raise PysmtError(f"--cluster {self.address}: no node took a decoder within {timeout:.0f} s "
-                             "(too little CPU or memory free?)")
+            raise PysmtError(
+                f"--cluster {self.address}: no node took a decoder within {timeout:.0f} s "
+                "(too little CPU or memory free?)"
+            )
         try:
             with self.asking_ray():
                 return self.ray.get(future)
@@ -400,9 +418,16 @@ class Cluster:
                 raise cause from None
             raise
 
-    def translate(self, stream: Iterable[Item | BadLine], emit: Callable[[Translation], None], *,
-                  weights: list[list[float]] | None = None, nbest_size: int = 1, distinct: bool = False,
-                  process: bool = True) -> int:
+    def translate(
+        self,
+        stream: Iterable[Item | BadLine],
+        emit: Callable[[Translation], None],
+        *,
+        weights: list[list[float]] | None = None,
+        nbest_size: int = 1,
+        distinct: bool = False,
+        process: bool = True,
+    ) -> int:
         """Translate the lines on the actors and ``emit`` every translation in input order; return how many.
 
         The whole input is read first (shards need it); an undecodable line stops the run after every
@@ -416,19 +441,26 @@ class Cluster:
             items.append(item)
         return self.translate_items(items, emit, weights, nbest_size, distinct, process)
 
-    def translate_items(self, items: Sequence[Item], emit: Callable[[Translation], None],
-                        weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool) -> int:
+    def translate_items(
+        self,
+        items: Sequence[Item],
+        emit: Callable[[Translation], None],
+        weights: list[list[float]] | None,
+        nbest_size: int,
+        distinct: bool,
+        process: bool,
+    ) -> int:
         parts = shards(items, SHARDS_PER_ACTOR * len(self.actors))
         emitted = 0
         try:
-            for translations in self.ordered(parts, lambda actor, part: actor.translate.remote(
-                    part, weights, nbest_size, distinct, process)):
+            for translations in self.ordered(
+                parts, lambda actor, part: actor.translate.remote(part, weights, nbest_size, distinct, process)
+            ):
                 for translation in translations:
                     emit(translation)
                     emitted += 1
         except HeadLost as err:
-            raise HeadLost(f"{err}; the first {emitted:,} of {len(items):,} line(s) had been translated") \
-                from None
+            raise HeadLost(f"{err}; the first {emitted:,} of {len(items):,} line(s) had been translated") from None
         return len(items)
 
     def map(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
@@ -467,8 +499,10 @@ class Cluster:
         """An actor died with ``shard``: run the shard again on the others (on a new one if none is left)."""
         losses[shard] += 1
         if losses[shard] > MAX_SHARD_RETRIES:
-            raise PysmtError(f"--cluster {self.address}: a shard was lost {losses[shard]} times with its actor "
-                             "(nodes dying, or out of memory?)")
+            raise PysmtError(
+                f"--cluster {self.address}: a shard was lost {losses[shard]} times with its actor "
+                "(nodes dying, or out of memory?)"
+            )
         self.log(f"an actor died (its node lost?): shard {shard + 1} runs again on another")
         self.actors.remove(actor)
         todo.appendleft(shard)

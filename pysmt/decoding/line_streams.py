@@ -61,8 +61,16 @@ class TranslationLines:
     entries to ``nbest`` and its best derivation's word alignment to ``alignment`` (each when given), flushed
     as written; ``progress`` counts the sentences."""
 
-    def __init__(self, output: Writable, labels: Labels, *, nbest: Writable | None = None, nbest_size: int = 0,
-                 alignment: Writable | None = None, progress: tqdm | None = None) -> None:
+    def __init__(
+        self,
+        output: Writable,
+        labels: Labels,
+        *,
+        nbest: Writable | None = None,
+        nbest_size: int = 0,
+        alignment: Writable | None = None,
+        progress: tqdm | None = None,
+    ) -> None:
         self.output, self.labels, self.nbest, self.nbest_size = output, labels, nbest, nbest_size
         self.alignment, self.progress = alignment, progress
 
@@ -70,7 +78,7 @@ class TranslationLines:
         self.output.write(translation.output + "\n")
         self.output.flush()
         if self.nbest:
-            for candidate in translation.hypotheses[:self.nbest_size]:
+            for candidate in translation.hypotheses[: self.nbest_size]:
                 self.nbest.write(nbest_line(translation.index, candidate, self.labels) + "\n")
             self.nbest.flush()
         if self.alignment:
@@ -80,17 +88,34 @@ class TranslationLines:
             self.progress.update(1)
 
 
-def decode_file(translate: Translate, labels: Labels, *, input_path: str | None = None, nbest_path: str | None = None,
-                nbest_size: int = 1, distinct: bool = False, alignment_path: str | None = None,
-                process: bool = True) -> None:
+def decode_file(
+    translate: Translate,
+    labels: Labels,
+    *,
+    input_path: str | None = None,
+    nbest_path: str | None = None,
+    nbest_size: int = 1,
+    distinct: bool = False,
+    alignment_path: str | None = None,
+    process: bool = True,
+) -> None:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
     when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
     lines. ``process`` applies the system's preparation (not for ``--prepared`` text)."""
     handle = open_binary(input_path) if input_path else sys.stdin.buffer
     total = count_lines(input_path) if input_path else None
-    with streamed_output(nbest_path) as nbest, streamed_output(alignment_path) as alignment, \
-            tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress:
-        emit = TranslationLines(standard_output(), labels, nbest=nbest, nbest_size=nbest_size, alignment=alignment,
-                                progress=progress)
-        translate(input_lines(handle, input_path or "<stdin>"), emit, nbest_size=nbest_size if nbest_path else 1,
-                  distinct=distinct, process=process)
+    with (
+        streamed_output(nbest_path) as nbest,
+        streamed_output(alignment_path) as alignment,
+        tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress,
+    ):
+        emit = TranslationLines(
+            standard_output(), labels, nbest=nbest, nbest_size=nbest_size, alignment=alignment, progress=progress
+        )
+        translate(
+            input_lines(handle, input_path or "<stdin>"),
+            emit,
+            nbest_size=nbest_size if nbest_path else 1,
+            distinct=distinct,
+            process=process,
+        )

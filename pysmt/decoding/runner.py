@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from pysmt.decoder import Decoder, Translation
-from pysmt.errors import PysmtError
 from pysmt.decoding.line_streams import BadLine
+from pysmt.errors import PysmtError
 from pysmt.running.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
 
 
-def translate_line(decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool,
-                   process: bool) -> Translation:
+def translate_line(
+    decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool, process: bool
+) -> Translation:
     """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output)."""
     translation = decoder.translate(decoder.preprocess(line) if process else line, index, nbest_size, distinct)
     translation.output = decoder.postprocess(translation.best) if process else translation.best
@@ -31,8 +32,16 @@ def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
     return translate_line(decoder, *item, nbest_size, distinct, process)
 
 
-def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine], emit: Callable[[Translation], None],
-                     *, threads: int = 1, nbest_size: int = 1, distinct: bool = False, process: bool = True) -> int:
+def translate_stream(
+    decoder: Decoder,
+    items: Iterable[tuple[int, str] | BadLine],
+    emit: Callable[[Translation], None],
+    *,
+    threads: int = 1,
+    nbest_size: int = 1,
+    distinct: bool = False,
+    process: bool = True,
+) -> int:
     """Translate every item and ``emit`` each result in input order; return how many were translated.
 
     With ``process`` the system's preparation is applied to the input and its inverse to the output.
@@ -45,8 +54,10 @@ def translate_stream(decoder: Decoder, items: Iterable[tuple[int, str] | BadLine
                 for result in ordered_results(pool, _translate, items, 2 * threads):
                     done += _emit(result, emit)
             except WorkerDied:
-                raise PysmtError(f"input line {done + 1}: a decoding worker process died (killed, or out of "
-                                 f"memory?); the {done:,} lines before it were written") from None
+                raise PysmtError(
+                    f"input line {done + 1}: a decoding worker process died (killed, or out of "
+                    f"memory?); the {done:,} lines before it were written"
+                ) from None
     else:
         with sharing(work):
             for item in items:

@@ -16,7 +16,6 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-
 from pysmt.errors import PysmtError
 from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.options import ExperimentOptions
@@ -48,8 +47,10 @@ def check_plugins() -> None:
     commands = {ep.name for ep in entry_points(group="pysmt.commands")}
     for feature, (distribution, folder, command) in PLUGINS.items():
         if feature not in available() or command not in commands:
-            raise PysmtError(f"pysmt experiment needs the {distribution} plugin (feature {feature!r}, command "
-                             f"`pysmt {command}`), which is not installed: pip install -e {folder}")
+            raise PysmtError(
+                f"pysmt experiment needs the {distribution} plugin (feature {feature!r}, command "
+                f"`pysmt {command}`), which is not installed: pip install -e {folder}"
+            )
 
 
 def check_system(system: Path) -> None:
@@ -104,22 +105,31 @@ class Experiment(RunFolder):
 
     def plan(self) -> list[Step]:
         """The stages after the data's, in the order a single machine runs them, each with those it needs."""
+
         def models(configuration: Configuration) -> list[str]:
             return sorted({"rnn" if feature in ("rnn", "wp") else feature for feature in configuration.features})
 
         steps = [Step("system", [], self.train_system)] if self.o.system is None else []
         built = ["system"] if self.o.system is None else []
-        steps += [Step("binarize", built, self.binarize), Step("rnn", built, self.train_rnn),
-                  Step("cslm", [*built, "rnn"], self.train_cslm)]
+        steps += [
+            Step("binarize", built, self.binarize),
+            Step("rnn", built, self.train_rnn),
+            Step("cslm", [*built, "rnn"], self.train_cslm),
+        ]
         for seed in self.seeds:
             for configuration in CONFIGURATIONS:
                 tune = tune_stage(configuration, seed)
                 steps.append(Step(tune, ["binarize", *models(configuration)], partial(self.tune, configuration, seed)))
-                steps += [Step(decode_stage(test, configuration, seed), [tune],
-                               partial(self.decode, test, configuration, seed)) for test in self.tests]
+                steps += [
+                    Step(
+                        decode_stage(test, configuration, seed), [tune], partial(self.decode, test, configuration, seed)
+                    )
+                    for test in self.tests
+                ]
         steps.append(Step("analyses", ["rnn"], self.analyse))
-        steps.append(Step("evaluate", [step.name for step in steps if step.name.startswith(("tune-", "decode-"))],
-                          self.evaluate))
+        steps.append(
+            Step("evaluate", [step.name for step in steps if step.name.startswith(("tune-", "decode-"))], self.evaluate)
+        )
         return steps
 
     def run(self) -> None:
@@ -149,8 +159,7 @@ class Experiment(RunFolder):
         """What a command stage asks a cluster for: the experiment's --threads CPUs, a GPU for neural work,
         and the memory its kind of stage took: measured in this run folder when one has finished (plus
         a quarter), else as measured at full scale."""
-        measured = [stage.peak_mb for stage in self.stages.done
-                    if stage.name.split("-")[0] == kind and stage.peak_mb]
+        measured = [stage.peak_mb for stage in self.stages.done if stage.name.split("-")[0] == kind and stage.peak_mb]
         memory = 1.25 * max(measured) if measured else FULL_SCALE_PEAK_MB[kind]
         return Needs(self.o.threads, memory, 1.0 if gpu else 0.0)
 
@@ -172,21 +181,36 @@ class Experiment(RunFolder):
                 n = write_every(corpora, every, self.train_bitext, "--data")
                 log(f"training slice: every {every}th pair of the {PRESET} preset, {n:,} pairs")
 
-            self.stages.run("data-train", {"every": every},
-                            {"--data": [path for c in corpora for path in (c.source, c.target)]}, slice_training,
-                            in_process=True)
+            self.stages.run(
+                "data-train",
+                {"every": every},
+                {"--data": [path for c in corpora for path in (c.source, c.target)]},
+                slice_training,
+                in_process=True,
+            )
         dev = Bitext(data / f"{DEV}.{SRC}", data / f"{DEV}.{TGT}")
-        self.stages.run("data-dev", {"dev_size": self.o.dev_size}, {"--data": [dev.source, dev.target]},
-                        lambda _: write_head(dev, self.o.dev_size, self.dev, "--data", "--dev-size"), in_process=True)
+        self.stages.run(
+            "data-dev",
+            {"dev_size": self.o.dev_size},
+            {"--data": [dev.source, dev.target]},
+            lambda _: write_head(dev, self.o.dev_size, self.dev, "--data", "--dev-size"),
+            in_process=True,
+        )
         for name, test in self.tests.items():
+
             def head(_: Measure, name: str = name, test: Bitext = test) -> None:
                 """The scale's first lines; a test set shorter than that is used whole."""
                 label = f"--test {name}"
                 size = scale.test_size if scale.test_size and test.count(label) > scale.test_size else None
                 write_head(test, size, self.test_files(name), label, "--scale")
 
-            self.stages.run(f"data-{name}", {"test_size": scale.test_size}, {"--test": [test.source, test.target]},
-                            head, in_process=True)
+            self.stages.run(
+                f"data-{name}",
+                {"test_size": scale.test_size},
+                {"--test": [test.source, test.target]},
+                head,
+                in_process=True,
+            )
 
     @property
     def train_bitext(self) -> Bitext:
@@ -199,8 +223,19 @@ class Experiment(RunFolder):
         else:
             corpus = ["--preset", PRESET, "--data", str(self.o.data)]
             inputs = {"--data": [self.o.data / f"{p}.{lang}" for p in PRESETS[PRESET] for lang in (SRC, TGT)]}
-        args = ["train", *corpus, "--src-lang", SRC, "--tgt-lang", TGT, "--out", str(self.system),
-                "--processes", str(self.o.threads), *self.force_flag()]
+        args = [
+            "train",
+            *corpus,
+            "--src-lang",
+            SRC,
+            "--tgt-lang",
+            TGT,
+            "--out",
+            str(self.system),
+            "--processes",
+            str(self.o.threads),
+            *self.force_flag(),
+        ]
         self.stages.run("system", {"corpus": corpus[:2]}, inputs, lambda m: m.run(args), needs=self.needs("system"))
 
     def binarize(self) -> None:
@@ -210,31 +245,66 @@ class Experiment(RunFolder):
     def neural_limits(self) -> list[str]:
         """The training commands' limits, and their torch threads (the experiment's --threads)."""
         updates = self.o.scale.max_updates
-        return ["--max-time", repr(self.o.budget), "--valid-every", str(self.o.scale.valid_every),
-                *(["--max-updates", str(updates)] if updates else []), "--threads", str(self.o.threads)]
+        return [
+            "--max-time",
+            repr(self.o.budget),
+            "--valid-every",
+            str(self.o.scale.valid_every),
+            *(["--max-updates", str(updates)] if updates else []),
+            "--threads",
+            str(self.o.threads),
+        ]
 
     @property
     def neural_options(self) -> dict[str, Any]:
         """What a neural stage records: its limits change the model, so changing them is refused."""
-        return {"budget_minutes": self.o.budget, "max_updates": self.o.scale.max_updates,
-                "valid_every": self.o.scale.valid_every}
+        return {
+            "budget_minutes": self.o.budget,
+            "max_updates": self.o.scale.max_updates,
+            "valid_every": self.o.scale.valid_every,
+        }
 
     def train_rnn(self) -> None:
         table = self.system / "phrase-table.gz"
-        args = ["rnn", "train", "--phrase-table", str(table), "--out", str(self.rnn), *self.neural_limits(),
-                *self.force_flag()]
-        self.stages.run("rnn", self.neural_options, {"--phrase-table": table}, lambda m: m.run(args),
-                        needs=self.needs("rnn", gpu=True))
+        args = [
+            "rnn",
+            "train",
+            "--phrase-table",
+            str(table),
+            "--out",
+            str(self.rnn),
+            *self.neural_limits(),
+            *self.force_flag(),
+        ]
+        self.stages.run(
+            "rnn",
+            self.neural_options,
+            {"--phrase-table": table},
+            lambda m: m.run(args),
+            needs=self.needs("rnn", gpu=True),
+        )
 
     def train_cslm(self) -> None:
         text = self.system / "corpus" / f"train.{TGT}"
 
         def action(measure: Measure) -> None:
-            measure.run(["cslm", "train", "--text", str(text), "--out", str(self.cslm), *self.shortlist(),
-                         *self.neural_limits(), *self.force_flag()])
+            measure.run(
+                [
+                    "cslm",
+                    "train",
+                    "--text",
+                    str(text),
+                    "--out",
+                    str(self.cslm),
+                    *self.shortlist(),
+                    *self.neural_limits(),
+                    *self.force_flag(),
+                ]
+            )
 
-        self.stages.run("cslm", self.neural_options, {"--text": text, "rnn": self.rnn}, action,
-                        needs=self.needs("cslm", gpu=True))
+        self.stages.run(
+            "cslm", self.neural_options, {"--text": text, "rnn": self.rnn}, action, needs=self.needs("cslm", gpu=True)
+        )
 
     def shortlist(self) -> list[str]:
         """The RNN's target shortlist for the CSLM when it has the CSLM's size (so WP counts what both
@@ -252,19 +322,49 @@ class Experiment(RunFolder):
 
     def tune(self, configuration: Configuration, seed: int) -> None:
         scale, out = self.o.scale, self.tune_dir(configuration, seed)
-        args = ["tune", "-c", str(self.config), "--src", str(self.dev.source), "--ref", str(self.dev.target),
-                "--out", str(out), "--seed", str(seed), "--nbest-size", str(scale.nbest_size),
-                "--max-iterations", str(scale.max_iterations), "--restarts", str(scale.restarts),
-                *self.where_to_decode(), *self.force_flag()]
+        args = [
+            "tune",
+            "-c",
+            str(self.config),
+            "--src",
+            str(self.dev.source),
+            "--ref",
+            str(self.dev.target),
+            "--out",
+            str(out),
+            "--seed",
+            str(seed),
+            "--nbest-size",
+            str(scale.nbest_size),
+            "--max-iterations",
+            str(scale.max_iterations),
+            "--restarts",
+            str(scale.restarts),
+            *self.where_to_decode(),
+            *self.force_flag(),
+        ]
         if configuration.features:
             args += ["--features", ",".join(configuration.features), *self.model_params(configuration)]
-        options = {"features": list(configuration.features), "seed": seed, "nbest_size": scale.nbest_size,
-                   "max_iterations": scale.max_iterations, "restarts": scale.restarts}
+        options = {
+            "features": list(configuration.features),
+            "seed": seed,
+            "nbest_size": scale.nbest_size,
+            "max_iterations": scale.max_iterations,
+            "restarts": scale.restarts,
+        }
         models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
-        inputs = {"system": self.config.parent, "dev": [self.dev.source, self.dev.target],
-                  **{f"{f} model": models[f] for f in configuration.features}}
-        self.stages.run(tune_stage(configuration, seed), options, inputs, lambda m: m.run(args),
-                        needs=self.needs("tune", gpu=bool(configuration.features)))
+        inputs = {
+            "system": self.config.parent,
+            "dev": [self.dev.source, self.dev.target],
+            **{f"{f} model": models[f] for f in configuration.features},
+        }
+        self.stages.run(
+            tune_stage(configuration, seed),
+            options,
+            inputs,
+            lambda m: m.run(args),
+            needs=self.needs("tune", gpu=bool(configuration.features)),
+        )
 
     def decode(self, test: str, configuration: Configuration, seed: int) -> None:
         config = self.tune_dir(configuration, seed) / "pysmt.toml"
@@ -276,14 +376,27 @@ class Experiment(RunFolder):
                 measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode()], tmp)
 
         inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
-        self.stages.run(decode_stage(test, configuration, seed), {}, inputs, action,
-                        needs=self.needs("decode", gpu=bool(configuration.features)))
+        self.stages.run(
+            decode_stage(test, configuration, seed),
+            {},
+            inputs,
+            action,
+            needs=self.needs("decode", gpu=bool(configuration.features)),
+        )
 
     def analyse(self) -> None:
         """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis."""
         scale, out = self.o.scale, self.run_dir / "analysis"
-        common = ["--model", str(self.rnn), "--phrase-table", str(self.system / "phrase-table.gz"), "--out", str(out),
-                  "--threads", str(self.o.threads)]
+        common = [
+            "--model",
+            str(self.rnn),
+            "--phrase-table",
+            str(self.system / "phrase-table.gz"),
+            "--out",
+            str(out),
+            "--threads",
+            str(self.o.threads),
+        ]
 
         def action(measure: Measure) -> None:
             measure.run(["rnn", "top-phrases", *common])
@@ -291,10 +404,19 @@ class Experiment(RunFolder):
             measure.run(["rnn", "scatter", *common, "--pairs", str(scale.scatter_pairs)])
             measure.run(["rnn", "maps", *common, "--words", str(scale.map_words), "--phrases", str(scale.map_phrases)])
 
-        options = {"samples": scale.samples, "scatter_pairs": scale.scatter_pairs, "map_words": scale.map_words,
-                   "map_phrases": scale.map_phrases}
-        self.stages.run("analyses", options, {"rnn": self.rnn, "system": self.system / "phrase-table.gz"}, action,
-                        needs=self.needs("analyses", gpu=True))
+        options = {
+            "samples": scale.samples,
+            "scatter_pairs": scale.scatter_pairs,
+            "map_words": scale.map_words,
+            "map_phrases": scale.map_phrases,
+        }
+        self.stages.run(
+            "analyses",
+            options,
+            {"rnn": self.rnn, "system": self.system / "phrase-table.gz"},
+            action,
+            needs=self.needs("analyses", gpu=True),
+        )
 
     def evaluate(self) -> None:
         """sacrebleu's scores of every dev and test output, and the paired tests, into RUN_DIR/evaluation.json."""
@@ -302,12 +424,22 @@ class Experiment(RunFolder):
 
         tuned = [self.tune_dir(c, s) / TUNE_FILES[1] for c in CONFIGURATIONS for s in self.seeds]
         outputs = [self.output(t, c, s) for t in self.tests for c in CONFIGURATIONS for s in self.seeds]
-        inputs = {"tuned": tuned, "outputs": outputs, "dev": self.dev.target,
-                  "references": [self.test_files(t).target for t in self.tests]}
+        inputs = {
+            "tuned": tuned,
+            "outputs": outputs,
+            "dev": self.dev.target,
+            "references": [self.test_files(t).target for t in self.tests],
+        }
 
         def action(_: Measure) -> None:
             with atomic_writer(self.run_dir / EVALUATION) as out:
                 json.dump(evaluate_runs(self), out, indent=1)
 
-        self.stages.run("evaluate", {"seeds": self.o.seeds, "tests": sorted(self.tests)}, inputs, action,
-                        in_process=True, derived=True)
+        self.stages.run(
+            "evaluate",
+            {"seeds": self.o.seeds, "tests": sorted(self.tests)},
+            inputs,
+            action,
+            in_process=True,
+            derived=True,
+        )

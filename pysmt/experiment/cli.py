@@ -31,8 +31,13 @@ def experiment(**given: Any) -> None:
     run folder and the data (a shared filesystem). Each stage's messages go to stages/NAME/log.txt.
     """
     scale = SCALES[given["scale"]]
-    options = from_command(ExperimentOptions, given, seeds=given["seeds"] or scale.seeds,
-                           dev_size=given["dev_size"] or scale.dev_size, budget=given["budget"] or scale.budget)
+    options = from_command(
+        ExperimentOptions,
+        given,
+        seeds=given["seeds"] or scale.seeds,
+        dev_size=given["dev_size"] or scale.dev_size,
+        budget=given["budget"] or scale.budget,
+    )
     report = run_experiment(options)
     click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")
 

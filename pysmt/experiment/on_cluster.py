@@ -61,14 +61,19 @@ class StageCluster:
         self.most_cpus = max(int(resources.get("CPU", 0)) for resources in alive)
         self.most_memory_mb = max(resources.get("memory", 0) for resources in alive) / MB
         self.gpus = any(resources.get("GPU", 0) for resources in alive)
-        log(f"stages run on the Ray cluster at {address}: {len(alive)} node(s), "
-            f"{int(self.ray.cluster_resources().get('CPU', 0))} CPU(s){', GPUs' if self.gpus else ''}")
+        log(
+            f"stages run on the Ray cluster at {address}: {len(alive)} node(s), "
+            f"{int(self.ray.cluster_resources().get('CPU', 0))} CPU(s){', GPUs' if self.gpus else ''}"
+        )
 
     def request(self, needs: Needs) -> dict[str, Any]:
         """Ray's resource options for ``needs``, cut to what the largest node has (else it would wait forever)."""
         memory = min(needs.memory_mb, 0.9 * self.most_memory_mb)
-        return {"num_cpus": max(min(needs.cpus, self.most_cpus), 1), "memory": int(memory * MB),
-                "num_gpus": needs.gpus if self.gpus else 0}
+        return {
+            "num_cpus": max(min(needs.cpus, self.most_cpus), 1),
+            "memory": int(memory * MB),
+            "num_gpus": needs.gpus if self.gpus else 0,
+        }
 
     def run(self, args: list[str], stdout: Path | None, log_path: Path, needs: Needs) -> tuple[int, float]:
         stage = log_path.parent.name
@@ -80,8 +85,10 @@ class StageCluster:
         except self.ray.exceptions.TaskCancelledError:
             raise KeyboardInterrupt from None
         except self.ray.exceptions.RayError as err:
-            raise PysmtError(f"stage {stage}: its task was lost {TASK_RETRIES + 1} times on the cluster "
-                             f"(nodes dying, or out of memory?): {type(err).__name__}") from None
+            raise PysmtError(
+                f"stage {stage}: its task was lost {TASK_RETRIES + 1} times on the cluster "
+                f"(nodes dying, or out of memory?): {type(err).__name__}"
+            ) from None
         finally:
             with self.lock:
                 self.running.discard(future)

@@ -23,31 +23,67 @@ class ExperimentOptions:
     """Everything ``pysmt experiment`` is told (``dev_size``, ``seeds`` and ``budget`` already filled from
     the scale): the fields are its command-line options (:mod:`pysmt.cli_options`), in its ``--help``'s order."""
 
-    data: Path = field(metadata=option(
-        type=click.Path(exists=True, file_okay=False, path_type=Path), default=PRESET_DATA, convert=Path.resolve,
-        help="The shared data folder: the news preset's corpora, newstest2012 and 2013."))
-    out: Path = field(metadata=option(
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Run folder (rerun the same command to resume): stages, models, report.md, results.json."))
-    tests: list[Bitext] = field(default_factory=list, metadata=option(
-        "--test", nargs=2, multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        metavar="SRC REF", convert=Bitext.resolved,
-        help="A test set, raw text (repeatable; default: newstest2013 under --data)."))
-    scale: Scale = field(metadata=option(type=click.Choice(list(SCALES)), default="full", convert=SCALES.__getitem__,
-                                         help=scales_help()))
-    seeds: int = field(metadata=option(
-        type=POSITIVE, default=None,
-        help=f"MERT optimizer seeds per configuration (default: the scale's: {per_scale('seeds')})."))
-    dev_size: int | None = field(metadata=option(
-        type=POSITIVE, default=None, help="Tune on the first N lines of newstest2012 (default: the scale's)."))
-    budget: float = field(metadata=option(
-        type=click.FloatRange(min=0, min_open=True), default=None,
-        help=f"Minutes of training per neural model (default: the scale's: {per_scale('budget')})."))
-    system: Path | None = field(default=None, metadata=option(
-        type=click.Path(exists=True, file_okay=False, path_type=Path),
-        help="Reuse this system (a `pysmt train` folder) instead of training one."))
-    threads: int = field(default=2, metadata=option(
-        type=POSITIVE, help="Decoding and training processes (on a cluster: of each stage, on its node)."))
+    data: Path = field(
+        metadata=option(
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            default=PRESET_DATA,
+            convert=Path.resolve,
+            help="The shared data folder: the news preset's corpora, newstest2012 and 2013.",
+        )
+    )
+    out: Path = field(
+        metadata=option(
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Run folder (rerun the same command to resume): stages, models, report.md, results.json.",
+        )
+    )
+    tests: list[Bitext] = field(
+        default_factory=list,
+        metadata=option(
+            "--test",
+            nargs=2,
+            multiple=True,
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            metavar="SRC REF",
+            convert=Bitext.resolved,
+            help="A test set, raw text (repeatable; default: newstest2013 under --data).",
+        ),
+    )
+    scale: Scale = field(
+        metadata=option(type=click.Choice(list(SCALES)), default="full", convert=SCALES.__getitem__, help=scales_help())
+    )
+    seeds: int = field(
+        metadata=option(
+            type=POSITIVE,
+            default=None,
+            help=f"MERT optimizer seeds per configuration (default: the scale's: {per_scale('seeds')}).",
+        )
+    )
+    dev_size: int | None = field(
+        metadata=option(
+            type=POSITIVE, default=None, help="Tune on the first N lines of newstest2012 (default: the scale's)."
+        )
+    )
+    budget: float = field(
+        metadata=option(
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            help=f"Minutes of training per neural model (default: the scale's: {per_scale('budget')}).",
+        )
+    )
+    system: Path | None = field(
+        default=None,
+        metadata=option(
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            help="Reuse this system (a `pysmt train` folder) instead of training one.",
+        ),
+    )
+    threads: int = field(
+        default=2,
+        metadata=option(
+            type=POSITIVE, help="Decoding and training processes (on a cluster: of each stage, on its node)."
+        ),
+    )
     #: Run the stages on this Ray cluster, those that do not need each other at the same time.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     force: bool = field(default=False, metadata=option(is_flag=True, help="Start afresh: redo every stage in --out."))

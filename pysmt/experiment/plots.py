@@ -59,8 +59,14 @@ def bleu_chart(labels: Sequence[str], series: Mapping[str, Sequence[tuple[float,
     width = 0.8 / max(len(series), 1)
     for k, (name, values) in enumerate(series.items()):
         positions = [i + (k - (len(series) - 1) / 2) * width for i in range(len(labels))]
-        axis.bar(positions, [m for m, _ in values], width, yerr=[0.0 if sd is None else sd for _, sd in values],
-                 capsize=4, label=name)
+        axis.bar(
+            positions,
+            [m for m, _ in values],
+            width,
+            yerr=[0.0 if sd is None else sd for _, sd in values],
+            capsize=4,
+            label=name,
+        )
     axis.set_xticks(range(len(labels)), labels)
     axis.set_ylabel("BLEU (mean ± sd over seeds)")
     axis.legend()

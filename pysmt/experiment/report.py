@@ -29,7 +29,8 @@ DATA_STATEMENT = (
     "conversational Tatoeba sentences (163,563) with the WMT news test sets of 2008-2011 and Multi30k "
     "captions, and the LM (n-gram and CSLM) is trained on the bitext's French side only. We tune on "
     "newstest2012 and test on newstest2013 unless `--test` says otherwise. Absolute BLEU is therefore "
-    "far below the paper's; what can be compared is whether the neural features move it, and by how much.")
+    "far below the paper's; what can be compared is whether the neural features move it, and by how much."
+)
 
 
 def format_mean_sd(values: Sequence[float]) -> str:
@@ -57,14 +58,21 @@ def summarize(evaluation: dict[str, Any]) -> dict[str, Any]:
     """Mean, sd and per-seed values per configuration and set (the machine-readable Table 1)."""
     summary: dict[str, Any] = {}
     for c in CONFIGURATIONS:
-        row: dict[str, Any] = {"label": c.label, "features": list(c.features),
-                               "paper": {"dev": c.paper_dev, "test": c.paper_test},
-                               "dev": spread("bleu", per_seed(evaluation["dev"][c.key], "bleu")), "tests": {}}
+        row: dict[str, Any] = {
+            "label": c.label,
+            "features": list(c.features),
+            "paper": {"dev": c.paper_dev, "test": c.paper_test},
+            "dev": spread("bleu", per_seed(evaluation["dev"][c.key], "bleu")),
+            "tests": {},
+        }
         for test, configurations in evaluation["tests"].items():
             runs = configurations[c.key]
-            row["tests"][test] = {**spread("bleu", per_seed(runs, "bleu")), **spread("chrf", per_seed(runs, "chrf")),
-                                  "p_bleu": per_seed(runs, "p_bleu") if c.features else None,
-                                  "p_chrf": per_seed(runs, "p_chrf") if c.features else None}
+            row["tests"][test] = {
+                **spread("bleu", per_seed(runs, "bleu")),
+                **spread("chrf", per_seed(runs, "chrf")),
+                "p_bleu": per_seed(runs, "p_bleu") if c.features else None,
+                "p_chrf": per_seed(runs, "p_chrf") if c.features else None,
+            }
         summary[c.key] = row
     return summary
 
@@ -72,16 +80,22 @@ def summarize(evaluation: dict[str, Any]) -> dict[str, Any]:
 def table1(summary: dict[str, Any], test: str) -> str:
     """Table 1 for one test set: ours (mean ± sd, Δ, p per seed) beside the paper's dev / test BLEU."""
     base = summary["baseline"]["tests"][test]["bleu_mean"]
-    lines = [("| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
-              "| paper dev | paper test |"),
-             "|---|---:|---:|---:|---:|---|---:|---:|"]
+    lines = [
+        (
+            "| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
+            "| paper dev | paper test |"
+        ),
+        "|---|---:|---:|---:|---:|---|---:|---:|",
+    ]
     for row in summary.values():
         t = row["tests"][test]
         delta = "" if t["p_bleu"] is None else f"{t['bleu_mean'] - base:+.2f}"
         p = "" if t["p_bleu"] is None else format_p(t["p_bleu"])
-        lines.append(f"| {row['label']} | {format_mean_sd(row['dev']['bleu'])} | {format_mean_sd(t['bleu'])} | "
-                     f"{delta} | {format_mean_sd(t['chrf'])} | {p} | {row['paper']['dev']:.2f} | "
-                     f"{row['paper']['test']:.2f} |")
+        lines.append(
+            f"| {row['label']} | {format_mean_sd(row['dev']['bleu'])} | {format_mean_sd(t['bleu'])} | "
+            f"{delta} | {format_mean_sd(t['chrf'])} | {p} | {row['paper']['dev']:.2f} | "
+            f"{row['paper']['test']:.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -96,8 +110,9 @@ def tuning_caveats(evaluation: dict[str, Any]) -> dict[str, list[str]]:
         for seed, run in evaluation["dev"][c.key].items():
             if run["iteration"] == 1:
                 notes.append(f"seed {seed}: MERT kept the starting weights (iteration 1 decoded best)")
-            zero = [name for name, w in evaluation["weights"][c.key][seed].items()
-                    if name not in baseline and not any(w)]
+            zero = [
+                name for name, w in evaluation["weights"][c.key][seed].items() if name not in baseline and not any(w)
+            ]
             if zero:
                 notes.append(f"seed {seed}: tuned weight 0 for {', '.join(zero)} (the feature was not used)")
         caveats[c.key] = notes
@@ -112,11 +127,16 @@ def claims(summary: dict[str, Any], test: str, caveats: dict[str, list[str]]) ->
         t = row["tests"][test]
         significant = all(p < 0.05 for p in t["p_bleu"])
         untuned = " Not a result of tuning: " + "; ".join(caveats[key]) + "." if caveats[key] else ""
-        lines.append(f"- {row['label']} vs Baseline: {means[key] - means['baseline']:+.2f} BLEU "
-                     f"({'p < 0.05 in every seed' if significant else 'not p < 0.05 in every seed'}).{untuned}")
+        lines.append(
+            f"- {row['label']} vs Baseline: {means[key] - means['baseline']:+.2f} BLEU "
+            f"({'p < 0.05 in every seed' if significant else 'not p < 0.05 in every seed'}).{untuned}"
+        )
     more = round(means["cslm-rnn"] - means["rnn"], 2)  # judged on the figures shown
-    verdict = ("not judged: tuning did not produce these rows (see above)" if caveats["cslm-rnn"] or caveats["rnn"]
-               else f"{'reproduced' if more > 0 else 'not reproduced'} in the means")
+    verdict = (
+        "not judged: tuning did not produce these rows (see above)"
+        if caveats["cslm-rnn"] or caveats["rnn"]
+        else f"{'reproduced' if more > 0 else 'not reproduced'} in the means"
+    )
     lines.append(f"- CSLM + RNN vs RNN alone: {more:+.2f} BLEU (the paper: +0.77 on its test set): {verdict}.")
     return "\n".join(lines)
 
@@ -132,8 +152,12 @@ def weights_section(weights: dict[str, dict[str, dict[str, list[float]]]]) -> st
     for c in CONFIGURATIONS:
         seeds = sorted(weights[c.key], key=int)
         names = list(weights[c.key][seeds[0]])
-        lines = [f"**{c.label}**", "", "| feature | " + " | ".join(f"seed {s}" for s in seeds) + " |",
-                 "|---|" + "---|" * len(seeds)]
+        lines = [
+            f"**{c.label}**",
+            "",
+            "| feature | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+            "|---|" + "---|" * len(seeds),
+        ]
         for name in names:
             cells = [" ".join(f"{w:.4f}" for w in weights[c.key][s][name]) for s in seeds]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -161,8 +185,10 @@ def read_curve(log_tsv: Path) -> list[tuple[int, float]]:
 def curve_line(name: str, points: list[tuple[int, float]]) -> str:
     if not points:
         return f"- {name}: no validation logged"
-    return (f"- {name}: {len(points)} validations, the last at update {points[-1][0]:,}: perplexity "
-            f"{points[-1][1]:.1f} (best {min(p for _, p in points):.1f}); log: `{name.lower()}/log.tsv`")
+    return (
+        f"- {name}: {len(points)} validations, the last at update {points[-1][0]:,}: perplexity "
+        f"{points[-1][1]:.1f} (best {min(p for _, p in points):.1f}); log: `{name.lower()}/log.tsv`"
+    )
 
 
 def analyses_section(analysis: Path) -> str:
@@ -185,13 +211,30 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
     o, run_dir = experiment.o, experiment.run_dir
     summary = summarize(evaluation)
     curves = {"RNN": read_curve(experiment.rnn / "log.tsv"), "CSLM": read_curve(experiment.cslm / "log.tsv")}
-    settings = {"scale": o.scale.name, "seeds": o.seeds, "dev_size": o.dev_size, "test_size": o.scale.test_size,
-                "budget_minutes": o.budget, "system": str(experiment.system), "data": str(o.data),
-                "tests": {name: [str(t.source), str(t.target)] for name, t in experiment.tests.items()},
-                "mert": {"nbest_size": o.scale.nbest_size, "max_iterations": o.scale.max_iterations,
-                         "restarts": o.scale.restarts}, "threads": o.threads, "cluster": o.cluster}
-    results = {"settings": settings, "configurations": summary, "runs": evaluation, "learning_curves": curves,
-               "stages": [stage.to_dict() for stage in experiment.stages.done]}
+    settings = {
+        "scale": o.scale.name,
+        "seeds": o.seeds,
+        "dev_size": o.dev_size,
+        "test_size": o.scale.test_size,
+        "budget_minutes": o.budget,
+        "system": str(experiment.system),
+        "data": str(o.data),
+        "tests": {name: [str(t.source), str(t.target)] for name, t in experiment.tests.items()},
+        "mert": {
+            "nbest_size": o.scale.nbest_size,
+            "max_iterations": o.scale.max_iterations,
+            "restarts": o.scale.restarts,
+        },
+        "threads": o.threads,
+        "cluster": o.cluster,
+    }
+    results = {
+        "settings": settings,
+        "configurations": summary,
+        "runs": evaluation,
+        "learning_curves": curves,
+        "stages": [stage.to_dict() for stage in experiment.stages.done],
+    }
     with atomic_writer(run_dir / "results.json") as out:
         json.dump(results, out, indent=1)
         out.write("\n")
@@ -199,35 +242,53 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
     sig = evaluation["signatures"]
     sections = [
         f"# Cho et al. (2014), Table 1, with pysmt (`--scale {o.scale.name}`)",
-        (f"Settings: {o.seeds} MERT optimizer seed(s) per configuration; dev: {lines(o.dev_size)} of newstest2012; "
-         f"test: {lines(o.scale.test_size)} of each test set; MERT {o.scale.nbest_size}-best, at most "
-         f"{o.scale.max_iterations} iterations, {o.scale.restarts} restarts; neural models trained for at most "
-         f"{o.budget:g} min each (or until early stopping); system: `{experiment.system}`. The RNN and the "
-         "CSLM score inside the search (`--features`), not as a phrase-table column."),
+        (
+            f"Settings: {o.seeds} MERT optimizer seed(s) per configuration; dev: {lines(o.dev_size)} of newstest2012; "
+            f"test: {lines(o.scale.test_size)} of each test set; MERT {o.scale.nbest_size}-best, at most "
+            f"{o.scale.max_iterations} iterations, {o.scale.restarts} restarts; neural models trained for at most "
+            f"{o.budget:g} min each (or until early stopping); system: `{experiment.system}`. The RNN and the "
+            "CSLM score inside the search (`--features`), not as a phrase-table column."
+        ),
     ]
     if o.scale.name != "full":
-        sections.insert(1, f"**A plumbing check, not a result.** At `--scale {o.scale.name}` the data, the networks "
-                           "and the tuning are far too small for these numbers to say anything about the paper's "
-                           "claims: they show that every stage runs end to end. Use `--scale full` for results.")
+        sections.insert(
+            1,
+            f"**A plumbing check, not a result.** At `--scale {o.scale.name}` the data, the networks "
+            "and the tuning are far too small for these numbers to say anything about the paper's "
+            "claims: they show that every stage runs end to end. Use `--scale full` for results.",
+        )
     caveats = tuning_caveats(evaluation)
     for test in evaluation["tests"]:
         sections += [f"## Table 1 on {test}", table1(summary, test), claims(summary, test, caveats)]
     sections += [
-        (f"BLEU: `{sig['bleu']}`; chrF: `{sig['chrf']}`; paired bootstrap resampling (sacrebleu, each "
-         f"configuration against the baseline of the same seed; identical outputs get p = 1): "
-         f"`{sig.get('paired_bleu', '-')}`. Dev BLEU is that of the tuning iteration whose weights MERT kept. "
-         "Paper: dev = newstest2012+2013, test = newstest2014."),
-        "## How our data differs from the paper's", DATA_STATEMENT,
-        "## Figures", figures,
+        (
+            f"BLEU: `{sig['bleu']}`; chrF: `{sig['chrf']}`; paired bootstrap resampling (sacrebleu, each "
+            f"configuration against the baseline of the same seed; identical outputs get p = 1): "
+            f"`{sig.get('paired_bleu', '-')}`. Dev BLEU is that of the tuning iteration whose weights MERT kept. "
+            "Paper: dev = newstest2012+2013, test = newstest2014."
+        ),
+        "## How our data differs from the paper's",
+        DATA_STATEMENT,
+        "## Figures",
+        figures,
         "## Neural models",
         "\n".join(curve_line(name, points) for name, points in curves.items()),
-        "## Analyses (Table 2, Table 3, Fig. 3-5)", analyses_section(run_dir / "analysis"),
-        "## Tuned weights", weights_section(evaluation["weights"]),
-        "## Stages: time and peak memory", stages_table(experiment.stages.done),
-        ("A stage's time adds up all its runs (a stage resumed after an interruption counts the time before it); "
-         "its peak memory is that of the run that finished it."
-         + (" On the cluster, stages ran side by side and a stage's time includes its wait for a node's CPUs: "
-            "the total adds them up, it is not the run's wall time." if o.cluster else "")),
+        "## Analyses (Table 2, Table 3, Fig. 3-5)",
+        analyses_section(run_dir / "analysis"),
+        "## Tuned weights",
+        weights_section(evaluation["weights"]),
+        "## Stages: time and peak memory",
+        stages_table(experiment.stages.done),
+        (
+            "A stage's time adds up all its runs (a stage resumed after an interruption counts the time before it); "
+            "its peak memory is that of the run that finished it."
+            + (
+                " On the cluster, stages ran side by side and a stage's time includes its wait for a node's CPUs: "
+                "the total adds them up, it is not the run's wall time."
+                if o.cluster
+                else ""
+            )
+        ),
     ]
     path = run_dir / "report.md"
     with atomic_writer(path) as out:
@@ -250,4 +311,3 @@ def draw(summary: dict[str, Any], curves: dict[str, list[tuple[int, float]]], ru
         series[test] = [(row["tests"][test]["bleu_mean"], row["tests"][test]["bleu_sd"]) for row in summary.values()]
     bleu_chart(labels, series, run_dir / "bleu.png")
     return "![BLEU per configuration](bleu.png)\n\n![Learning curves](learning-curves.png)"
-

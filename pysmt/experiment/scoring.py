@@ -41,8 +41,11 @@ def evaluate_runs(experiment: RunFolder) -> dict[str, Any]:
             tune_dir = experiment.tune_dir(configuration, seed)
             run = kept_iteration(tune_dir)
             scores = score(read_text(run / "output.txt", "tuning output"), dev_refs, str(run / "output.txt"))
-            dev[configuration.key][str(seed)] = {"bleu": scores.bleu, "chrf": scores.chrf,
-                                                 "iteration": int(run.name[3:])}
+            dev[configuration.key][str(seed)] = {
+                "bleu": scores.bleu,
+                "chrf": scores.chrf,
+                "iteration": int(run.name[3:]),
+            }
             weights[configuration.key][str(seed)] = read_weights_file(tune_dir / "weights.txt")
     tests: dict[str, dict[str, Any]] = {}
     signatures: dict[str, str] = {"bleu": scores.bleu_signature, "chrf": scores.chrf_signature}
@@ -56,7 +59,13 @@ def evaluate_runs(experiment: RunFolder) -> dict[str, Any]:
             for configuration in CONFIGURATIONS:
                 scores = score(outputs[configuration.key], refs, f"{test} {configuration.key}")
                 tests[test][configuration.key][str(seed)] = {
-                    "bleu": scores.bleu, "chrf": scores.chrf, "bleu_text": scores.bleu_text,
-                    **({f"p_{m}": p for m, p in p_values[configuration.key].items()}
-                       if configuration.key in p_values else {})}
+                    "bleu": scores.bleu,
+                    "chrf": scores.chrf,
+                    "bleu_text": scores.bleu_text,
+                    **(
+                        {f"p_{m}": p for m, p in p_values[configuration.key].items()}
+                        if configuration.key in p_values
+                        else {}
+                    ),
+                }
     return {"dev": dev, "tests": tests, "weights": weights, "signatures": signatures}

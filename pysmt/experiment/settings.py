@@ -30,14 +30,23 @@ CONFIGURATIONS = (
 )
 
 #: The plugin behind each feature the configurations add: its distribution, source folder and command.
-PLUGINS = {"rnn": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
-           "wp": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
-           "cslm": ("pysmt-cslm", "plugins/cslm", "cslm")}
+PLUGINS = {
+    "rnn": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
+    "wp": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
+    "cslm": ("pysmt-cslm", "plugins/cslm", "cslm"),
+}
 
 #: Peak memory (MB) of each kind of stage in the full-scale run (docs/results.md): what a stage asks a
 #: cluster for until this run has measured a stage of its kind.
-FULL_SCALE_PEAK_MB = {"system": 2100, "binarize": 2500, "rnn": 1100, "cslm": 800, "tune": 6600, "decode": 2400,
-                      "analyses": 700}
+FULL_SCALE_PEAK_MB = {
+    "system": 2100,
+    "binarize": 2500,
+    "rnn": 1100,
+    "cslm": 800,
+    "tune": 6600,
+    "decode": 2400,
+    "analyses": 700,
+}
 
 #: The target shortlist of both plugins' default presets: the CSLM shares the RNN's when it has this size.
 CSLM_SHORTLIST = 10_000
@@ -68,18 +77,63 @@ class Scale:
 
 SCALES = {
     # The paper's experiment on our data: the full news preset, newstest2012 and the issue's settings.
-    "full": Scale(name="full", summary="the news preset and the issue's settings", train_every=None, dev_size=None,
-                  test_size=None, seeds=3, budget=60.0, max_updates=None, valid_every=2000, nbest_size=100,
-                  max_iterations=25, restarts=20, scatter_pairs=20_000, map_words=1000, map_phrases=2000, samples=50),
+    "full": Scale(
+        name="full",
+        summary="the news preset and the issue's settings",
+        train_every=None,
+        dev_size=None,
+        test_size=None,
+        seeds=3,
+        budget=60.0,
+        max_updates=None,
+        valid_every=2000,
+        nbest_size=100,
+        max_iterations=25,
+        restarts=20,
+        scatter_pairs=20_000,
+        map_words=1000,
+        map_phrases=2000,
+        samples=50,
+    ),
     # The whole chain in well under 15 minutes on 2 cores: 5,116 pairs, 100-sentence dev and test sets, one seed.
-    "small": Scale(name="small", summary="a slice that runs in minutes", train_every=40, dev_size=100, test_size=100,
-                   seeds=1, budget=1.0, max_updates=None, valid_every=10, nbest_size=100, max_iterations=5,
-                   restarts=20, scatter_pairs=2000, map_words=300, map_phrases=300, samples=50),
+    "small": Scale(
+        name="small",
+        summary="a slice that runs in minutes",
+        train_every=40,
+        dev_size=100,
+        test_size=100,
+        seeds=1,
+        budget=1.0,
+        max_updates=None,
+        valid_every=10,
+        nbest_size=100,
+        max_iterations=5,
+        restarts=20,
+        scatter_pairs=2000,
+        map_words=300,
+        map_phrases=300,
+        samples=50,
+    ),
     # CI's smoke test: every stage runs, on sizes that only check the plumbing; 20 updates per network
     # (two validations) whatever the machine's speed, so the test sees learning curves.
-    "tiny": Scale(name="tiny", summary="the smoke test's", train_every=100, dev_size=20, test_size=20, seeds=1,
-                  budget=2.0, max_updates=20, valid_every=10, nbest_size=10, max_iterations=2, restarts=2,
-                  scatter_pairs=300, map_words=50, map_phrases=50, samples=10),
+    "tiny": Scale(
+        name="tiny",
+        summary="the smoke test's",
+        train_every=100,
+        dev_size=20,
+        test_size=20,
+        seeds=1,
+        budget=2.0,
+        max_updates=20,
+        valid_every=10,
+        nbest_size=10,
+        max_iterations=2,
+        restarts=2,
+        scatter_pairs=300,
+        map_words=50,
+        map_phrases=50,
+        samples=10,
+    ),
 }
 
 

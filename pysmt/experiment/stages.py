@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Self
 
 from pysmt.errors import PysmtError
+from pysmt.files.textio import atomic_writer
 from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.processes import ChildProcess, Terminated
-from pysmt.files.textio import atomic_writer
 
 DONE_FILE = "done.json"
 ELAPSED_FILE = "elapsed.json"
@@ -179,8 +179,11 @@ class StageResult:
     skipped: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "seconds": round(self.seconds, 1),
-                "peak_mb": None if self.peak_mb is None else round(self.peak_mb, 1)}
+        return {
+            "name": self.name,
+            "seconds": round(self.seconds, 1),
+            "peak_mb": None if self.peak_mb is None else round(self.peak_mb, 1),
+        }
 
 
 def portable(value: Any, run_dir: Path) -> Any:
@@ -188,7 +191,7 @@ def portable(value: Any, run_dir: Path) -> Any:
     so that a stage's record stays the same when the experiment's folder is moved or copied."""
     root = str(run_dir)
     if isinstance(value, (str, Path)) and (str(value) == root or str(value).startswith(root + os.sep)):
-        return "$RUN" + str(value)[len(root):]
+        return "$RUN" + str(value)[len(root) :]
     if isinstance(value, Mapping):
         return {key: portable(item, run_dir) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -211,9 +214,16 @@ class Stages:
     done: list[StageResult] = field(default_factory=list)
     started: int = 0
 
-    def run(self, name: str, options: Mapping[str, Any], inputs: Mapping[str, Any],
-            action: Callable[[Measure], object], in_process: bool = False, derived: bool = False,
-            needs: Needs = Needs()) -> StageResult:
+    def run(
+        self,
+        name: str,
+        options: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+        action: Callable[[Measure], object],
+        in_process: bool = False,
+        derived: bool = False,
+        needs: Needs = Needs(),
+    ) -> StageResult:
         """Run ``action`` unless the stage is done with the same options and inputs.
 
         ``in_process`` stages run no command; their peak memory is not measured (None). A

@@ -72,6 +72,7 @@ State = TypeVar("State", bound=Hashable)
 #: it never enters a stack, whatever the feature's weight.
 FORBIDDEN = -math.inf
 
+
 class Feature:
     """A stateless feature. Subclasses set ``default_label`` and ``parameters`` and implement ``from_config`` and
     one of ``evaluate_in_isolation`` and ``evaluate_with_source_context``."""
@@ -126,8 +127,9 @@ class Feature:
         """
         return None, None
 
-    def evaluate_with_source_context(self, options: Sequence[TranslationOption]
-                                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def evaluate_with_source_context(
+        self, options: Sequence[TranslationOption]
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Scores and estimates of a sentence's translation options, in one batch per sentence (Moses'
         *EvaluateWithSourceContext*): an option carries its source span, and the sentence was given to
         :meth:`begin_sentence`. Asked after the table limit (which its scores take no part in). Returns
@@ -191,8 +193,10 @@ class StatefulFeature(Feature, Generic[State]):
             option = self._options[index]
             step = self.extend(self._states[state_id], option)
             if not (isinstance(step, (tuple, list)) and len(step) == 2):
-                raise FeatureError(f"feature {self.name}: extend returned a {type(step).__name__}, expected a pair "
-                                   f"(scores, new state), for option {option.describe()}")
+                raise FeatureError(
+                    f"feature {self.name}: extend returned a {type(step).__name__}, expected a pair "
+                    f"(scores, new state), for option {option.describe()}"
+                )
             delta, state = step
             scores[k] = self._scores(delta, "extend", option)
             if end:
@@ -209,16 +213,20 @@ class StatefulFeature(Feature, Generic[State]):
                 return np.array(values, dtype=np.float64)
         except (TypeError, ValueError):
             pass
-        raise FeatureError(f"feature {self.name}: {method} returned scores {values!r}, expected {self.num_scores} "
-                           f"number(s), for option {option.describe()}")
+        raise FeatureError(
+            f"feature {self.name}: {method} returned scores {values!r}, expected {self.num_scores} "
+            f"number(s), for option {option.describe()}"
+        )
 
     def _state_id(self, state: State, method: str, request: str) -> int:
         """The id of a state (numbering a new one), or an error when the state is not hashable."""
         try:
             known = self._ids.setdefault(state, len(self._ids))
         except TypeError:
-            raise FeatureError(f"feature {self.name}: {method} returned a state of type {type(state).__name__}, "
-                               f"expected a hashable value, for {request}") from None
+            raise FeatureError(
+                f"feature {self.name}: {method} returned a state of type {type(state).__name__}, "
+                f"expected a hashable value, for {request}"
+            ) from None
         if known == len(self._states):
             self._states.append(state)
         return known

@@ -44,8 +44,10 @@ class ReorderingModelType:
         tokens = spec.lower().split("-")
         models = [ReorderingModel.__members__[t] for t in tokens if t in ReorderingModel.__members__]
         if len(models) != 1 or "hier" in tokens:
-            raise PysmtError(f"lexicalized reordering type {spec!r} is not supported (phrase-based msd, mslr, "
-                             "monotonicity or leftright models; not hierarchical)")
+            raise PysmtError(
+                f"lexicalized reordering type {spec!r} is not supported (phrase-based msd, mslr, "
+                "monotonicity or leftright models; not hierarchical)"
+            )
         self.model = models[0]
         self.orientations = orientation_count(self.model)
         self.backward = "forward" not in tokens
@@ -61,8 +63,11 @@ class ReorderingModelType:
             return Orientation.R
         if start == 0:
             return Orientation.M
-        return {ReorderingModel.msd: Orientation.D, ReorderingModel.mslr: Orientation.DR,
-                ReorderingModel.monotonicity: Orientation.NM}[self.model]
+        return {
+            ReorderingModel.msd: Orientation.D,
+            ReorderingModel.mslr: Orientation.DR,
+            ReorderingModel.monotonicity: Orientation.NM,
+        }[self.model]
 
     def orientation(self, prev_start: int, prev_end: int, start: int, end: int) -> Orientation:
         """Orientation of ``[start, end)`` after ``[prev_start, prev_end)`` (exclusive ends)."""
@@ -104,8 +109,13 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
     default_label = "LexicalReordering"
     parameters = LexicalReorderingParameters
 
-    def __init__(self, name: str, kind: ReorderingModelType, table: ReorderingTable,
-                 default_scores: tuple[float, ...] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: ReorderingModelType,
+        table: ReorderingTable,
+        default_scores: tuple[float, ...] | None = None,
+    ) -> None:
         super().__init__(name, kind.num_scores)
         self.kind = kind
         self.table = table
@@ -122,14 +132,17 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
     def check_config(cls, name: str, params: LexicalReorderingParameters, system: SystemConfig) -> None:
         kind = ReorderingModelType(params.model)
         if params.num_features not in (None, kind.num_scores):
-            raise PysmtError(f"feature {name}: model {params.model} has {kind.num_scores} scores, "
-                             f"num-features says {params.num_features}")
+            raise PysmtError(
+                f"feature {name}: model {params.model} has {kind.num_scores} scores, "
+                f"num-features says {params.num_features}"
+            )
         default_scores(name, params.default_scores, kind)
         check_reordering_table(params.path, kind.table_scores, kind.source_only)
 
     @classmethod
-    def from_config(cls, name: str, params: LexicalReorderingParameters, system: SystemConfig
-                    ) -> LexicalReorderingFeature:
+    def from_config(
+        cls, name: str, params: LexicalReorderingParameters, system: SystemConfig
+    ) -> LexicalReorderingFeature:
         kind = ReorderingModelType(params.model)
         table = ReorderingTable(params.path, num_scores=kind.table_scores, source_only=kind.source_only)
         return cls(name, kind, table, default_scores(name, params.default_scores, kind))
@@ -163,9 +176,18 @@ class LexicalReorderingFeature(StatefulFeature[State], CompiledTwin[_core.Lexica
     def core_feature(self) -> _core.LexicalReorderingTwin:
         """The twin, which looks each option's row up in the table itself (as ``evaluate_in_isolation`` does here)."""
         kind = self.kind
-        return _core.LexicalReorderingTwin(self.num_scores, kind.model, kind.backward, kind.forward,
-                                           self.backward_slots, self.forward_slots, self.forward_table_offset,
-                                           self.table.view, kind.source_only, list(self.default_scores or ()))
+        return _core.LexicalReorderingTwin(
+            self.num_scores,
+            kind.model,
+            kind.backward,
+            kind.forward,
+            self.backward_slots,
+            self.forward_slots,
+            self.forward_table_offset,
+            self.table.view,
+            kind.source_only,
+            list(self.default_scores or ()),
+        )
 
     def core_scores(self) -> None:
         """Nothing is scored in isolation (``evaluate_in_isolation`` only looks rows up, for ``extend``)."""

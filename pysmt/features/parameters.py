@@ -40,11 +40,11 @@ from pysmt.errors import PysmtError
 KINDS = (int, float, bool, str, Path)
 #: Class attributes of the declarations this module replaces, with what replaces each.
 OLD_DECLARATIONS = {
-    "default_paths": "a Path field's default (model: Path = parameter(Path(\"rnn\")))",
+    "default_paths": 'a Path field\'s default (model: Path = parameter(Path("rnn")))',
     "required_parameters": "a field without a default",
     "context_free": "the hook it implements: evaluate_in_isolation(pairs) or evaluate_with_source_context(options)",
     "evaluate": "evaluate_in_isolation(pairs) for scores of a phrase pair alone (what context_free = True meant), "
-                "or evaluate_with_source_context(options) for a sentence's options (context_free = False)",
+    "or evaluate_with_source_context(options) for a sentence's options (context_free = False)",
 }
 
 
@@ -87,10 +87,12 @@ def declarations_error(cls: type) -> str | None:
     of the :data:`KINDS` (optionally ``| None``); a ``Path`` default is relative (to the system's folder)."""
     declared = getattr(cls, "parameters", NoParameters)
     if isinstance(declared, dict):
-        return ("declares its parameters as a dict of kinds; declare them as a dataclass instead "
-                "(@dataclass(frozen=True, kw_only=True) class MyParameters: path: Path = parameter(help=...); "
-                "size: int = parameter(1, help=...)) and "
-                "set parameters = MyParameters (docs/writing-a-feature.md, Parameters)")
+        return (
+            "declares its parameters as a dict of kinds; declare them as a dataclass instead "
+            "(@dataclass(frozen=True, kw_only=True) class MyParameters: path: Path = parameter(help=...); "
+            "size: int = parameter(1, help=...)) and "
+            "set parameters = MyParameters (docs/writing-a-feature.md, Parameters)"
+        )
     if not (isinstance(declared, type) and dataclasses.is_dataclass(declared)):
         return f"parameters is {declared!r}, not a dataclass (docs/writing-a-feature.md, Parameters)"
     try:
@@ -121,8 +123,10 @@ def values_of(parameters: type, feature: str, given: dict[str, Any], base: Path 
             if isinstance(declared.default, Path):
                 about.append(f"its default, {(base or Path()) / declared.default}, does not exist")
             what = f" ({'; '.join(about)})" if about else ""
-            raise PysmtError(f"feature {feature}: missing parameter {key!r}{what}; give it in the feature's section "
-                             f"or with --param {feature}.{key}=VALUE")
+            raise PysmtError(
+                f"feature {feature}: missing parameter {key!r}{what}; give it in the feature's section "
+                f"or with --param {feature}.{key}=VALUE"
+            )
     return parameters(**values)
 
 
@@ -137,11 +141,14 @@ def declarations(parameters: type) -> dict[str, Declared]:
             rest = [arg for arg in typing.get_args(kind) if arg is not type(None)]
             kind, optional = (rest[0] if len(rest) == 1 else kind), True
         if kind not in KINDS:
-            raise TypeError(f"parameter {item.name!r} has kind {hints[item.name]!r}; kinds are int, float, bool, str "
-                            "and Path (optionally | None)")
+            raise TypeError(
+                f"parameter {item.name!r} has kind {hints[item.name]!r}; kinds are int, float, bool, str "
+                "and Path (optionally | None)"
+            )
         if kind is Path and isinstance(item.default, Path) and item.default.is_absolute():
-            raise TypeError(f"parameter {item.name!r}: a Path default is relative to the system's folder, not "
-                            f"{item.default}")
+            raise TypeError(
+                f"parameter {item.name!r}: a Path default is relative to the system's folder, not {item.default}"
+            )
         key = item.name.replace("_", "-")
         found[key] = Declared(key, item.name, kind, optional, item.default, str(item.metadata.get("help", "")))
     return found

@@ -52,22 +52,33 @@ class PhraseTableFeature(Feature, PhraseSource):
     def from_config(cls, name: str, params: PhraseTableParameters, system: SystemConfig) -> PhraseTableFeature:
         table = PhraseTable(params.path, log_scores=params.log_scores)
         if params.num_features not in (None, table.num_scores):
-            raise PysmtError(f"feature {name}: num-features={params.num_features} but {table.path} has "
-                             f"{table.num_scores} scores")
+            raise PysmtError(
+                f"feature {name}: num-features={params.num_features} but {table.path} has {table.num_scores} scores"
+            )
         return cls(name, table, params.table_limit)
 
     def translations(self, source: str) -> list[PhrasePair]:
         """Every target side of ``source`` (unscored, unpruned), in table order."""
-        return [PhrasePair(source, entry.target, table=self.name, table_scores=entry.scores, alignment=entry.alignment,
-                           entry=entry.row) for entry in self.table.lookup(source)]
+        return [
+            PhrasePair(
+                source,
+                entry.target,
+                table=self.name,
+                table_scores=entry.scores,
+                alignment=entry.alignment,
+                entry=entry.row,
+            )
+            for entry in self.table.lookup(source)
+        ]
 
     def core_table(self) -> _core.PhraseTableView:
         return self.table.view
 
     def pair(self, entry: int, source: str) -> PhrasePair:
         found = self.table.entry(entry)
-        return PhrasePair(source, found.target, table=self.name, table_scores=found.scores, alignment=found.alignment,
-                          entry=entry)
+        return PhrasePair(
+            source, found.target, table=self.name, table_scores=found.scores, alignment=found.alignment, entry=entry
+        )
 
     def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:
         scores = np.zeros((len(phrases), self.num_scores))

@@ -72,8 +72,10 @@ def checked_declarations(cls: type[Feature], type_name: str, where: str) -> type
     for old in old_declarations(cls):
         raise PysmtError(f"{about} declares {old} (docs/writing-a-feature.md)")
     if in_isolation(cls) and with_source_context(cls):
-        raise PysmtError(f"{about} implements both evaluate_in_isolation and evaluate_with_source_context: a feature "
-                         "scores phrase pairs alone or a sentence's options, not both (make it two features)")
+        raise PysmtError(
+            f"{about} implements both evaluate_in_isolation and evaluate_with_source_context: a feature "
+            "scores phrase pairs alone or a sentence's options, not both (make it two features)"
+        )
     return cls
 
 
@@ -83,8 +85,9 @@ def default_label(type_name: str) -> str:
     return feature_class(type_name).default_label if known else type_name
 
 
-def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path, where: str,
-                   *, defaults: bool = True) -> dict[str, Any]:
+def feature_params(
+    type_name: str, name: str, given: dict[str, Any], base: Path, where: str, *, defaults: bool = True
+) -> dict[str, Any]:
     """A feature section's parameters checked against the feature's declared ``parameters``.
 
     This is the one schema check of feature sections, for pysmt.toml, moses.ini and ``--param``
@@ -97,8 +100,16 @@ def feature_params(type_name: str, name: str, given: dict[str, Any], base: Path,
     return checked_params(feature_class(type_name), type_name, name, given, base, where, defaults=defaults)
 
 
-def checked_params(cls: type[Feature], type_name: str, name: str, given: dict[str, Any], base: Path, where: str,
-                   *, defaults: bool = True) -> dict[str, Any]:
+def checked_params(
+    cls: type[Feature],
+    type_name: str,
+    name: str,
+    given: dict[str, Any],
+    base: Path,
+    where: str,
+    *,
+    defaults: bool = True,
+) -> dict[str, Any]:
     """:func:`feature_params` of a feature class (registered or not: :func:`pysmt.testing.parameters_of`)."""
     known = declarations(cls.parameters)
     params: dict[str, Any] = {}
@@ -136,7 +147,7 @@ def add_feature_types(config: SystemConfig, type_names: list[str]) -> list[Featu
         if type_name in present:
             continue
         label = default_label(type_name)
-        index = sum(1 for name in labels if name.startswith(label) and name[len(label):].isdigit())
+        index = sum(1 for name in labels if name.startswith(label) and name[len(label) :].isdigit())
         name = f"{label}{index}"
         specs.append(FeatureSpec(type_name, name, feature_params(type_name, name, {}, config.directory, "--features")))
         labels.append(specs[-1].name)
@@ -164,10 +175,14 @@ def no_weights(config: SystemConfig, name: str, needed: str = "") -> PysmtError:
     """A feature has no weights: where they were looked for (the config, and the ``--weights`` file if one
     was given), and how to give them."""
     if config.weights_file is None:
-        return PysmtError(f"{config.path}: no weights for feature {name}{needed}; give them with --weights FILE "
-                          f"('{name}= w ...') or learn them with pysmt tune")
-    return PysmtError(f"--weights {config.weights_file}: no weights for feature {name}{needed} (nor has "
-                      f"{config.path}); add a line '{name}= w ...' to it, or learn them with pysmt tune")
+        return PysmtError(
+            f"{config.path}: no weights for feature {name}{needed}; give them with --weights FILE "
+            f"('{name}= w ...') or learn them with pysmt tune"
+        )
+    return PysmtError(
+        f"--weights {config.weights_file}: no weights for feature {name}{needed} (nor has "
+        f"{config.path}); add a line '{name}= w ...' to it, or learn them with pysmt tune"
+    )
 
 
 def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None) -> None:
@@ -180,8 +195,9 @@ def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
             raise no_weights(config, spec.name)
 
 
-def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None
-                   ) -> tuple[list[Feature], list[list[float]]]:
+def build_features(
+    config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None
+) -> tuple[list[Feature], list[list[float]]]:
     """Check all features (:func:`check_features`), then instantiate them and check their weights' counts.
 
     A feature without weights in the config and without defaults is an error, unless
@@ -192,16 +208,16 @@ def build_features(config: SystemConfig, specs: list[FeatureSpec], missing_weigh
     for spec in specs:
         cls = feature_class(spec.type)
         with naming_config(config, spec.name):
-            feature = cls.from_config(spec.name, values_of(cls.parameters, spec.name, spec.params, config.directory),
-                                      config)
+            feature = cls.from_config(
+                spec.name, values_of(cls.parameters, spec.name, spec.params, config.directory), config
+            )
         w = spec.weights if spec.weights is not None else feature.default_weights()
         if w is None and missing_weight is not None:
             w = [missing_weight] * feature.num_scores
         if w is None:
             raise no_weights(config, spec.name, f" ({feature.num_scores} needed)")
         if len(w) != feature.num_scores:
-            raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores "
-                             f"but {len(w)} weights")
+            raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores but {len(w)} weights")
         features.append(feature)
         weights.append(list(w))
     return features, weights
@@ -218,13 +234,18 @@ def apply_params(specs: list[FeatureSpec], assignments: Sequence[str], base: Pat
         target, dot, rest = text.partition(".")
         key, equals, value = rest.partition("=")
         if not (target and dot and key and equals):
-            raise PysmtError(f"--param {text!r}: expected FEATURE.key=value (FEATURE: a feature's name or type), "
-                             "e.g. --param rnn.model=systems/news/rnn")
-        chosen = [k for k, s in enumerate(specs) if s.name == target] or \
-                 [k for k, s in enumerate(specs) if s.type == target]
+            raise PysmtError(
+                f"--param {text!r}: expected FEATURE.key=value (FEATURE: a feature's name or type), "
+                "e.g. --param rnn.model=systems/news/rnn"
+            )
+        chosen = [k for k, s in enumerate(specs) if s.name == target] or [
+            k for k, s in enumerate(specs) if s.type == target
+        ]
         if not chosen:
-            raise PysmtError(f"--param {text}: the system has no feature named or of type {target!r}; it has "
-                             f"{', '.join(s.name for s in specs)}")
+            raise PysmtError(
+                f"--param {text}: the system has no feature named or of type {target!r}; it has "
+                f"{', '.join(s.name for s in specs)}"
+            )
         for k in chosen:
             spec = specs[k]
             given = feature_params(spec.type, spec.name, {key: value}, base, "--param", defaults=False)

@@ -34,8 +34,9 @@ def format_score(value: float) -> str:
 
 def feature_scores(candidate: Candidate, labels: list[tuple[str, int, int]]) -> str:
     """``Label0= s1 s2 Label1= s ...``: a translation's scores as Moses' n-best lists (and its server) give them."""
-    return " ".join(f"{name}= " + " ".join(format_score(candidate.scores[k]) for k in range(lo, hi))
-                    for name, lo, hi in labels)
+    return " ".join(
+        f"{name}= " + " ".join(format_score(candidate.scores[k]) for k in range(lo, hi)) for name, lo, hi in labels
+    )
 
 
 def nbest_line(index: int, candidate: Candidate, labels: list[tuple[str, int, int]]) -> str:
@@ -66,4 +67,3 @@ def parse_features(text: str) -> tuple[Labels, list[float]]:
 
 def format_labels(labels: Labels) -> str:
     return " ".join(f"{name}({count})" for name, count in labels)
-

@@ -68,9 +68,14 @@ def standard_inputs() -> dict[str, list[Path]]:
     return {"stdin": [found]} if found is not None else {}
 
 
-def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
-                  folders: Mapping[str, PathLike | None] | None = None, create: bool = False,
-                  writes_stdout: bool = False) -> None:
+def check_outputs(
+    outputs: Mapping[str, PathLike | None],
+    inputs: Inputs,
+    *,
+    folders: Mapping[str, PathLike | None] | None = None,
+    create: bool = False,
+    writes_stdout: bool = False,
+) -> None:
     """Check, before any work, that no output is an input or another output and that all can be written.
 
     ``outputs`` are files, ``folders`` output folders; both are labelled by the option that named
@@ -88,11 +93,15 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
     def not_an_input(label: str, path: Path) -> None:
         for input_label, input_path in named_inputs:
             if same_file(path, input_path):
-                raise PysmtError(f"{label} {path} is also the input {input_label} {input_path}: "
-                                 "an output may not overwrite an input; choose another path")
+                raise PysmtError(
+                    f"{label} {path} is also the input {input_label} {input_path}: "
+                    "an output may not overwrite an input; choose another path"
+                )
             if input_path.is_dir() and path.resolve().is_relative_to(input_path.resolve()):
-                raise PysmtError(f"{label} {path} is inside the input {input_label} {input_path} (a model folder): "
-                                 "an output may not overwrite what an input holds; choose another path")
+                raise PysmtError(
+                    f"{label} {path} is inside the input {input_label} {input_path} (a model folder): "
+                    "an output may not overwrite what an input holds; choose another path"
+                )
 
     stdout = standard_file(sys.stdout) if writes_stdout else None
     if stdout is not None:
@@ -106,8 +115,9 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
         if stream is not None:  # written through stdout or stderr: its file, if it is one, must be no input
             behind = standard_file(stream)
             if behind is not None:
-                not_an_input(f"{label} {path} (the file behind {'stdout' if stream is sys.stdout else 'stderr'})",
-                             behind)
+                not_an_input(
+                    f"{label} {path} (the file behind {'stdout' if stream is sys.stdout else 'stderr'})", behind
+                )
             continue
         if path.is_dir():
             raise PysmtError(f"{label} {path}: is a folder, not a file")
@@ -116,7 +126,7 @@ def check_outputs(outputs: Mapping[str, PathLike | None], inputs: Inputs, *,
         files[label] = path
     labels = list(files)
     for k, first in enumerate(labels):
-        for second in labels[k + 1:]:
+        for second in labels[k + 1 :]:
             if same_file(files[first], files[second]):
                 raise PysmtError(f"{first} and {second} are the same file ({files[first]}): give them different paths")
     for label, folder in (folders or {}).items():

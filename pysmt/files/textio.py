@@ -102,7 +102,7 @@ def without_bom(start: bytes, path: str | Path) -> bytes:
     if str(path) not in _bom_reported:
         _bom_reported.add(str(path))
         print(f"pysmt: {path}: dropped the UTF-8 byte-order mark at its start", file=sys.stderr, flush=True)
-    return start[len(BOM):]
+    return start[len(BOM) :]
 
 
 def decode_line(raw: bytes, path: str | Path, line_no: int) -> str:
@@ -132,8 +132,15 @@ def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[
             return
         # the position in the bytes on disk: a gzip file's fileobj, a bz2 or xz file's _fp, a plain file itself
         raw_file = cast(IO[bytes], getattr(handle, "fileobj", None) or getattr(handle, "_fp", None) or handle)
-        with tqdm(total=Path(path).stat().st_size, desc=progress, unit="B", unit_scale=True, delay=2,
-                  file=sys.stderr, leave=False) as bar:
+        with tqdm(
+            total=Path(path).stat().st_size,
+            desc=progress,
+            unit="B",
+            unit_scale=True,
+            delay=2,
+            file=sys.stderr,
+            leave=False,
+        ) as bar:
             for line_no, raw in raw_lines(handle, path):
                 if line_no % 65536 == 0:
                     bar.update(raw_file.tell() - bar.n)

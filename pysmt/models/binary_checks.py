@@ -91,8 +91,11 @@ def check_checksums(folder: Path, kind: str, arrays: dict[str, dict[str, Any]]) 
     if not any(CHECKSUM in entry for entry in arrays.values()):
         if folder.resolve() not in _warned:
             _warned.add(folder.resolve())
-            print(f"pysmt: warning: {folder}: binarized without checksums (by an earlier pysmt), so damage to its "
-                  "arrays cannot be detected; binarize it again", file=sys.stderr)
+            print(
+                f"pysmt: warning: {folder}: binarized without checksums (by an earlier pysmt), so damage to its "
+                "arrays cannot be detected; binarize it again",
+                file=sys.stderr,
+            )
         return
     for name, entry in arrays.items():
         if file_checksum(folder / f"{name}.npy") != entry.get(CHECKSUM):
@@ -102,26 +105,38 @@ def check_checksums(folder: Path, kind: str, arrays: dict[str, dict[str, Any]]) 
 def stored_strings(arrays: dict[str, np.ndarray], prefix: str, slots: np.ndarray | None = None) -> StringIndex:
     """The strings ``PREFIX_blob``/``PREFIX_offsets`` of a table, found through ``slots`` (their hash index)
     or, without, by binary search (they are sorted): a view of the mapped arrays, nothing copied."""
-    return StringIndex(blob=arrays[f"{prefix}_blob"], offsets=arrays[f"{prefix}_offsets"],
-                       slots=np.zeros(0, np.uint32) if slots is None else slots)
+    return StringIndex(
+        blob=arrays[f"{prefix}_blob"],
+        offsets=arrays[f"{prefix}_offsets"],
+        slots=np.zeros(0, np.uint32) if slots is None else slots,
+    )
 
 
-def check_strings(folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix: str, count: int,
-                  slots: np.ndarray | None = None) -> StringIndex:
+def check_strings(
+    folder: Path, kind: str, arrays: dict[str, np.ndarray], prefix: str, count: int, slots: np.ndarray | None = None
+) -> StringIndex:
     """The offsets of the ``count`` strings ``PREFIX_*`` run from 0 to their blob's size and never decrease,
     each string is UTF-8 (Python reads them), and their hash ``slots`` (if any) hold at most ``count``.
     Return the strings."""
     blob, offsets = arrays[f"{prefix}_blob"], arrays[f"{prefix}_offsets"]
-    check(folder, kind, count >= 0 and len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
-          f"{prefix}_offsets.npy does not run from 0 to the size of {prefix}_blob.npy")
+    check(
+        folder,
+        kind,
+        count >= 0 and len(offsets) == count + 1 and offsets[0] == 0 and offsets[-1] == len(blob),
+        f"{prefix}_offsets.npy does not run from 0 to the size of {prefix}_blob.npy",
+    )
     check(folder, kind, bool((offsets[1:] >= offsets[:-1]).all()), f"{prefix}_offsets.npy decreases")
     strings = stored_strings(arrays, prefix)
     bad = strings.first_not_utf8()
     check(folder, kind, bad < 0, f"string {bad} of {prefix}_blob.npy is not UTF-8")
     if slots is not None:
         check(folder, kind, len(slots) == max(2 * count, 1), f"{prefix}_slots.npy has the wrong size")
-        check(folder, kind, int(slots.max()) <= count, f"{prefix}_slots.npy holds {int(slots.max())}, past the "
-                                                       f"{count} strings")
+        check(
+            folder,
+            kind,
+            int(slots.max()) <= count,
+            f"{prefix}_slots.npy holds {int(slots.max())}, past the {count} strings",
+        )
     return strings
 
 
@@ -132,12 +147,17 @@ def check_values(folder: Path, kind: str, arrays: dict[str, np.ndarray], id_limi
         values = arrays[name]
         if len(values):
             low, high = int(values.min()), int(values.max())
-            check(folder, kind, 0 <= low and high < limit,
-                  f"{name}.npy holds ids from {low} to {high}, outside 0..{limit - 1}")
+            check(
+                folder,
+                kind,
+                0 <= low and high < limit,
+                f"{name}.npy holds ids from {low} to {high}, outside 0..{limit - 1}",
+            )
 
 
-def check_phrase_arrays(folder: Path, kind: str, arrays: dict[str, np.ndarray], counts: dict[str, int],
-                        num_scores: int) -> None:
+def check_phrase_arrays(
+    folder: Path, kind: str, arrays: dict[str, np.ndarray], counts: dict[str, int], num_scores: int
+) -> None:
     """A phrase table's arrays agree with its header's ``counts`` and every id and offset in them is inside
     what it indexes: what :class:`pysmt._core.PhraseTableView` and the option builder rely on."""
     entries = counts["entries"]
@@ -147,22 +167,34 @@ def check_phrase_arrays(folder: Path, kind: str, arrays: dict[str, np.ndarray], 
     bad = next((k for k, text in enumerate(alignments) if not ALIGNMENT.fullmatch(text)), -1)
     check(folder, kind, bad < 0, f"alignment {bad} of alignment_blob.npy is not a list of word pairs (0-0 1-2 ...)")
     block_start = arrays["block_start"]
-    check(folder, kind, len(block_start) == counts["sources"] + 1 and block_start[0] == 0
-          and block_start[-1] == entries and bool((block_start[1:] >= block_start[:-1]).all()),
-          f"block_start.npy does not run from 0 to the {entries} entries in order")
+    check(
+        folder,
+        kind,
+        len(block_start) == counts["sources"] + 1
+        and block_start[0] == 0
+        and block_start[-1] == entries
+        and bool((block_start[1:] >= block_start[:-1]).all()),
+        f"block_start.npy does not run from 0 to the {entries} entries in order",
+    )
     for name in ("target_start", "target_len", "alignment_id"):
         check(folder, kind, len(arrays[name]) == entries, f"{name}.npy has {len(arrays[name])} rows, not {entries}")
     check(folder, kind, arrays["scores"].shape == (entries, max(num_scores, 1)), "scores.npy has the wrong shape")
     starts, lengths, words = arrays["target_start"], arrays["target_len"], len(arrays["target_ids"])
     if entries:  # bounds first: start + length cannot overflow once both are within target_ids
-        check(folder, kind, int(starts.min()) >= 0 and int(starts.max()) <= words and int(lengths.min()) >= 0
-              and int((starts + lengths).max()) <= words and int(starts[-1]) + int(lengths[-1]) == words,
-              "target_start.npy or target_len.npy points outside target_ids.npy")
+        check(
+            folder,
+            kind,
+            int(starts.min()) >= 0
+            and int(starts.max()) <= words
+            and int(lengths.min()) >= 0
+            and int((starts + lengths).max()) <= words
+            and int(starts[-1]) + int(lengths[-1]) == words,
+            "target_start.npy or target_len.npy points outside target_ids.npy",
+        )
     check_values(folder, kind, arrays, {"target_ids": counts["vocabulary"], "alignment_id": counts["alignments"]})
 
 
-def check_reordering_arrays(folder: Path, kind: str, arrays: dict[str, np.ndarray], keys: int,
-                            num_scores: int) -> None:
+def check_reordering_arrays(folder: Path, kind: str, arrays: dict[str, np.ndarray], keys: int, num_scores: int) -> None:
     """A reordering table's keys and scores: what :class:`pysmt._core.ReorderingTableView` relies on."""
     check_strings(folder, kind, arrays, "key", keys)
     check(folder, kind, arrays["scores"].shape == (keys, num_scores), "scores.npy has the wrong shape")

@@ -64,8 +64,15 @@ from typing import Any
 import numpy as np
 
 from pysmt.errors import PysmtError
-from pysmt.models.binary_checks import (check, check_checksums, check_phrase_arrays, check_reordering_arrays,
-                                        checked_once, stored_strings, unusable)
+from pysmt.models.binary_checks import (
+    check,
+    check_checksums,
+    check_phrase_arrays,
+    check_reordering_arrays,
+    checked_once,
+    stored_strings,
+    unusable,
+)
 
 FORMAT = "pysmt-binary-table"
 VERSION = 1
@@ -77,10 +84,19 @@ REORDERING_TABLE = "reordering-table"
 #: The arrays of each kind, with their dtypes and number of dimensions.
 ARRAYS: dict[str, dict[str, tuple[str, int]]] = {
     PHRASE_TABLE: {
-        "source_blob": ("|u1", 1), "source_offsets": ("<i8", 1), "source_slots": ("<u4", 1), "block_start": ("<i8", 1),
-        "target_start": ("<i8", 1), "target_len": ("<i4", 1), "target_ids": ("<i4", 1),
-        "vocab_blob": ("|u1", 1), "vocab_offsets": ("<i8", 1), "scores": ("<f4", 2), "alignment_id": ("<i4", 1),
-        "alignment_blob": ("|u1", 1), "alignment_offsets": ("<i8", 1),
+        "source_blob": ("|u1", 1),
+        "source_offsets": ("<i8", 1),
+        "source_slots": ("<u4", 1),
+        "block_start": ("<i8", 1),
+        "target_start": ("<i8", 1),
+        "target_len": ("<i4", 1),
+        "target_ids": ("<i4", 1),
+        "vocab_blob": ("|u1", 1),
+        "vocab_offsets": ("<i8", 1),
+        "scores": ("<f4", 2),
+        "alignment_id": ("<i4", 1),
+        "alignment_blob": ("|u1", 1),
+        "alignment_offsets": ("<i8", 1),
     },
     REORDERING_TABLE: {"key_blob": ("|u1", 1), "key_offsets": ("<i8", 1), "scores": ("<f8", 2)},
 }
@@ -92,8 +108,10 @@ def read_header(folder: Path) -> dict[str, Any]:
     try:
         header = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise PysmtError(f"{folder}: a folder, but not a binary table (no {HEADER}); a table is a text or gzip "
-                         "file or a folder written by `pysmt binarize`") from None
+        raise PysmtError(
+            f"{folder}: a folder, but not a binary table (no {HEADER}); a table is a text or gzip "
+            "file or a folder written by `pysmt binarize`"
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise unusable(folder, "table", f"{HEADER} is unreadable: {err}") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -129,8 +147,10 @@ def phrase_table_header(folder: Path, log_scores: bool) -> dict[str, Any]:
     header = table_header(folder, PHRASE_TABLE)
     if bool(header.get("log_scores")) != log_scores:
         made = "true" if header.get("log_scores") else "false"
-        raise PysmtError(f"{folder}: binarized with log-scores = {made}, but the feature says "
-                         f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting")
+        raise PysmtError(
+            f"{folder}: binarized with log-scores = {made}, but the feature says "
+            f"log-scores = {str(log_scores).lower()}; binarize the text table again with this setting"
+        )
     return header
 
 
@@ -140,10 +160,14 @@ def reordering_table_header(folder: Path, num_scores: int, source_only: bool) ->
     header = table_header(folder, REORDERING_TABLE)
     made = (header.get("num_scores"), bool(header.get("source_only")))
     if made != (num_scores, source_only):
+
         def describe(n: Any, f: bool) -> str:
             return f"{n} scores keyed by {'source phrase' if f else 'phrase pair'}"
-        raise PysmtError(f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
-                         f"{describe(num_scores, source_only)}")
+
+        raise PysmtError(
+            f"{folder}: a binary reordering table of {describe(*made)}, but the feature's model needs "
+            f"{describe(num_scores, source_only)}"
+        )
     return header
 
 
@@ -165,13 +189,26 @@ def open_table(folder: Path, kind: str, header: dict[str, Any]) -> dict[str, np.
             shape, fortran_order, found, offset = npy_header(path)
         except Exception as err:  # numpy parses a damaged header with ast and tokenize: whatever they raise
             raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {err}") from None
-        if (found != np.dtype(dtype) or fortran_order or len(shape) != ndim or min(shape, default=0) < 0
-                or list(shape) != expected.get("shape")):
-            raise unusable(folder, kind, f"{path.name} has dtype {found} and shape {list(shape)}, "
-                                         f"the header says {expected.get('dtype')} {expected.get('shape')}")
+        if (
+            found != np.dtype(dtype)
+            or fortran_order
+            or len(shape) != ndim
+            or min(shape, default=0) < 0
+            or list(shape) != expected.get("shape")
+        ):
+            raise unusable(
+                folder,
+                kind,
+                f"{path.name} has dtype {found} and shape {list(shape)}, "
+                f"the header says {expected.get('dtype')} {expected.get('shape')}",
+            )
         if offset + math.prod(shape) * found.itemsize != path.stat().st_size:
-            raise unusable(folder, kind, f"{path.name} is unreadable or truncated: {path.stat().st_size} bytes, "
-                                         f"not the {offset + math.prod(shape) * found.itemsize} of its shape")
+            raise unusable(
+                folder,
+                kind,
+                f"{path.name} is unreadable or truncated: {path.stat().st_size} bytes, "
+                f"not the {offset + math.prod(shape) * found.itemsize} of its shape",
+            )
         try:
             array = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError) as err:
@@ -182,14 +219,19 @@ def open_table(folder: Path, kind: str, header: dict[str, Any]) -> dict[str, np.
 
 def header_counts(folder: Path, kind: str, header: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
     counts: Any = header.get("counts")
-    check(folder, kind, isinstance(counts, dict) and all(isinstance(counts.get(n), int) for n in names),
-          f"{HEADER} lacks counts")
+    check(
+        folder,
+        kind,
+        isinstance(counts, dict) and all(isinstance(counts.get(n), int) for n in names),
+        f"{HEADER} lacks counts",
+    )
     return {name: counts[name] for name in names}
 
 
 def checked(folder: Path, kind: str, header: dict[str, Any], check_arrays: Callable[[], None]) -> None:
     """The table's checksums, then ``check_arrays`` (sizes, ids, offsets), on its first load only: see
     :mod:`pysmt.models.binary_checks`."""
+
     def checks() -> None:
         check_checksums(folder, kind, {name: header["arrays"][name] for name in ARRAYS[kind]})
         check_arrays()
@@ -207,12 +249,18 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
         raise unusable(folder, PHRASE_TABLE, f"{HEADER} lacks num_scores")
     checked(folder, PHRASE_TABLE, header, lambda: check_phrase_arrays(folder, PHRASE_TABLE, arrays, counts, num_scores))
     return {
-        "num_scores": num_scores, "max_source_length": int(header.get("max_source_length", 0)),
+        "num_scores": num_scores,
+        "max_source_length": int(header.get("max_source_length", 0)),
         "sources": stored_strings(arrays, "source", arrays["source_slots"]),
-        "vocabulary": stored_strings(arrays, "vocab"), "alignments": stored_strings(arrays, "alignment"),
-        "target_ids": arrays["target_ids"], "scores": arrays["scores"], "target_start": arrays["target_start"],
-        "target_len": arrays["target_len"], "alignment_id": arrays["alignment_id"],
-        "block_start": arrays["block_start"], "header": header,
+        "vocabulary": stored_strings(arrays, "vocab"),
+        "alignments": stored_strings(arrays, "alignment"),
+        "target_ids": arrays["target_ids"],
+        "scores": arrays["scores"],
+        "target_start": arrays["target_start"],
+        "target_len": arrays["target_len"],
+        "alignment_id": arrays["alignment_id"],
+        "block_start": arrays["block_start"],
+        "header": header,
     }
 
 
@@ -221,8 +269,12 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     header = reordering_table_header(folder, num_scores, source_only)
     arrays = open_table(folder, REORDERING_TABLE, header)
     keys = header_counts(folder, REORDERING_TABLE, header, ("keys",))["keys"]
-    checked(folder, REORDERING_TABLE, header,
-            lambda: check_reordering_arrays(folder, REORDERING_TABLE, arrays, keys, num_scores))
+    checked(
+        folder,
+        REORDERING_TABLE,
+        header,
+        lambda: check_reordering_arrays(folder, REORDERING_TABLE, arrays, keys, num_scores),
+    )
     return {"rows": stored_strings(arrays, "key"), "scores": arrays["scores"], "header": header}
 
 
@@ -241,10 +293,16 @@ def stored_scores(folder: Path) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
             values = np.load(array_path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError, UnicodeDecodeError) as err:
             raise PysmtError(f"{array_path}: unreadable stored scores ({err}); store them again") from None
-        if (not isinstance(record, dict) or values.dtype != np.float32 or values.ndim != 2
-                or values.shape != (entries, record.get("scores"))):
-            raise PysmtError(f"{array_path}: stored scores of shape {list(values.shape)} and type {values.dtype}, "
-                             f"but the table has {entries} entries (its record says {record.get('scores')!r} "
-                             "scores each); store them again")
+        if (
+            not isinstance(record, dict)
+            or values.dtype != np.float32
+            or values.ndim != 2
+            or values.shape != (entries, record.get("scores"))
+        ):
+            raise PysmtError(
+                f"{array_path}: stored scores of shape {list(values.shape)} and type {values.dtype}, "
+                f"but the table has {entries} entries (its record says {record.get('scores')!r} "
+                "scores each); store them again"
+            )
         found[record_path.stem] = (np.asarray(values), record)
     return found

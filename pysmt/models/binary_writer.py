@@ -31,13 +31,6 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
-from pysmt.models.binary_checks import CHECKSUM, file_checksum
-from pysmt.models.binary_table import (ARRAYS, FORMAT, HEADER, PHRASE_TABLE, REORDERING_TABLE, STORED, VERSION,
-                                       read_header)
-from pysmt.models.phrase_table import phrase_entries
-from pysmt.models.reordering_table import reordering_entries
-from pysmt.models.scores import log_probabilities
-from pysmt.models.vocabulary import Vocabulary
 from pysmt.files.textio import (
     atomic_writer,
     current_umask,
@@ -46,6 +39,21 @@ from pysmt.files.textio import (
     temporary_folder,
     write_array,
 )
+from pysmt.models.binary_checks import CHECKSUM, file_checksum
+from pysmt.models.binary_table import (
+    ARRAYS,
+    FORMAT,
+    HEADER,
+    PHRASE_TABLE,
+    REORDERING_TABLE,
+    STORED,
+    VERSION,
+    read_header,
+)
+from pysmt.models.phrase_table import phrase_entries
+from pysmt.models.reordering_table import reordering_entries
+from pysmt.models.scores import log_probabilities
+from pysmt.models.vocabulary import Vocabulary
 
 #: What a record costs in memory beyond its bytes (the bytes object and its list slot), measured.
 RECORD_OVERHEAD = 80
@@ -104,8 +112,15 @@ class ArrayWriter:
     given, as ``dtype`` after ``convert`` (applied to a whole buffer at once).
     """
 
-    def __init__(self, folder: Path, name: str, dtype: str, source: str = "q", width: int = 0,
-                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        name: str,
+        dtype: str,
+        source: str = "q",
+        width: int = 0,
+        convert: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
         self.path, self.raw_path = folder / f"{name}.npy", folder / f"{name}.raw"
         self.dtype, self.source, self.width, self.convert = np.dtype(dtype), source, width, convert
         self.raw: BinaryIO = open(self.raw_path, "wb")
@@ -138,8 +153,7 @@ class ArrayWriter:
         self.raw.close()
         shape = (self.count, self.width) if self.width else (self.count,)
         with open(self.path, "wb") as out, open(self.raw_path, "rb") as raw:
-            np.lib.format.write_array_header_1_0(out, {"descr": self.dtype.str, "fortran_order": False,
-                                                       "shape": shape})
+            np.lib.format.write_array_header_1_0(out, {"descr": self.dtype.str, "fortran_order": False, "shape": shape})
             shutil.copyfileobj(raw, out, 1 << 20)
         self.raw_path.unlink()
 
@@ -167,11 +181,11 @@ def stored_strings(folder: Path, prefix: str) -> Iterator[bytes]:
             np.lib.format.read_array_header_1_0(handle)
         start = 0
         np.fromfile(offsets, dtype="<i8", count=1)  # the leading 0
-        while (ends := np.fromfile(offsets, dtype="<i8", count=BUFFER).tolist()):
+        while ends := np.fromfile(offsets, dtype="<i8", count=BUFFER).tolist():
             data = blob.read(ends[-1] - start)
             base = start
             for end in ends:
-                yield data[start - base:end - base]
+                yield data[start - base : end - base]
                 start = end
 
 
@@ -197,14 +211,23 @@ def write_phrase_table(text_path: Path, folder: Path, log_scores: bool, budget: 
         num_scores = len(values)
         max_source_length = max(max_source_length, source.count(" ") + 1)
         ids = array("i", [vocabulary.add(word) for word in words]).tobytes().hex()
-        runs.add(record_key(source, number, text_path, line_no)
-                 + f"{ids}\t{alignments.add(alignment)}\t{array('d', values).tobytes().hex()}\n".encode())
+        runs.add(
+            record_key(source, number, text_path, line_no)
+            + f"{ids}\t{alignments.add(alignment)}\t{array('d', values).tobytes().hex()}\n".encode()
+        )
     words = vocabulary.words
     order = sorted(range(len(words)), key=words.__getitem__)  # code point order is UTF-8 byte order
     new_id = np.empty(len(words), dtype=np.int64)
     new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(words))
-    arrays = {name: ArrayWriter(folder, name, dtype) for name, dtype in (
-        ("block_start", "<i8"), ("target_start", "<i8"), ("target_len", "<i4"), ("alignment_id", "<i4"))}
+    arrays = {
+        name: ArrayWriter(folder, name, dtype)
+        for name, dtype in (
+            ("block_start", "<i8"),
+            ("target_start", "<i8"),
+            ("target_len", "<i4"),
+            ("alignment_id", "<i4"),
+        )
+    }
     target_ids = ArrayWriter(folder, "target_ids", "<i4", "i", convert=new_id.__getitem__)
     scores = ArrayWriter(folder, "scores", "<f4", "d", max(num_scores, 1), None if log_scores else log_probabilities)
     start = entries = 0
@@ -234,13 +257,17 @@ def write_phrase_table(text_path: Path, folder: Path, log_scores: bool, budget: 
     np.save(folder / "source_slots.npy", slots, allow_pickle=False)
     write_strings(folder, "vocab", (words[k].encode("utf-8") for k in order))
     write_strings(folder, "alignment", (a.encode("utf-8") for a in alignments.words))
-    return {"num_scores": num_scores, "log_scores": log_scores, "max_source_length": max_source_length,
-            "counts": {"sources": count, "entries": entries, "vocabulary": len(words),
-                       "alignments": len(alignments.words)}}
+    return {
+        "num_scores": num_scores,
+        "log_scores": log_scores,
+        "max_source_length": max_source_length,
+        "counts": {"sources": count, "entries": entries, "vocabulary": len(words), "alignments": len(alignments.words)},
+    }
 
 
-def write_reordering_table(text_path: Path, folder: Path, num_scores: int, source_only: bool, budget: int,
-                           scratch: Path) -> dict[str, Any]:
+def write_reordering_table(
+    text_path: Path, folder: Path, num_scores: int, source_only: bool, budget: int, scratch: Path
+) -> dict[str, Any]:
     """The arrays of a reordering table in ``folder`` (a key given twice keeps its last line's scores,
     as the text loader does); return the header's fields."""
     runs = SortedRuns(scratch, int(RUN_SHARE * budget))
@@ -264,7 +291,7 @@ def hash_slots(encoded: Iterable[bytes], count: int) -> np.ndarray:
 
     A string goes to slot ``crc32(bytes) % size`` or, if taken, the next free one (wrapping).
     """
-    if count >= 2 ** 32 - 1:
+    if count >= 2**32 - 1:
         raise PysmtError(f"{count:,} distinct phrases: more than the binary format's 2^32 - 2")
     size = max(2 * count, 1)
     slots = array("I", [0]) * size
@@ -283,8 +310,9 @@ def source_stamp(path: Path) -> dict[str, Any]:
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]
-                ) -> dict[str, Any]:
+def write_table(
+    out_dir: Path, header: dict[str, Any], write_arrays: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
     """Write a binary table folder: ``write_arrays(folder)`` writes the arrays (``NAME.npy``) into a
     temporary folder beside ``out_dir`` and returns the header's other fields; the folder is renamed
     when complete. Return the header.
@@ -303,8 +331,11 @@ def write_table(out_dir: Path, header: dict[str, Any], write_arrays: Callable[[P
             for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
                 array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
                 assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
-                header["arrays"][name] = {"dtype": array.dtype.str, "shape": list(array.shape),
-                                          CHECKSUM: file_checksum(tmp / f"{name}.npy")}
+                header["arrays"][name] = {
+                    "dtype": array.dtype.str,
+                    "shape": list(array.shape),
+                    CHECKSUM: file_checksum(tmp / f"{name}.npy"),
+                }
                 del array
             with atomic_writer(tmp / HEADER) as out:
                 out.write(json.dumps(header, indent=2) + "\n")
@@ -333,9 +364,17 @@ def check_replaceable(out_dir: Path) -> None:
         raise PysmtError(f"{out_dir}: exists and is not a binary table; it will not be replaced, choose another path")
 
 
-def binarize_table(text_path: str | Path, out_dir: str | Path, kind: str, *, log_scores: bool = False,
-                   num_scores: int | None = None, source_only: bool = False, memory: int = 1 << 30,
-                   temp_dir: Path | None = None) -> dict[str, Any]:
+def binarize_table(
+    text_path: str | Path,
+    out_dir: str | Path,
+    kind: str,
+    *,
+    log_scores: bool = False,
+    num_scores: int | None = None,
+    source_only: bool = False,
+    memory: int = 1 << 30,
+    temp_dir: Path | None = None,
+) -> dict[str, Any]:
     """Binarize one text or gzip table into the folder ``out_dir`` within ``memory`` bytes; return the header.
 
     The table is read by its text loader's parser (errors name file and line; scores are the
@@ -393,13 +432,14 @@ class ScoreWriter:
         if not self.done:
             self.record_progress()  # before the rows of another run are written over
         with failed_writes_reported(self.partial):
-            self.values = np.lib.format.open_memmap(self.partial, mode="r+" if self.done else "w+", dtype=np.float32,
-                                                    shape=(self.entries, scores))
+            self.values = np.lib.format.open_memmap(
+                self.partial, mode="r+" if self.done else "w+", dtype=np.float32, shape=(self.entries, scores)
+            )
 
     def write(self, rows: np.ndarray) -> None:
         """The next rows (entries x scores), then a record of how many are done."""
         with failed_writes_reported(self.partial):
-            self.values[self.done:self.done + len(rows)] = rows
+            self.values[self.done : self.done + len(rows)] = rows
             self.values.flush()
         self.done += len(rows)
         self.record_progress()
@@ -417,7 +457,8 @@ class ScoreWriter:
         final.with_suffix(".json").unlink(missing_ok=True)  # scores without their record are not read
         os.replace(self.partial, final)
         with atomic_writer(final.with_suffix(".json")) as out:
-            out.write(json.dumps({"entries": self.entries, "scores": self.scores, "made_by": self.made_by},
-                                 indent=2) + "\n")
+            out.write(
+                json.dumps({"entries": self.entries, "scores": self.scores, "made_by": self.made_by}, indent=2) + "\n"
+            )
         self.progress.unlink()
         return final

@@ -35,8 +35,10 @@ def check_model_file(path: str | Path) -> None:
         first = next((raw.strip() for _, raw in raw_lines(handle, path) if raw.strip()), b"")
     if first != ARPA_START:
         shown = first[:40].decode("utf-8", errors="replace")
-        raise PysmtError(f"{path}: not an ARPA file or a KenLM binary model (it begins with {shown!r}, not "
-                         f"\\data\\ or KenLM's binary header)")
+        raise PysmtError(
+            f"{path}: not an ARPA file or a KenLM binary model (it begins with {shown!r}, not "
+            f"\\data\\ or KenLM's binary header)"
+        )
 
 
 def load_kenlm(path: str | Path) -> LanguageModel:

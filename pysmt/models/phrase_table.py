@@ -24,9 +24,9 @@ import numpy as np
 from pysmt._core import PhraseTableView, StringIndex
 from pysmt.errors import at_line
 from pysmt.files.formats import ALIGNMENT
+from pysmt.files.textio import read_lines, require_file
 from pysmt.models.binary_table import load_phrase_table, phrase_table_header
 from pysmt.models.scores import log_probabilities
-from pysmt.files.textio import read_lines, require_file
 
 FIELD_SEPARATOR = "|||"
 
@@ -85,8 +85,9 @@ def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, lis
         alignment = fields[3] if len(fields) > 3 else ""
         if alignment not in alignments:
             if not ALIGNMENT.fullmatch(alignment):
-                raise at_line(path, line_no, f"alignment {alignment.strip()[:60]!r} is not a list of word pairs "
-                                             "(0-0 1-2 ...)")
+                raise at_line(
+                    path, line_no, f"alignment {alignment.strip()[:60]!r} is not a list of word pairs (0-0 1-2 ...)"
+                )
             alignments.add(alignment)
         yield line_no, " ".join(source.split()), target.split(), alignment, values
 
@@ -122,10 +123,17 @@ class PhraseTable:
             self.__dict__.update(load_phrase_table(self.path, log_scores))
         else:
             self.load_text(log_scores)
-        self.view = PhraseTableView(sources=self.sources, vocabulary=self.vocabulary, alignments=self.alignments,
-                                    block_start=self.block_start, target_start=self.target_start,
-                                    target_len=self.target_len, target_ids=self.target_ids,
-                                    scores=np.ascontiguousarray(self.scores), alignment_id=self.alignment_id)
+        self.view = PhraseTableView(
+            sources=self.sources,
+            vocabulary=self.vocabulary,
+            alignments=self.alignments,
+            block_start=self.block_start,
+            target_start=self.target_start,
+            target_len=self.target_len,
+            target_ids=self.target_ids,
+            scores=np.ascontiguousarray(self.scores),
+            alignment_id=self.alignment_id,
+        )
 
     def load_text(self, log_scores: bool) -> None:
         self.sources, self.vocabulary, self.alignments = StringIndex(), StringIndex(), StringIndex()
@@ -154,8 +162,11 @@ class PhraseTable:
         order = np.argsort(np.frombuffer(entry_source, dtype=np.int32), kind="stable")
         self.scores = (scores if log_scores else log_probabilities(scores))[order].astype(np.float32)
         self.target_start, self.target_len, self.target_ids = regroup_targets(
-            np.frombuffer(entry_target_start, dtype=np.int64), np.frombuffer(entry_target_len, dtype=np.int32),
-            np.frombuffer(target_ids, dtype=np.int32), order)
+            np.frombuffer(entry_target_start, dtype=np.int64),
+            np.frombuffer(entry_target_len, dtype=np.int32),
+            np.frombuffer(target_ids, dtype=np.int32),
+            order,
+        )
         self.alignment_id = np.frombuffer(entry_alignment, dtype=np.int32)[order]
         counts = np.bincount(np.frombuffer(entry_source, dtype=np.int32), minlength=len(self.sources))
         self.block_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -175,12 +186,17 @@ class PhraseTable:
         """Entry ``k`` (a row of the table's arrays), its scores as float64."""
         start, length = int(self.target_start[k]), int(self.target_len[k])
         words = self.vocabulary
-        return PhraseEntry(tuple(words[i] for i in self.target_ids[start:start + length].tolist()),
-                           self.scores[k].astype(np.float64), self.alignments[int(self.alignment_id[k])], k)
+        return PhraseEntry(
+            tuple(words[i] for i in self.target_ids[start : start + length].tolist()),
+            self.scores[k].astype(np.float64),
+            self.alignments[int(self.alignment_id[k])],
+            k,
+        )
 
 
-def regroup_targets(target_start: np.ndarray, target_len: np.ndarray, target_ids: np.ndarray,
-                    rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def regroup_targets(
+    target_start: np.ndarray, target_len: np.ndarray, target_ids: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Entries ``rows`` (in this order) with their target words copied contiguously: (start, len, ids)."""
     lengths = np.ascontiguousarray(target_len[rows], dtype=np.int32)
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)

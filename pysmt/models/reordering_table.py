@@ -20,10 +20,10 @@ import numpy as np
 
 from pysmt._core import ReorderingTableView, StringIndex
 from pysmt.errors import at_line
+from pysmt.files.textio import read_lines, require_file
 from pysmt.models.binary_table import load_reordering_table, reordering_table_header
 from pysmt.models.phrase_table import parse_scores, split_fields
 from pysmt.models.scores import log_probabilities
-from pysmt.files.textio import read_lines, require_file
 
 
 def reordering_key(source: str, target: str | None) -> str:
@@ -77,7 +77,7 @@ class ReorderingTable:
             for _, key, scores in reordering_entries(self.path, num_scores, source_only):
                 row = add(key)
                 if row * num_scores < len(values):  # a key given again: its last line's scores
-                    values[row * num_scores:(row + 1) * num_scores] = array("d", scores)
+                    values[row * num_scores : (row + 1) * num_scores] = array("d", scores)
                 else:
                     values.extend(scores)
             matrix = np.frombuffer(values, dtype=np.float64).reshape(-1, num_scores)

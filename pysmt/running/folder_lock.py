@@ -58,10 +58,14 @@ def lock_folder(folder: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise PysmtError(f"{folder} is in use by another run ({_holder(path)}): wait for it to end or stop it, "
-                         "or give another --out") from None
-    record = {"pid": os.getpid(), "command": " ".join(["pysmt", *sys.argv[1:]]),
-              "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+        raise PysmtError(
+            f"{folder} is in use by another run ({_holder(path)}): wait for it to end or stop it, or give another --out"
+        ) from None
+    record = {
+        "pid": os.getpid(),
+        "command": " ".join(["pysmt", *sys.argv[1:]]),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     os.ftruncate(fd, 0)
     os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
     _HELD[folder] = [fd, 1]

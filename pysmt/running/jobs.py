@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.errors import PysmtError
-from pysmt.running.folder_lock import NOT_CONTENT, lock_folder, release_folder
 from pysmt.files.textio import atomic_writer, require_file
+from pysmt.running.folder_lock import NOT_CONTENT, lock_folder, release_folder
 
 JOB_FILE = "job.json"
 JSONValue = Any
@@ -95,8 +95,12 @@ def fingerprint(path: Path, label: str) -> dict[str, JSONValue]:
     if path.is_dir():
         files = content_files(path)
         stats = [p.stat() for p in files]
-        return {"path": str(path.resolve()), "files": len(files), "size": sum(s.st_size for s in stats),
-                "mtime_ns": max((s.st_mtime_ns for s in stats), default=0)}
+        return {
+            "path": str(path.resolve()),
+            "files": len(files),
+            "size": sum(s.st_size for s in stats),
+            "mtime_ns": max((s.st_mtime_ns for s in stats), default=0),
+        }
     stat = path.stat()
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
@@ -116,8 +120,9 @@ def content_digest(path: Path) -> str:
 def same_place(old: dict[str, JSONValue], new: dict[str, JSONValue]) -> bool:
     """Whether a recorded input and this run's are one path: the same absolute path, or the same path
     relative to the job's folder (the folder was moved or copied together with its inputs)."""
-    return old.get("path") == new["path"] or (old.get("relative") is not None
-                                              and old.get("relative") == new.get("relative"))
+    return old.get("path") == new["path"] or (
+        old.get("relative") is not None and old.get("relative") == new.get("relative")
+    )
 
 
 def same_input(old: dict[str, JSONValue], new: dict[str, JSONValue]) -> bool:
@@ -159,11 +164,17 @@ class Job:
         return self.out / JOB_FILE
 
     def record(self) -> dict[str, JSONValue]:
-        return {"command": self.command,
-                "options": {key: json.loads(json.dumps(value, default=str)) for key, value in self.options.items()},
-                "inputs": {label: [{**fingerprint(p, label),
-                                    "relative": os.path.relpath(p.resolve(), self.out.resolve())}
-                                   for p in _paths(value)] for label, value in self.inputs.items()}}
+        return {
+            "command": self.command,
+            "options": {key: json.loads(json.dumps(value, default=str)) for key, value in self.options.items()},
+            "inputs": {
+                label: [
+                    {**fingerprint(p, label), "relative": os.path.relpath(p.resolve(), self.out.resolve())}
+                    for p in _paths(value)
+                ]
+                for label, value in self.inputs.items()
+            },
+        }
 
     def differences(self, old: dict[str, JSONValue], new: dict[str, JSONValue]) -> list[str]:
         """What differs between a stored record and this run's, one phrase per difference."""
@@ -191,8 +202,14 @@ class Job:
         inputs = {}
         for label, prints in new["inputs"].items():
             before = (old or {}).get("inputs", {}).get(label, [])
-            inputs[label] = [{**print_, "sha256": (before[i].get("sha256") if i < len(before) else None)
-                              or content_digest(Path(print_["path"]))} for i, print_ in enumerate(prints)]
+            inputs[label] = [
+                {
+                    **print_,
+                    "sha256": (before[i].get("sha256") if i < len(before) else None)
+                    or content_digest(Path(print_["path"])),
+                }
+                for i, print_ in enumerate(prints)
+            ]
         return {**new, "inputs": inputs, "started": (old or {}).get("started") or time.strftime("%Y-%m-%d %H:%M:%S")}
 
     def _write(self, record: dict[str, JSONValue]) -> None:
@@ -238,20 +255,24 @@ class Job:
         old = self.stored()
         afresh = "rerun with --force to start afresh there, or give a new --out"
         if old == {} and not force:
-            raise PysmtError(f"{self.record_path} is not a pysmt job record, so {self.out} may hold another job's "
-                             f"files: {afresh}")
+            raise PysmtError(
+                f"{self.record_path} is not a pysmt job record, so {self.out} may hold another job's files: {afresh}"
+            )
         if old:
             changes = self.differences(old, new)
             if changes and not force:
-                raise PysmtError(f"{self.out} holds a {old['command']} job started with other inputs or "
-                                 f"options ({'; '.join(changes)}): {afresh}")
+                raise PysmtError(
+                    f"{self.out} holds a {old['command']} job started with other inputs or "
+                    f"options ({'; '.join(changes)}): {afresh}"
+                )
             if not changes and not force:
                 record = self._completed(new, old)
                 if record != old:  # the inputs' new modification times, or an older record without digests
                     self._write(record)
                 return True
         elif old is None and holds_files(self.out) and not force:
-            raise PysmtError(f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: "
-                             f"{afresh}")
+            raise PysmtError(
+                f"{self.out} already holds files but no {JOB_FILE}, so they may not be this job's: {afresh}"
+            )
         self._write(self._completed(new, None))
         return False

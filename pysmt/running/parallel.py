@@ -53,8 +53,10 @@ def start_method() -> str:
     """How workers start: ``PYSMT_START_METHOD``, else Python's default (``multiprocessing.get_start_method``)."""
     method = os.environ.get(START_METHOD_VARIABLE) or multiprocessing.get_start_method()
     if method not in multiprocessing.get_all_start_methods():
-        raise PysmtError(f"{START_METHOD_VARIABLE}={method}: not a start method here "
-                         f"({', '.join(multiprocessing.get_all_start_methods())})")
+        raise PysmtError(
+            f"{START_METHOD_VARIABLE}={method}: not a start method here "
+            f"({', '.join(multiprocessing.get_all_start_methods())})"
+        )
     return method
 
 
@@ -82,8 +84,9 @@ class WorkerDied(PysmtError):
         self.position = position
 
 
-def _start_worker(parent: int | None, started: Any, value: Any, initializer: Callable[..., None] | None,
-                  args: tuple[Any, ...]) -> None:
+def _start_worker(
+    parent: int | None, started: Any, value: Any, initializer: Callable[..., None] | None, args: tuple[Any, ...]
+) -> None:
     global _SHARED, _STARTED
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -100,8 +103,9 @@ def _all_started() -> None:
 
 
 @contextmanager
-def worker_pool(processes: int, initializer: Callable[..., None] | None = None, args: tuple[Any, ...] = (),
-                shared: Any = None) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(
+    processes: int, initializer: Callable[..., None] | None = None, args: tuple[Any, ...] = (), shared: Any = None
+) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``processes`` workers that leave signals to the parent and die with it.
 
     The workers are started here, in the calling (main) thread, which their parent-death signal is
@@ -111,8 +115,9 @@ def worker_pool(processes: int, initializer: Callable[..., None] | None = None, 
     method = start_method()
     context = multiprocessing.get_context(method)
     parent = None if method == "forkserver" else os.getpid()  # a fork server's children die with it
-    pool = ProcessPoolExecutor(processes, context, _start_worker,
-                               (parent, context.Barrier(processes), shared, initializer, args))
+    pool = ProcessPoolExecutor(
+        processes, context, _start_worker, (parent, context.Barrier(processes), shared, initializer, args)
+    )
     for first in [pool.submit(_all_started) for _ in range(processes)]:  # start every worker now
         first.result()
     try:
@@ -128,8 +133,9 @@ def worker_pool(processes: int, initializer: Callable[..., None] | None = None, 
     pool.shutdown()
 
 
-def ordered_results(pool: ProcessPoolExecutor, function: Callable[[J], R], items: Iterable[J],
-                    ahead: int) -> Iterator[R]:
+def ordered_results(
+    pool: ProcessPoolExecutor, function: Callable[[J], R], items: Iterable[J], ahead: int
+) -> Iterator[R]:
     """``function(item)`` for every item, computed on ``pool`` and yielded in input order.
 
     Items are read by a thread as the workers need them (at most ``ahead`` in flight), so a stream
@@ -172,8 +178,14 @@ def ordered_stream(function: Callable[[J], R], jobs: Sequence[J], processes: int
                 yield function(job)
 
 
-def ordered_map(function: Callable[[J], R], jobs: Sequence[J], processes: int, progress: tqdm | None = None,
-                size: Callable[[J], int] = lambda job: 1, shared: Any = None) -> list[R]:
+def ordered_map(
+    function: Callable[[J], R],
+    jobs: Sequence[J],
+    processes: int,
+    progress: tqdm | None = None,
+    size: Callable[[J], int] = lambda job: 1,
+    shared: Any = None,
+) -> list[R]:
     """``[function(job) for job in jobs]``, as :func:`ordered_stream` computes them.
 
     ``progress`` advances by ``size(job)`` as each result arrives, in order.

@@ -51,9 +51,13 @@ def set_torch_threads(threads: int) -> None:
 
 def threads_option(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--threads N`` for a command that trains or scores with torch (default: the CPUs available)."""
-    return click.option("--threads", type=click.IntRange(min=1), default=None,
-                        help="torch's intra-op threads (default: the CPUs this process may run on; give fewer when "
-                             "other jobs share the machine).")(function)
+    return click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="torch's intra-op threads (default: the CPUs this process may run on; give fewer when "
+        "other jobs share the machine).",
+    )(function)
 
 
 def use_training_threads(threads: int | None) -> int:

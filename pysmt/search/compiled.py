@@ -57,13 +57,21 @@ class CompiledSearch:
                 self.deferred.append((k, core))
             self.cores.append(core)
         #: The model's score column of each stateful score, in the order the core keeps them.
-        self.stateful_columns = [model.stateful_offsets[k] + d for k, feature in enumerate(model.stateful)
-                                 for d in range(feature.num_scores)]
+        self.stateful_columns = [
+            model.stateful_offsets[k] + d for k, feature in enumerate(model.stateful) for d in range(feature.num_scores)
+        ]
         #: Hypotheses the searches built, for benchmarks.
         self.hypotheses = 0
 
-    def __call__(self, model: LogLinearModel, built: _core.BuiltOptions, options: SentenceOptions | None,
-                 config: SearchConfig, size: int, distinct: bool = False) -> list[CompiledDerivation]:
+    def __call__(
+        self,
+        model: LogLinearModel,
+        built: _core.BuiltOptions,
+        options: SentenceOptions | None,
+        config: SearchConfig,
+        size: int,
+        distinct: bool = False,
+    ) -> list[CompiledDerivation]:
         """The ``size`` best derivations (distinct target strings if ``distinct``), best first. ``options``:
         the options as Python objects, which plugins' stateful features are given (None without such features)."""
         for core, weights in zip(self.cores, model.stateful_weights):
@@ -72,19 +80,26 @@ class CompiledSearch:
             assert options is not None, "plugins' stateful features called from Python need the options as objects"
             deferred.set_initial(model.calls[k].start(options.sentence, options.options))
         settings = _core.SearchSettings(
-            algorithm=_core.Algorithm.__members__[config.algorithm], stack_size=config.stack_size,
-            beam_threshold=config.beam_threshold, pop_limit=config.pop_limit,
-            distortion_limit=config.distortion_limit, pops_per_round=config.pops_per_round)
-        request = _core.NbestRequest(size=size, budget=size * NBEST_FACTOR, distinct=distinct,
-                                     stateful_columns=self.stateful_columns)
+            algorithm=_core.Algorithm.__members__[config.algorithm],
+            stack_size=config.stack_size,
+            beam_threshold=config.beam_threshold,
+            pop_limit=config.pop_limit,
+            distortion_limit=config.distortion_limit,
+            pops_per_round=config.pops_per_round,
+        )
+        request = _core.NbestRequest(
+            size=size, budget=size * NBEST_FACTOR, distinct=distinct, stateful_columns=self.stateful_columns
+        )
         try:
             found = _core.search(options=built, settings=settings, features=self.cores, nbest=request)
         except _core.FeatureFault as fault:  # a compiled scorer's unusable answer, naming its feature
             raise FeatureError(str(fault)) from None
         self.hypotheses += found.hypotheses
         offsets, chosen = found.offsets.tolist(), found.options.tolist()
-        return [(chosen[lo:hi], score, scores)
-                for lo, hi, score, scores in zip(offsets[:-1], offsets[1:], found.score.tolist(), found.scores)]
+        return [
+            (chosen[lo:hi], score, scores)
+            for lo, hi, score, scores in zip(offsets[:-1], offsets[1:], found.score.tolist(), found.scores)
+        ]
 
 
 def compiled_scorer(feature: StatefulFeature) -> Any:

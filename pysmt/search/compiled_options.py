@@ -53,18 +53,30 @@ class CompiledOptions:
                     self.core.add_scores(scores=scores, column=column)
             else:
                 self.python.append(feature)
-        self.core.set_python_columns([model.offsets[k] + c for k, f in enumerate(model.features) if f in self.python
-                                      for c in range(f.num_scores)])
+        self.core.set_python_columns(
+            [
+                model.offsets[k] + c
+                for k, f in enumerate(model.features)
+                if f in self.python
+                for c in range(f.num_scores)
+            ]
+        )
         self.contextual = [f for f in model.features if with_source_context(f)]
         #: Per-sentence features' stored scores: (table number, entries x scores) of each table that has them.
         self.stored: dict[Feature, list[tuple[int, np.ndarray]]] = {
-            f: [(t, found) for t, table in enumerate(self.tables)
-                if (found := f.stored_scores(cast(Feature, table).name)) is not None]
-            for f in self.contextual if isinstance(f, StoredScores)}
+            f: [
+                (t, found)
+                for t, table in enumerate(self.tables)
+                if (found := f.stored_scores(cast(Feature, table).name)) is not None
+            ]
+            for f in self.contextual
+            if isinstance(f, StoredScores)
+        }
         #: Whether each sentence's options must all be made as Python objects (for plugins' stateful
         #: features called from Python and per-sentence features without stored scores: they are given them).
-        self.objects = any(compiled_scorer(model.stateful[k]) is None for k in model.deferred) \
-            or any(not self.stored.get(f) for f in self.contextual)
+        self.objects = any(compiled_scorer(model.stateful[k]) is None for k in model.deferred) or any(
+            not self.stored.get(f) for f in self.contextual
+        )
         self.set_weights()
 
     def set_weights(self) -> None:
@@ -95,8 +107,9 @@ class CompiledOptions:
             built.add_contextual(scores, isolation, future)
         return built, options
 
-    def contextual_scores(self, built: _core.BuiltOptions, sentence: Sentence, options: SentenceOptions | None
-                          ) -> tuple[np.ndarray, np.ndarray]:
+    def contextual_scores(
+        self, built: _core.BuiltOptions, sentence: Sentence, options: SentenceOptions | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The per-sentence features' scores and estimates of the options (full-width rows): stored ones
         read, the rest asked of the features, as :meth:`LogLinearModel.contextual_scores` asks for all."""
         count = len(built)
@@ -131,18 +144,23 @@ class CompiledOptions:
         result.options = self.options_at(built, sentence, range(len(built)))
         offsets, members = built.span_offsets.tolist(), built.span_options.tolist()
         for s, (start, end) in enumerate(zip(built.span_start.tolist(), built.span_end.tolist())):
-            result.by_span[(start, end)] = [result.options[k] for k in members[offsets[s]:offsets[s + 1]]]
+            result.by_span[(start, end)] = [result.options[k] for k in members[offsets[s] : offsets[s + 1]]]
         return result
 
-    def options_at(self, built: _core.BuiltOptions, sentence: Sentence, indices: Sequence[int]
-                   ) -> list[TranslationOption]:
+    def options_at(
+        self, built: _core.BuiltOptions, sentence: Sentence, indices: Sequence[int]
+    ) -> list[TranslationOption]:
         """Options ``indices`` as Python objects, scored in isolation."""
-        starts, ends, tables, entries = (built.start.tolist(), built.end.tolist(), built.table.tolist(),
-                                         built.entry.tolist())
+        starts, ends, tables, entries = (
+            built.start.tolist(),
+            built.end.tolist(),
+            built.table.tolist(),
+            built.entry.tolist(),
+        )
         scores, isolation, future = built.scores, built.isolation.tolist(), built.future.tolist()
         made = []
         for k in indices:
-            pair = self.pair(tables[k], entries[k], " ".join(sentence.words[starts[k]:ends[k]]))
+            pair = self.pair(tables[k], entries[k], " ".join(sentence.words[starts[k] : ends[k]]))
             pair.scores, pair.isolation, pair.future = scores[k], isolation[k], future[k]
             made.append(TranslationOption(starts[k], ends[k], pair, k))
         return made

@@ -35,8 +35,9 @@ class Edge:
         self.seen: set[tuple[int, int]] = set()
 
 
-def cube_search(model: LogLinearModel, options: SentenceOptions, future: FutureCost,
-                config: SearchConfig, keep_arcs: bool) -> list[Hypothesis]:
+def cube_search(
+    model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig, keep_arcs: bool
+) -> list[Hypothesis]:
     """Run the search; return the complete hypotheses, best first."""
     n = len(options.sentence)
     limit = config.distortion_limit

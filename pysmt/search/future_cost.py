@@ -25,7 +25,7 @@ class FutureCost:
             for length in range(2, n + 1):
                 for start in range(0, n - length + 1):
                     end = start + length
-                    joined = table[start, start + 1:end] + table[start + 1:end, end]
+                    joined = table[start, start + 1 : end] + table[start + 1 : end, end]
                     table[start, end] = max(table[start, end], joined.max())
         self.table = table.tolist()
         self.cache: dict[int, float] = {}

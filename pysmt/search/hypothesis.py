@@ -25,11 +25,33 @@ class Hypothesis:
     hypotheses by creation, which breaks score ties deterministically.
     """
 
-    __slots__ = ("prev", "option", "coverage", "covered", "end", "score", "future",
-                 "states", "deltas", "pending", "arcs", "seq")
+    __slots__ = (
+        "prev",
+        "option",
+        "coverage",
+        "covered",
+        "end",
+        "score",
+        "future",
+        "states",
+        "deltas",
+        "pending",
+        "arcs",
+        "seq",
+    )
 
-    def __init__(self, prev: Hypothesis | None, option: TranslationOption | None, coverage: int, covered: int,
-                 end: int, score: float, states: tuple[Hashable, ...], deltas: tuple[Delta, ...], seq: int) -> None:
+    def __init__(
+        self,
+        prev: Hypothesis | None,
+        option: TranslationOption | None,
+        coverage: int,
+        covered: int,
+        end: int,
+        score: float,
+        states: tuple[Hashable, ...],
+        deltas: tuple[Delta, ...],
+        seq: int,
+    ) -> None:
         self.prev = prev
         self.option = option
         self.coverage = coverage

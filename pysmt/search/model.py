@@ -49,7 +49,6 @@ def weighted_sum(weights: Sequence[float], scores: Sequence[float]) -> float:
     return sum(map(mul, weights, scores))
 
 
-
 class LogLinearModel:
     """Features with one weight per score; evaluates phrase pairs and extends hypotheses.
 
@@ -85,12 +84,15 @@ class LogLinearModel:
         self.weights = np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]) if weights else np.zeros(0)
         self.stateful_weights = [tuple(self.feature_weights(f).tolist()) for f in self.stateful]
         # What the hot loop of extend() needs, bound once: (index, extend, final, weights, single weight).
-        self._plain = [(k, f.extend, f.final, self.stateful_weights[k], f.num_scores == 1)
-                       for k, f in enumerate(self.stateful) if k not in self.deferred]
+        self._plain = [
+            (k, f.extend, f.final, self.stateful_weights[k], f.num_scores == 1)
+            for k, f in enumerate(self.stateful)
+            if k not in self.deferred
+        ]
 
     def feature_weights(self, feature: Feature) -> np.ndarray:
         k = self.features.index(feature)
-        return self.weights[self.offsets[k]:self.offsets[k + 1]]
+        return self.weights[self.offsets[k] : self.offsets[k + 1]]
 
     def collect(self, features: Sequence[Feature], items: Sequence) -> tuple[np.ndarray, np.ndarray]:
         """Scores and estimates of ``items`` by ``features``, as full-width matrices."""
@@ -124,8 +126,9 @@ class LogLinearModel:
         for feature in self.features:
             feature.begin_sentence(sentence)
 
-    def contextual_scores(self, options: Sequence[TranslationOption]
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def contextual_scores(
+        self, options: Sequence[TranslationOption]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-sentence features' scores of a sentence's options (full-width rows), with their weighted
         scores and estimates; None without such features or options."""
         contextual = [f for f in self.features if with_source_context(f)]
@@ -134,8 +137,9 @@ class LogLinearModel:
         scores, estimates = self.collect(contextual, options)
         return (scores, *weighted_rows(scores, estimates, self.weights))
 
-    def apply_contextual(self, options: SentenceOptions, scores: np.ndarray, isolation: np.ndarray,
-                         future: np.ndarray) -> None:
+    def apply_contextual(
+        self, options: SentenceOptions, scores: np.ndarray, isolation: np.ndarray, future: np.ndarray
+    ) -> None:
         """Add per-sentence scores to the options' own, then sort each span's options best first again."""
         for k, option in enumerate(options.options):
             option.scores = option.pair.scores + scores[k]
@@ -153,14 +157,17 @@ class LogLinearModel:
         """The empty hypothesis of a sentence; the deferred features start their search over its options."""
         self.answers.clear()
         sentence = options.sentence
-        states = tuple(self.calls[k].start(sentence, options.options) if k in self.calls else f.initial_state(sentence)
-                       for k, f in enumerate(self.stateful))
+        states = tuple(
+            self.calls[k].start(sentence, options.options) if k in self.calls else f.initial_state(sentence)
+            for k, f in enumerate(self.stateful)
+        )
         hyp = Hypothesis(None, None, 0, 0, 0, 0.0, states, (), 0)
         hyp.future = future_cost
         return hyp
 
-    def extend(self, hyp: Hypothesis, option: TranslationOption, future_cost: float,
-               complete: bool, seq: int) -> Hypothesis:
+    def extend(
+        self, hyp: Hypothesis, option: TranslationOption, future_cost: float, complete: bool, seq: int
+    ) -> Hypothesis:
         """Apply ``option`` to ``hyp``: immediate features score it (and the sentence end when ``complete``);
         deferred features' requests wait in ``pending`` for :meth:`resolve`."""
         score = hyp.score + option.isolation
@@ -176,10 +183,17 @@ class LogLinearModel:
             score += weights[0] * delta[0] if single else sum(map(mul, weights, delta))
             states.append(state)
             deltas.append(delta)
-        new = Hypothesis(hyp, option, hyp.coverage | ((1 << option.end) - (1 << option.start)),
-                         hyp.covered + option.end - option.start, option.end, score,
-                         tuple(states) + (None,) * len(self.deferred), tuple(deltas) + (None,) * len(self.deferred),
-                         seq)
+        new = Hypothesis(
+            hyp,
+            option,
+            hyp.coverage | ((1 << option.end) - (1 << option.start)),
+            hyp.covered + option.end - option.start,
+            option.end,
+            score,
+            tuple(states) + (None,) * len(self.deferred),
+            tuple(deltas) + (None,) * len(self.deferred),
+            seq,
+        )
         new.future = score + future_cost
         if self.deferred:
             new.pending = [(k, cast(int, old_states[k]), option.index, complete) for k in self.deferred]
@@ -191,13 +205,21 @@ class LogLinearModel:
         if not waiting:
             return
         for k, calls in self.calls.items():
-            asked = list(dict.fromkeys(request for _, pending in waiting for request in pending
-                                       if request[0] == k and request not in self.answers))
+            asked = list(
+                dict.fromkeys(
+                    request
+                    for _, pending in waiting
+                    for request in pending
+                    if request[0] == k and request not in self.answers
+                )
+            )
             for begin in range(0, len(asked), calls.buffer_size):
-                batch = asked[begin:begin + calls.buffer_size]
-                scores, new_states = calls.score_batch(np.array([r[1] for r in batch], dtype=np.int64),
-                                                       np.array([r[2] for r in batch], dtype=np.int32),
-                                                       np.array([r[3] for r in batch], dtype=bool))
+                batch = asked[begin : begin + calls.buffer_size]
+                scores, new_states = calls.score_batch(
+                    np.array([r[1] for r in batch], dtype=np.int64),
+                    np.array([r[2] for r in batch], dtype=np.int32),
+                    np.array([r[3] for r in batch], dtype=bool),
+                )
                 for request, row, state in zip(batch, scores.tolist(), new_states.tolist()):
                     self.answers[request] = (tuple(row), state)
         for hyp, pending in waiting:
@@ -222,5 +244,5 @@ class LogLinearModel:
                 for k, delta in enumerate(hyp.deltas):
                     assert delta is not None, "breakdown of a hypothesis with scores pending"
                     lo = self.stateful_offsets[k]
-                    total[lo:lo + len(delta)] += delta
+                    total[lo : lo + len(delta)] += delta
         return total

@@ -19,8 +19,8 @@ import numpy as np
 from pysmt.search.hypothesis import Hypothesis
 
 if TYPE_CHECKING:
-    from pysmt.search.model import LogLinearModel
     from pysmt.phrases import TranslationOption
+    from pysmt.search.model import LogLinearModel
 
 #: How many derivations may be examined per requested entry of a distinct list (Moses' n-best-factor).
 NBEST_FACTOR = 20

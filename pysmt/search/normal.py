@@ -18,12 +18,14 @@ from pysmt.search.stack import Stack
 
 
 def make_stacks(n: int, config: SearchConfig, keep_arcs: bool) -> list[Stack]:
-    return [Stack(config.stack_size, config.beam_threshold, complete=(i == n), keep_arcs=keep_arcs)
-            for i in range(n + 1)]
+    return [
+        Stack(config.stack_size, config.beam_threshold, complete=(i == n), keep_arcs=keep_arcs) for i in range(n + 1)
+    ]
 
 
-def normal_search(model: LogLinearModel, options: SentenceOptions, future: FutureCost,
-                  config: SearchConfig, keep_arcs: bool) -> list[Hypothesis]:
+def normal_search(
+    model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig, keep_arcs: bool
+) -> list[Hypothesis]:
     """Run the search; return the complete hypotheses, best first."""
     n = len(options.sentence)
     limit = config.distortion_limit

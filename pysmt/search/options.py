@@ -11,7 +11,6 @@ from __future__ import annotations
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.model import LogLinearModel
 
-
 #: The cache key of an unknown word's pass-through pair: this, then the word (no source phrase has a NUL).
 UNKNOWN = "\0unk\0"
 
@@ -38,8 +37,9 @@ class OptionBuilder:
                 key = UNKNOWN + source
                 if key not in self.cache and key not in unknown:
                     unknown.append(key)
-                    self.cache[key] = [PhrasePair(source, (source,), table=None, table_scores=None, alignment="0-0",
-                                                  unknown=True)]
+                    self.cache[key] = [
+                        PhrasePair(source, (source,), table=None, table_scores=None, alignment="0-0", unknown=True)
+                    ]
         batch += [self.cache[key][0] for key in unknown]
         if batch:
             self.model.evaluate_pairs(batch)
@@ -47,7 +47,7 @@ class OptionBuilder:
             cached: list[PhrasePair] = []
             for table, pairs in zip(self.model.phrase_tables, per_table):
                 pairs.sort(key=lambda pair: -pair.future)
-                cached.extend(pairs[:table.table_limit] if table.table_limit > 0 else pairs)
+                cached.extend(pairs[: table.table_limit] if table.table_limit > 0 else pairs)
             if len(self.model.phrase_tables) > 1:
                 cached.sort(key=lambda pair: -pair.future)
             self.cache[source] = cached
@@ -57,8 +57,11 @@ class OptionBuilder:
         words = sentence.words
         result = SentenceOptions(sentence)
         n = len(words)
-        spans = [(start, end, " ".join(words[start:end])) for start in range(n)
-                 for end in range(start + 1, min(n, start + self.max_phrase_length) + 1)]
+        spans = [
+            (start, end, " ".join(words[start:end]))
+            for start in range(n)
+            for end in range(start + 1, min(n, start + self.max_phrase_length) + 1)
+        ]
         self.prepare([source for _, _, source in spans], [end == start + 1 for start, end, _ in spans])
         for start, end, source in spans:
             pairs = self.cache[source]

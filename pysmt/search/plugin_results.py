@@ -67,13 +67,15 @@ class Requests:
 def pair_of(result: Any, name: str, method: str, expected: str, requests: Requests) -> tuple[Any, Any]:
     """The two parts of a method's returned pair."""
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise FeatureError(f"feature {name}: {method} returned {what(result)}, expected a pair {expected}, "
-                           f"for {requests}")
+        raise FeatureError(
+            f"feature {name}: {method} returned {what(result)}, expected a pair {expected}, for {requests}"
+        )
     return result[0], result[1]
 
 
-def checked_scores(value: Any, columns: int, name: str, method: str, kind: str,
-                   requests: Requests) -> tuple[np.ndarray, float]:
+def checked_scores(
+    value: Any, columns: int, name: str, method: str, kind: str, requests: Requests
+) -> tuple[np.ndarray, float]:
     """``value`` as a C-contiguous float64 array of a row per request and ``columns`` columns, its values
     checked; with the values' sum.
 
@@ -82,8 +84,10 @@ def checked_scores(value: Any, columns: int, name: str, method: str, kind: str,
     """
     rows = requests.count
     if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.shape == (rows, columns)):
-        raise FeatureError(f"feature {name}: {method} returned {kind}s as {what(value)}, expected a float array of "
-                           f"shape ({rows}, {columns}) ({rows} requests x {columns} {kind}s), for {requests}")
+        raise FeatureError(
+            f"feature {name}: {method} returned {kind}s as {what(value)}, expected a float array of "
+            f"shape ({rows}, {columns}) ({rows} requests x {columns} {kind}s), for {requests}"
+        )
     array = np.ascontiguousarray(value, dtype=np.float64)
     with np.errstate(all="ignore"):
         total = float(array.sum())
@@ -94,20 +98,28 @@ def checked_scores(value: Any, columns: int, name: str, method: str, kind: str,
         return array, total
     row, column = (int(i) for i in np.argwhere(bad)[0])
     rule = "finite, or -inf to forbid a translation" if kind == "score" else "finite"
-    raise FeatureError(f"feature {name}: {method} returned {array[row, column]} as {kind} {column + 1} of "
-                       f"{requests.describe(row)} ({kind}s must be {rule})")
+    raise FeatureError(
+        f"feature {name}: {method} returned {array[row, column]} as {kind} {column + 1} of "
+        f"{requests.describe(row)} ({kind}s must be {rule})"
+    )
 
 
-def checked_evaluation(feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption]
-                       ) -> tuple[np.ndarray | None, np.ndarray | None]:
+def checked_evaluation(
+    feature: Feature, items: Sequence[PhrasePair] | Sequence[TranslationOption]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
     """What the feature's hook returns for ``items``, checked: ``(scores, estimates)``, each an array or None
     (``evaluate_with_source_context`` of a sentence's options, or ``evaluate_in_isolation`` of phrase pairs)."""
     method = "evaluate_with_source_context" if with_source_context(feature) else "evaluate_in_isolation"
     result = getattr(feature, method)(items)
     n, name = len(items), feature.name
     requests = Requests(n, lambda row: items[row].describe())
-    scores, estimates = pair_of(result, name, method, f"(scores, estimates), each None or a float array of "
-                                f"shape ({n}, {feature.num_scores})", requests)
+    scores, estimates = pair_of(
+        result,
+        name,
+        method,
+        f"(scores, estimates), each None or a float array of shape ({n}, {feature.num_scores})",
+        requests,
+    )
     if scores is not None:
         scores = checked_scores(scores, feature.num_scores, name, method, "score", requests)[0]
     if estimates is not None:
@@ -143,8 +155,10 @@ class StatefulCalls:
         """Begin a sentence; the empty hypothesis' state id."""
         state = self.feature.start(sentence, options)
         if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
-            raise FeatureError(f"feature {self.name}: start returned {what(state)}, expected the empty "
-                               f"hypothesis' state id (an int), for a sentence of {len(sentence)} words")
+            raise FeatureError(
+                f"feature {self.name}: start returned {what(state)}, expected the empty "
+                f"hypothesis' state id (an int), for a sentence of {len(sentence)} words"
+            )
         self.options = options
         self.asked = self.forbidden = 0
         self.forbidden_example = ""
@@ -161,13 +175,19 @@ class StatefulCalls:
         """The feature's ``score_batch``, checked: float64 scores ``(k, num_scores)`` and int64 state ids ``(k,)``."""
         k = len(states)
         requests = Requests(k, lambda row: self.request(states, options, ends, row))
-        scores, new_states = pair_of(self.feature.score_batch(states, options, ends), self.name, self.method,
-                                     f"(scores, new state ids): arrays of shape ({k}, {self.num_scores}) and ({k},)",
-                                     requests)
+        scores, new_states = pair_of(
+            self.feature.score_batch(states, options, ends),
+            self.name,
+            self.method,
+            f"(scores, new state ids): arrays of shape ({k}, {self.num_scores}) and ({k},)",
+            requests,
+        )
         scores, total = checked_scores(scores, self.num_scores, self.name, self.method, "score", requests)
         if not (isinstance(new_states, np.ndarray) and new_states.dtype.kind in "iu" and new_states.shape == (k,)):
-            raise FeatureError(f"feature {self.name}: {self.method} returned new state ids as {what(new_states)}, "
-                               f"expected an integer array of shape ({k},), for {requests}")
+            raise FeatureError(
+                f"feature {self.name}: {self.method} returned new state ids as {what(new_states)}, "
+                f"expected an integer array of shape ({k},), for {requests}"
+            )
         self.asked += k
         if not -HUGE < total < HUGE:
             self.note_extremes(scores, requests)
@@ -183,8 +203,9 @@ class StatefulCalls:
         self.forbidden += int(forbidden.sum())
 
 
-def no_translation(features: Sequence[Feature], offsets: Sequence[int], options: SentenceOptions,
-                   calls: Sequence[StatefulCalls]) -> str:
+def no_translation(
+    features: Sequence[Feature], offsets: Sequence[int], options: SentenceOptions, calls: Sequence[StatefulCalls]
+) -> str:
     """Why a sentence was left without a translation of finite model score, naming the features to blame.
 
     Either features forbade (scored -inf) every way to translate it, or scores so large that
@@ -193,25 +214,30 @@ def no_translation(features: Sequence[Feature], offsets: Sequence[int], options:
     blamed, huge = [], []
     scores = np.array([option.scores for option in options.options]).reshape(len(options.options), offsets[-1])
     for k, feature in enumerate(features):
-        column = scores[:, offsets[k]:offsets[k + 1]]
+        column = scores[:, offsets[k] : offsets[k + 1]]
         forbidden = (column == FORBIDDEN).any(axis=1)
         if forbidden.any():
             example = options.options[int(np.argmax(forbidden))].describe()
             hook = "evaluate_with_source_context" if with_source_context(feature) else "evaluate_in_isolation"
-            blamed.append(f"feature {feature.name} forbade {int(forbidden.sum())} of {len(forbidden)} translation "
-                          f"options ({hook} scored them -inf), e.g. {example}")
+            blamed.append(
+                f"feature {feature.name} forbade {int(forbidden.sum())} of {len(forbidden)} translation "
+                f"options ({hook} scored them -inf), e.g. {example}"
+            )
         finite = column[column > FORBIDDEN]
         if len(finite) and np.abs(finite).max() >= HUGE:
             huge.append(f"{feature.name} ({np.abs(finite).max():g})")
     for call in calls:
         if call.forbidden:
-            blamed.append(f"feature {call.name} forbade {call.forbidden} of {call.asked} extensions "
-                          f"({call.method} scored them -inf), e.g. {call.forbidden_example}")
+            blamed.append(
+                f"feature {call.name} forbade {call.forbidden} of {call.asked} extensions "
+                f"({call.method} scored them -inf), e.g. {call.forbidden_example}"
+            )
         if call.largest >= HUGE:
             huge.append(f"{call.name} ({call.largest:g})")
     if blamed:
         return "no translation is left: " + "; ".join(blamed)
     if huge:
-        return (f"no translation with a finite model score: the scores of feature {', '.join(huge)} are too large to "
-                "add up")
+        return (
+            f"no translation with a finite model score: the scores of feature {', '.join(huge)} are too large to add up"
+        )
     return "no translation with a finite model score"

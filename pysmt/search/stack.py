@@ -67,7 +67,7 @@ class Stack:
         if len(self.hyps) <= self.size:
             return
         ranked = sorted(self.hyps.items(), key=lambda item: rank_key(item[1]))
-        kept = [(sig, hyp) for sig, hyp in ranked[:self.size] if hyp.future > self.best + self.beam]
+        kept = [(sig, hyp) for sig, hyp in ranked[: self.size] if hyp.future > self.best + self.beam]
         if len(kept) == self.size:
             self.worst = max(self.worst, kept[-1][1].future)
         self.hyps = dict(kept)

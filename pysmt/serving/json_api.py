@@ -29,7 +29,6 @@ from typing import Any
 from pysmt.decoder import Candidate
 from pysmt.files.formats import alignment_line
 
-
 #: The deepest nesting of lists and objects a request may have (a legal one has two levels).
 MAX_DEPTH = 32
 #: A JSON string (its brackets are text, not nesting). Possessive, so that an unterminated one costs linear time.
@@ -66,15 +65,19 @@ def too_deep(body: bytes) -> bool:
 def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> list[Item]:
     """The checked items of a ``/translate`` request."""
     if too_deep(body):
-        raise BadRequest(400, f"the request nests lists and objects more than {MAX_DEPTH} deep (a request is a list "
-                              'of objects: [{"src": "...", "id": N}, ...])')
+        raise BadRequest(
+            400,
+            f"the request nests lists and objects more than {MAX_DEPTH} deep (a request is a list "
+            'of objects: [{"src": "...", "id": N}, ...])',
+        )
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise BadRequest(400, f"the request is not valid UTF-8 ({err.reason} at byte {err.start})") from None
     except json.JSONDecodeError as err:
-        raise BadRequest(400, f"the request is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") \
-            from None
+        raise BadRequest(
+            400, f"the request is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from None
     if not isinstance(data, list) or not data:
         raise BadRequest(400, 'expected a non-empty list of inputs, [{"src": "...", "id": N}, ...]')
     items = []
@@ -93,9 +96,16 @@ def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> 
 
 def entries(item: Item, candidates: list[Candidate], texts: list[str]) -> list[dict[str, Any]]:
     """An input's n-best entries, best first (fewer when the sentence has fewer translations)."""
-    return [{"src": item.src, "tgt": text, "n_best": item.n_best, "pred_score": candidate.total,
-             "align": [alignment_line(candidate)]}
-            for candidate, text in zip(candidates[:item.n_best], texts)]
+    return [
+        {
+            "src": item.src,
+            "tgt": text,
+            "n_best": item.n_best,
+            "pred_score": candidate.total,
+            "align": [alignment_line(candidate)],
+        }
+        for candidate, text in zip(candidates[: item.n_best], texts)
+    ]
 
 
 def by_rank(per_input: list[list[dict[str, Any]]], n_best: int) -> list[list[dict[str, Any]]]:

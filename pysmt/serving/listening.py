@@ -39,10 +39,13 @@ SPARE_FILES = 64
 
 def refusal(limit: int) -> bytes:
     """The whole answer a connection beyond ``limit`` gets."""
-    body = json.dumps(error(f"this server holds {limit:,} connections at once (--max-connections); try again "
-                            "later")).encode()
-    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-            b"Retry-After: 1\r\nConnection: close\r\n\r\n%b" % (len(body), body))
+    body = json.dumps(
+        error(f"this server holds {limit:,} connections at once (--max-connections); try again later")
+    ).encode()
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+        b"Retry-After: 1\r\nConnection: close\r\n\r\n%b" % (len(body), body)
+    )
 
 
 def allow_open_files(connections: int) -> None:
@@ -52,8 +55,10 @@ def allow_open_files(connections: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != resource.RLIM_INFINITY and soft < needed:
         if hard != resource.RLIM_INFINITY and hard < needed:
-            raise PysmtError(f"--max-connections {connections:,} needs {needed:,} open files, and this process may "
-                             f"open {hard:,} (ulimit -Hn): give a smaller --max-connections")
+            raise PysmtError(
+                f"--max-connections {connections:,} needs {needed:,} open files, and this process may "
+                f"open {hard:,} (ulimit -Hn): give a smaller --max-connections"
+            )
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 

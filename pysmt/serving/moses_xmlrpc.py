@@ -52,9 +52,23 @@ SERVER_ERROR = -32000
 MAX_DEPTH = 32
 
 #: ``translate`` keys that change a Moses translation but that pysmt does not honor per request.
-NOT_SUPPORTED = ("sg", "topt", "lambda", "model_name", "weights", "context", "context-scope", "context-weights",
-                 "search-algorithm", "stack", "stack-diversity", "beam-threshold", "time-out",
-                 "max-phrase-length", "xml-input")
+NOT_SUPPORTED = (
+    "sg",
+    "topt",
+    "lambda",
+    "model_name",
+    "weights",
+    "context",
+    "context-scope",
+    "context-weights",
+    "search-algorithm",
+    "stack",
+    "stack-diversity",
+    "beam-threshold",
+    "time-out",
+    "max-phrase-length",
+    "xml-input",
+)
 #: Moses' ``Scan<bool>`` spellings.
 TRUE, FALSE = ("true", "yes", "y", "1"), ("false", "no", "n", "0")
 
@@ -91,8 +105,9 @@ class ShallowUnmarshaller(xmlrpc.client.Unmarshaller):
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise ProtocolError(SERVER_ERROR, f"the call nests XML elements more than {MAX_DEPTH} deep (a translate "
-                                              "call nests eight)")
+            raise ProtocolError(
+                SERVER_ERROR, f"the call nests XML elements more than {MAX_DEPTH} deep (a translate call nests eight)"
+            )
         super().start(tag, attrs)
 
     def end(self, tag: str) -> None:
@@ -111,8 +126,7 @@ def parse_call(body: bytes) -> tuple[str, tuple[Any, ...]]:
     except ProtocolError:
         raise
     except Exception as err:  # expat's, defusedxml's and the unmarshaller's own errors alike
-        raise ProtocolError(PARSE_ERROR, f"Call XML not a proper XML-RPC call ({type(err).__name__}: {err})") \
-            from None
+        raise ProtocolError(PARSE_ERROR, f"Call XML not a proper XML-RPC call ({type(err).__name__}: {err})") from None
     return unmarshaller.getmethodname() or "", params
 
 
@@ -123,13 +137,13 @@ def flag(params: dict[str, Any], key: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in TRUE + FALSE:
         return value.strip().lower() in TRUE
-    raise ProtocolError(INVALID_PARAMETERS, f"{key} must be a boolean (or \"true\"/\"false\"), not {value!r}")
+    raise ProtocolError(INVALID_PARAMETERS, f'{key} must be a boolean (or "true"/"false"), not {value!r}')
 
 
 def translate_request(params: tuple[Any, ...], max_nbest: int) -> Request:
     """The checked struct of a ``translate`` call."""
     if len(params) != 1 or not isinstance(params[0], dict):
-        raise ProtocolError(INVALID_PARAMETERS, "translate takes one struct, e.g. {\"text\": \"...\"}")
+        raise ProtocolError(INVALID_PARAMETERS, 'translate takes one struct, e.g. {"text": "..."}')
     struct: dict[str, Any] = params[0]
     if "text" not in struct:
         raise ProtocolError(PARSE_ERROR, "Missing source text")
@@ -137,8 +151,11 @@ def translate_request(params: tuple[Any, ...], max_nbest: int) -> Request:
         raise ProtocolError(INVALID_PARAMETERS, f"text must be a string, not {type(struct['text']).__name__}")
     unsupported = sorted(key for key in struct if key in NOT_SUPPORTED or key.startswith("cube-pruning-"))
     if unsupported:
-        raise ProtocolError(SERVER_ERROR, f"pysmt serve does not support {', '.join(unsupported)} per request "
-                                          "(the server's system and settings apply)")
+        raise ProtocolError(
+            SERVER_ERROR,
+            f"pysmt serve does not support {', '.join(unsupported)} per request "
+            "(the server's system and settings apply)",
+        )
     nbest = struct.get("nbest", 0)
     if isinstance(nbest, bool) or not isinstance(nbest, int) or not 0 <= nbest <= max_nbest:
         raise ProtocolError(INVALID_PARAMETERS, f"nbest must be an int from 0 to {max_nbest}, not {nbest!r}")
@@ -146,10 +163,16 @@ def translate_request(params: tuple[Any, ...], max_nbest: int) -> Request:
     if session is not None and (isinstance(session, bool) or not isinstance(session, int)):
         raise ProtocolError(INVALID_PARAMETERS, f"session-id must be an int, not {session!r}")
     align = flag(struct, "align")
-    return Request(struct["text"], align=align, word_align=flag(struct, "word-align"),
-                   segmentation=align and not flag(struct, "no-ReportSegmentation"), nbest=nbest,
-                   distinct=flag(struct, "nbest-distinct"), breakdown=flag(struct, "add-score-breakdown"),
-                   session=session)
+    return Request(
+        struct["text"],
+        align=align,
+        word_align=flag(struct, "word-align"),
+        segmentation=align and not flag(struct, "no-ReportSegmentation"),
+        nbest=nbest,
+        distinct=flag(struct, "nbest-distinct"),
+        breakdown=flag(struct, "add-score-breakdown"),
+        session=session,
+    )
 
 
 def hypothesis_text(candidate: Candidate, text: str, tokens: bool, segmentation: bool) -> str:
@@ -159,33 +182,45 @@ def hypothesis_text(candidate: Candidate, text: str, tokens: bool, segmentation:
         return text
     if not segmentation:
         return "".join(f"{word} " for word in candidate.words)
-    return "".join("".join(f"{word} " for word in candidate.words[t0:t1]) + f"|{s0}-{s1 - 1}| "
-                   for s0, s1, t0, t1 in candidate.phrases)
+    return "".join(
+        "".join(f"{word} " for word in candidate.words[t0:t1]) + f"|{s0}-{s1 - 1}| "
+        for s0, s1, t0, t1 in candidate.phrases
+    )
 
 
 def alignments(candidate: Candidate, request: Request) -> dict[str, Any]:
     """The ``align`` and ``word-align`` entries a request asked for."""
     found: dict[str, Any] = {}
     if request.align:
-        found["align"] = [{"tgt-start": t0, "tgt-end": t1 - 1, "src-start": s0, "src-end": s1 - 1}
-                          for s0, s1, t0, t1 in candidate.phrases]
+        found["align"] = [
+            {"tgt-start": t0, "tgt-end": t1 - 1, "src-start": s0, "src-end": s1 - 1}
+            for s0, s1, t0, t1 in candidate.phrases
+        ]
     if request.word_align:
-        found["word-align"] = [{"source-word": s, "target-word": t}
-                               for s, t in sorted(candidate.alignment, key=lambda link: (link[1], link[0]))]
+        found["word-align"] = [
+            {"source-word": s, "target-word": t}
+            for s, t in sorted(candidate.alignment, key=lambda link: (link[1], link[0]))
+        ]
     return found
 
 
-def translate_response(request: Request, candidates: list[Candidate], texts: list[str], tokens: bool,
-                       labels: list[tuple[str, int, int]]) -> dict[str, Any]:
+def translate_response(
+    request: Request, candidates: list[Candidate], texts: list[str], tokens: bool, labels: list[tuple[str, int, int]]
+) -> dict[str, Any]:
     """The struct ``translate`` returns for a sentence's n-best ``candidates`` (best first) and their texts."""
     best = candidates[0]
-    result: dict[str, Any] = {"text": hypothesis_text(best, texts[0], tokens, request.segmentation),
-                              **alignments(best, request)}
+    result: dict[str, Any] = {
+        "text": hypothesis_text(best, texts[0], tokens, request.segmentation),
+        **alignments(best, request),
+    }
     if request.nbest:
         entries = []
-        for candidate, text in zip(candidates[:request.nbest], texts):
-            entry = {"hyp": hypothesis_text(candidate, text, tokens, request.segmentation),
-                     "totalScore": candidate.total, **alignments(candidate, request)}
+        for candidate, text in zip(candidates[: request.nbest], texts):
+            entry = {
+                "hyp": hypothesis_text(candidate, text, tokens, request.segmentation),
+                "totalScore": candidate.total,
+                **alignments(candidate, request),
+            }
             if request.breakdown:
                 entry["fvals"] = " " + feature_scores(candidate, labels)
             entries.append(entry)
@@ -200,5 +235,6 @@ def response(value: dict[str, Any]) -> bytes:
 
 
 def fault(code: int, message: str) -> bytes:
-    return xmlrpc.client.dumps(xmlrpc.client.Fault(code, message), methodresponse=True,
-                               encoding="utf-8").encode("utf-8")
+    return xmlrpc.client.dumps(xmlrpc.client.Fault(code, message), methodresponse=True, encoding="utf-8").encode(
+        "utf-8"
+    )

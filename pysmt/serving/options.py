@@ -25,42 +25,92 @@ class ServeOptions:
     features: list[str] = field(default_factory=list)
     #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
     params: list[str] = field(default_factory=list)
-    weights: Path | None = field(default=None, metadata=option(
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's."))
+    weights: Path | None = field(
+        default=None,
+        metadata=option(
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.",
+        ),
+    )
     search: str | None = field(default=None, metadata=SEARCH)
-    prepared: bool = field(default=False, metadata=option(
-        is_flag=True, help="Requests are already tokenized and truecased (as `decode --prepared`): no processing."))
-    host: str = field(default=LOOPBACK, metadata=option(
-        help="Address to listen on (0.0.0.0: every interface; only on a network you trust)."))
-    port: int = field(default=8080, metadata=option(type=click.IntRange(0, 65535),
-                                                    help="Port to listen on (0: any free one, said at start-up)."))
-    workers: int = field(default=1, metadata=option(
-        type=POSITIVE, help="Decoding processes, each with the system loaded once (binarized tables are "
-                            "memory-mapped, so they share its pages)."))
-    nbest_size: int = field(default=1, metadata=option(
-        type=POSITIVE, help="N-best entries per sentence of the JSON interface (a request's n_best may ask for "
-                            "others, up to --max-nbest)."))
-    max_nbest: int = field(default=1000, metadata=option(type=POSITIVE,
-                                                         help="The longest n-best list a request may ask for."))
-    max_request_bytes: int = field(default=1 << 20, metadata=option(
-        "--max-request-size", type=MemorySize(minimum=1 << 10, what="request size"), default="1M",
-        help="The largest request body (e.g. 64K, 1M)."))
-    max_sentences: int = field(default=100, metadata=option(type=POSITIVE,
-                                                            help="The most sentences one request may hold."))
-    max_words: int = field(default=200, metadata=option(
-        type=POSITIVE, help="The longest sentence a request may hold, in words (split at white space)."))
-    timeout: float = field(default=60.0, metadata=option(
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds a request may take before it is answered with an error (504, or a fault); also how long "
-             "SIGTERM waits for the requests in flight."))
-    read_timeout: float = field(default=10.0, metadata=option(
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds a client has to send a request's head (counted from connecting or from its previous answer: "
-             "an idle connection is closed then), and then its body (else 408); a stalled connection is closed."))
-    max_connections: int = field(default=256, metadata=option(
-        type=POSITIVE, help="Connections held at once; beyond them a new connection is answered 503 at once "
-                            "and closed."))
-    max_pending: int = field(default=10_000, metadata=option(
-        type=POSITIVE, help="Sentences waiting for a worker beyond which new requests are turned away (503)."))
+    prepared: bool = field(
+        default=False,
+        metadata=option(
+            is_flag=True, help="Requests are already tokenized and truecased (as `decode --prepared`): no processing."
+        ),
+    )
+    host: str = field(
+        default=LOOPBACK,
+        metadata=option(help="Address to listen on (0.0.0.0: every interface; only on a network you trust)."),
+    )
+    port: int = field(
+        default=8080,
+        metadata=option(type=click.IntRange(0, 65535), help="Port to listen on (0: any free one, said at start-up)."),
+    )
+    workers: int = field(
+        default=1,
+        metadata=option(
+            type=POSITIVE,
+            help="Decoding processes, each with the system loaded once (binarized tables are "
+            "memory-mapped, so they share its pages).",
+        ),
+    )
+    nbest_size: int = field(
+        default=1,
+        metadata=option(
+            type=POSITIVE,
+            help="N-best entries per sentence of the JSON interface (a request's n_best may ask for "
+            "others, up to --max-nbest).",
+        ),
+    )
+    max_nbest: int = field(
+        default=1000, metadata=option(type=POSITIVE, help="The longest n-best list a request may ask for.")
+    )
+    max_request_bytes: int = field(
+        default=1 << 20,
+        metadata=option(
+            "--max-request-size",
+            type=MemorySize(minimum=1 << 10, what="request size"),
+            default="1M",
+            help="The largest request body (e.g. 64K, 1M).",
+        ),
+    )
+    max_sentences: int = field(
+        default=100, metadata=option(type=POSITIVE, help="The most sentences one request may hold.")
+    )
+    max_words: int = field(
+        default=200,
+        metadata=option(
+            type=POSITIVE, help="The longest sentence a request may hold, in words (split at white space)."
+        ),
+    )
+    timeout: float = field(
+        default=60.0,
+        metadata=option(
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds a request may take before it is answered with an error (504, or a fault); also how long "
+            "SIGTERM waits for the requests in flight.",
+        ),
+    )
+    read_timeout: float = field(
+        default=10.0,
+        metadata=option(
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds a client has to send a request's head (counted from connecting or from its previous answer: "
+            "an idle connection is closed then), and then its body (else 408); a stalled connection is closed.",
+        ),
+    )
+    max_connections: int = field(
+        default=256,
+        metadata=option(
+            type=POSITIVE,
+            help="Connections held at once; beyond them a new connection is answered 503 at once and closed.",
+        ),
+    )
+    max_pending: int = field(
+        default=10_000,
+        metadata=option(
+            type=POSITIVE, help="Sentences waiting for a worker beyond which new requests are turned away (503)."
+        ),
+    )
     model_id: int = field(default=0, metadata=option(help="The JSON interface's model id (OpenNMT's `id`)."))

@@ -32,13 +32,13 @@ from aiohttp import web
 
 from pysmt.decoder import SystemRecipe
 from pysmt.errors import PysmtError
+from pysmt.files.textio import require_file
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
 from pysmt.serving.listening import Listener
 from pysmt.serving.moses_xmlrpc import ProtocolError
 from pysmt.serving.options import ServeOptions
 from pysmt.serving.workers import Busy, Translated, WorkerPool, log
-from pysmt.files.textio import require_file
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: One line per request on stderr: client address, request line, status, response bytes, seconds.
@@ -57,13 +57,19 @@ class Service:
     def check_sentences(self, lines: list[str]) -> None:
         """A request's sentences within the limits (413 otherwise)."""
         if len(lines) > self.options.max_sentences:
-            raise BadRequest(413, f"{len(lines):,} sentences in one request; this server takes up to "
-                                  f"{self.options.max_sentences:,} (--max-sentences)")
+            raise BadRequest(
+                413,
+                f"{len(lines):,} sentences in one request; this server takes up to "
+                f"{self.options.max_sentences:,} (--max-sentences)",
+            )
         for number, line in enumerate(lines, start=1):
             words = len(line.split())
             if words > self.options.max_words:
-                raise BadRequest(413, f"sentence {number} has {words:,} words; this server takes up to "
-                                      f"{self.options.max_words:,} (--max-words)")
+                raise BadRequest(
+                    413,
+                    f"sentence {number} has {words:,} words; this server takes up to "
+                    f"{self.options.max_words:,} (--max-words)",
+                )
 
     async def translate(self, lines: list[str], nbest: int, distinct: bool) -> list[Translated]:
         """The translations of a request's sentences, in their order, within the request's time."""
@@ -89,19 +95,23 @@ async def body(request: web.Request) -> bytes:
     bombs)."""
     options: ServeOptions = request.app["service"].options
     if request.headers.get("Content-Encoding", "identity").lower() != "identity":
-        raise BadRequest(415, f"Content-Encoding {request.headers['Content-Encoding']} is not accepted: send the "
-                              "body uncompressed")
+        raise BadRequest(
+            415, f"Content-Encoding {request.headers['Content-Encoding']} is not accepted: send the body uncompressed"
+        )
     try:
         async with asyncio.timeout(options.read_timeout):
             data = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise BadRequest(413, f"the request is larger than this server takes ({options.max_request_bytes:,} bytes, "
-                              "--max-request-size)") from None
+        raise BadRequest(
+            413,
+            f"the request is larger than this server takes ({options.max_request_bytes:,} bytes, --max-request-size)",
+        ) from None
     except TimeoutError:
         request[STALLED] = True
         request.content.feed_eof()  # the rest is not waited for (no lingering close): the answer ends it all
-        raise BadRequest(408, f"the request's body did not arrive within {options.read_timeout:g} s "
-                              "(--read-timeout)") from None
+        raise BadRequest(
+            408, f"the request's body did not arrive within {options.read_timeout:g} s (--read-timeout)"
+        ) from None
     if not data.strip():
         raise BadRequest(400, "the request is empty")
     return data
@@ -116,11 +126,12 @@ async def moses_rpc(request: web.Request) -> web.Response:
             if method != "translate":
                 raise ProtocolError(moses_xmlrpc.NO_SUCH_METHOD, f"Method '{method}' not defined")
             call = moses_xmlrpc.translate_request(params, service.options.max_nbest)
-            translated, = await service.translate([call.text], max(call.nbest, 1), call.distinct)
+            (translated,) = await service.translate([call.text], max(call.nbest, 1), call.distinct)
         except BadRequest as err:
             raise ProtocolError(moses_xmlrpc.SERVER_ERROR, str(err)) from None
-        answer = moses_xmlrpc.translate_response(call, translated.candidates, translated.texts, service.pool.tokens,
-                                                 service.pool.labels)
+        answer = moses_xmlrpc.translate_response(
+            call, translated.candidates, translated.texts, service.pool.tokens, service.pool.labels
+        )
         return web.Response(body=moses_xmlrpc.response(answer), content_type="text/xml")
     except ProtocolError as err:
         return web.Response(body=moses_xmlrpc.fault(err.code, str(err)), content_type="text/xml")
@@ -141,8 +152,11 @@ async def translate_json(request: web.Request, by_rank: bool) -> web.Response:
     options = service.options
     items = json_api.parse_items(await body(request), options.model_id, options.nbest_size, options.max_nbest)
     if by_rank and any(item.n_best != options.nbest_size for item in items):
-        raise BadRequest(400, "/translator/translate answers every input with --nbest-size entries (OpenNMT's "
-                              "shape): ask /translate for other n-best sizes")
+        raise BadRequest(
+            400,
+            "/translator/translate answers every input with --nbest-size entries (OpenNMT's "
+            "shape): ask /translate for other n-best sizes",
+        )
     nbest = max(item.n_best for item in items)
     answers = await service.translate([item.src for item in items], nbest, distinct=False)
     per_input = [json_api.entries(item, answer.candidates, answer.texts) for item, answer in zip(items, answers)]
@@ -153,17 +167,33 @@ async def health(request: web.Request) -> web.Response:
     service: Service = request.app["service"]
     if service.draining:
         return web.json_response({"status": "shutting down"}, status=503)
-    return web.json_response({"status": "ok", "workers": len(service.pool.workers), "pending": service.pool.pending(),
-                              "workers_replaced": service.pool.replaced})
+    return web.json_response(
+        {
+            "status": "ok",
+            "workers": len(service.pool.workers),
+            "pending": service.pool.pending(),
+            "workers_replaced": service.pool.replaced,
+        }
+    )
 
 
 async def models(request: web.Request) -> web.Response:
     service: Service = request.app["service"]
     options = service.options
-    return web.json_response([{
-        "model_id": options.model_id, "loaded": True, "timeout": -1, "config": str(options.config),
-        "features": [name for name, _, _ in service.pool.labels], "workers": len(service.pool.workers),
-        "n_best": options.nbest_size, "opt": {"prepared": options.prepared, "search": options.search}}])
+    return web.json_response(
+        [
+            {
+                "model_id": options.model_id,
+                "loaded": True,
+                "timeout": -1,
+                "config": str(options.config),
+                "features": [name for name, _, _ in service.pool.labels],
+                "workers": len(service.pool.workers),
+                "n_best": options.nbest_size,
+                "opt": {"prepared": options.prepared, "search": options.search},
+            }
+        ]
+    )
 
 
 @web.middleware
@@ -196,8 +226,13 @@ def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
 
 
 def recipe_of(options: ServeOptions) -> SystemRecipe:
-    return SystemRecipe(str(options.config), tuple(options.features), tuple(options.params),
-                        str(options.weights) if options.weights else None, options.search)  # type: ignore[arg-type]
+    return SystemRecipe(
+        str(options.config),
+        tuple(options.features),
+        tuple(options.params),
+        str(options.weights) if options.weights else None,
+        options.search,  # type: ignore[arg-type]
+    )
 
 
 async def run(options: ServeOptions) -> None:
@@ -217,9 +252,15 @@ async def run(options: ServeOptions) -> None:
     # keepalive_timeout: aiohttp closes a connection whose request head has not arrived so long after it opened
     # or after its previous answer (a slowloris' or an idle one); lingering_time: how long it reads what the
     # client still sends of a body it was answered without (413, 415) before closing
-    runner = web.AppRunner(app, handler_cancellation=True, access_log_format=ACCESS_LOG_FORMAT,
-                           shutdown_timeout=options.timeout, auto_decompress=False,
-                           keepalive_timeout=options.read_timeout, lingering_time=options.read_timeout)
+    runner = web.AppRunner(
+        app,
+        handler_cancellation=True,
+        access_log_format=ACCESS_LOG_FORMAT,
+        shutdown_timeout=options.timeout,
+        auto_decompress=False,
+        keepalive_timeout=options.read_timeout,
+        lingering_time=options.read_timeout,
+    )
     await runner.setup()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -228,8 +269,10 @@ async def run(options: ServeOptions) -> None:
     try:
         assert runner.server is not None  # (set up above)
         listener.start(runner.server)
-        log(f"{len(pool.workers)} worker(s) ready; listening on {listener.addresses}: Moses XML-RPC at /RPC2, JSON at "
-            "/translate, /health, /models (and under /translator/)")
+        log(
+            f"{len(pool.workers)} worker(s) ready; listening on {listener.addresses}: Moses XML-RPC at /RPC2, JSON at "
+            "/translate, /health, /models (and under /translator/)"
+        )
         await stop.wait()
         log("stopping: finishing the requests in flight")
         app["service"].draining = True

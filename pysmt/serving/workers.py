@@ -80,8 +80,9 @@ def translated(decoder: Decoder, line: str, index: int, nbest: int, distinct: bo
 
     translation = translate_line(decoder, index, line, nbest, distinct, process)
     rest = [" ".join(c.words) for c in translation.hypotheses[1:]]
-    return Translated(translation.hypotheses, [translation.output, *(map(decoder.postprocess, rest) if process
-                                                                     else rest)])
+    return Translated(
+        translation.hypotheses, [translation.output, *(map(decoder.postprocess, rest) if process else rest)]
+    )
 
 
 def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, parent: int) -> None:
@@ -153,8 +154,12 @@ class WorkerPool:
     def _start_worker(self) -> Worker:
         loop = asyncio.get_running_loop()
         ours, theirs = self.context.Pipe()
-        process = self.context.Process(target=run_worker, args=(self.recipe, self.process, theirs, os.getpid()),
-                                       daemon=True, name="pysmt-serve-worker")
+        process = self.context.Process(
+            target=run_worker,
+            args=(self.recipe, self.process, theirs, os.getpid()),
+            daemon=True,
+            name="pysmt-serve-worker",
+        )
         process.start()
         theirs.close()
         worker = Worker(process, ours, loop.create_future())
@@ -260,16 +265,21 @@ class WorkerPool:
         worker.process.join()
         status = worker.process.exitcode
         if not worker.ready.done():
-            worker.ready.set_exception(PysmtError(f"a serving worker died while loading the system (exit "
-                                                  f"status {status})"))
+            worker.ready.set_exception(
+                PysmtError(f"a serving worker died while loading the system (exit status {status})")
+            )
         if self.closing:
             return
         job = worker.job
         if job is not None and job.wanted:
             job.attempts += 1
             if job.attempts >= MAX_ATTEMPTS:
-                job.future.set_exception(PysmtError(f"input line {job.index + 1}: the decoding worker died "
-                                                    f"{job.attempts} times translating it (out of memory?)"))
+                job.future.set_exception(
+                    PysmtError(
+                        f"input line {job.index + 1}: the decoding worker died "
+                        f"{job.attempts} times translating it (out of memory?)"
+                    )
+                )
             else:
                 self.resend.append(job)
         if worker.loaded:  # (a worker that could not load is not started again)

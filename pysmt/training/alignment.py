@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pysmt.errors import PysmtError
-from pysmt.running.processes import library_children_die_with_us
 from pysmt.files.textio import TEMP_MARK, atomic_writer, read_lines
+from pysmt.running.processes import library_children_die_with_us
 from pysmt.training.symmetrize import format_pharaoh, parse_pharaoh, symmetrize
 
 
@@ -43,8 +43,9 @@ def align(source: Path, target: Path, out: Path, heuristic: str = "grow-diag-fin
         with open(source, encoding="utf-8") as src, open(target, encoding="utf-8") as tgt:
             try:
                 with library_children_die_with_us(), temporary_files_in(Path(tmp)):
-                    eflomal.Aligner().align(src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
-                                            quiet=False)  # eflomal reports its sampling iterations: the step's progress
+                    eflomal.Aligner().align(
+                        src, tgt, links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=False
+                    )  # eflomal reports its sampling iterations: the step's progress
             except (ValueError, OSError) as err:
                 raise PysmtError(f"eflomal failed on {source} and {target}: {err}") from None
         symmetrize_files(source, target, forward, reverse, out, heuristic)

@@ -85,7 +85,7 @@ def cut(records: np.ndarray, key: str, handles: Sequence[BinaryIO]) -> None:
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(len(handles) + 1, dtype=np.uint64))
     for b, handle in enumerate(handles):
-        write_array(records[order[bounds[b]:bounds[b + 1]]], handle)
+        write_array(records[order[bounds[b] : bounds[b + 1]]], handle)
 
 
 def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> list[Path]:
@@ -113,9 +113,17 @@ def spill_buckets(occurrences: Path, buckets: int, folder: Path) -> list[Path]:
     return by_source
 
 
-def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexicon: Lexicon, phrase_table: Path,
-                      reordering_table: Path | None, budget: int, processes: int = 2,
-                      progress: tqdm | None = None, temp_dir: Path | None = None) -> int:
+def score_occurrences(
+    occurrences: Path,
+    corpus: AlignedCorpus,
+    lexicon: Lexicon,
+    phrase_table: Path,
+    reordering_table: Path | None,
+    budget: int,
+    processes: int = 2,
+    progress: tqdm | None = None,
+    temp_dir: Path | None = None,
+) -> int:
     """Write the phrase and reordering tables of the occurrence file ``occurrences`` within ``budget``
     bytes; return the number of distinct pairs. Temporary files go in a hidden folder in ``temp_dir``
     (default: beside the phrase table), removed at the end, also after a failure."""
@@ -132,8 +140,16 @@ def score_occurrences(occurrences: Path, corpus: AlignedCorpus, lexicon: Lexicon
             counted = count_pairs(instances, corpus, target_counts)
             del target_counts
             give_back_freed_memory()
-            runs += write_runs(instances, corpus, counted, lexicon, folder / f"bucket{b}", processes, progress,
-                               run_size(budget, processes))
+            runs += write_runs(
+                instances,
+                corpus,
+                counted,
+                lexicon,
+                folder / f"bucket{b}",
+                processes,
+                progress,
+                run_size(budget, processes),
+            )
             pairs += len(counted)
             del instances, counted
             give_back_freed_memory()

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import PysmtError, at_line
-from pysmt.models.vocabulary import Vocabulary
 from pysmt.files.textio import read_lines
+from pysmt.models.vocabulary import Vocabulary
 
 
 class Sentences(Sequence[tuple[int, ...]]):
@@ -33,14 +33,16 @@ class Sentences(Sequence[tuple[int, ...]]):
         for line in lines:
             flat.extend(vocabulary.add(word) for word in line.split())
             offsets.append(len(flat))
-        return cls(np.frombuffer(flat, dtype=np.int32) if flat else np.zeros(0, np.int32),
-                   np.frombuffer(offsets, dtype=np.int64))
+        return cls(
+            np.frombuffer(flat, dtype=np.int32) if flat else np.zeros(0, np.int32),
+            np.frombuffer(offsets, dtype=np.int64),
+        )
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def __getitem__(self, k: int) -> tuple[int, ...]:  # type: ignore[override]  # (no slices)
-        return tuple(self.flat[self.offsets[k]:self.offsets[k + 1]].tolist())
+        return tuple(self.flat[self.offsets[k] : self.offsets[k + 1]].tolist())
 
     def __iter__(self) -> Iterator[tuple[int, ...]]:
         return (self[k] for k in range(len(self)))
@@ -63,11 +65,11 @@ class AlignedCorpus:
         return len(self.sources)
 
     def source_words(self, k: int, start: int = 0, length: int | None = None) -> list[str]:
-        ids = self.sources[k][start:None if length is None else start + length]
+        ids = self.sources[k][start : None if length is None else start + length]
         return [self.src_vocab.words[i] for i in ids]
 
     def target_words(self, k: int, start: int = 0, length: int | None = None) -> list[str]:
-        ids = self.targets[k][start:None if length is None else start + length]
+        ids = self.targets[k][start : None if length is None else start + length]
         return [self.tgt_vocab.words[i] for i in ids]
 
     @classmethod
@@ -78,8 +80,10 @@ class AlignedCorpus:
         targets = Sentences.encode((line for _, line in read_lines(target_path)), tgt_vocab)
         alignments = [line for _, line in read_lines(alignment_path)]
         if not len(sources) == len(targets) == len(alignments):
-            raise PysmtError(f"{source_path} has {len(sources):,} lines, {target_path} {len(targets):,} and "
-                             f"{alignment_path} {len(alignments):,}: they must be parallel")
+            raise PysmtError(
+                f"{source_path} has {len(sources):,} lines, {target_path} {len(targets):,} and "
+                f"{alignment_path} {len(alignments):,}: they must be parallel"
+            )
         src_lengths, tgt_lengths = sources.lengths().tolist(), targets.lengths().tolist()
         for k, line in enumerate(alignments):
             for token in line.split():

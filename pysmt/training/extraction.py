@@ -26,15 +26,16 @@ from typing import BinaryIO
 import numpy as np
 from tqdm import tqdm
 
-from pysmt.running.parallel import ordered_stream, shared
 from pysmt.files.textio import write_array
+from pysmt.running.parallel import ordered_stream, shared
 
 MONO, SWAP, OTHER = 0, 1, 2
 ORIENTATION_NAMES = ("mono", "swap", "other")
 
 
-def extract_sentence(src_len: int, tgt_len: int, points: Sequence[tuple[int, int]], max_length: int = 7
-                     ) -> Iterator[tuple[int, int, int, int, int, int]]:
+def extract_sentence(
+    src_len: int, tgt_len: int, points: Sequence[tuple[int, int]], max_length: int = 7
+) -> Iterator[tuple[int, int, int, int, int, int]]:
     """Yield ``(src_start, src_end, tgt_start, tgt_end, prev, next)`` (inclusive ends) for every phrase pair."""
     aligned_to_tgt: list[list[int]] = [[] for _ in range(tgt_len)]
     src_count = [0] * src_len
@@ -88,18 +89,29 @@ def parse_points(line: str) -> list[tuple[int, int]]:
     return points
 
 
-def phrase_alignment(points: Sequence[tuple[int, int]], src_start: int, src_end: int, tgt_start: int,
-                     tgt_end: int) -> tuple[tuple[int, int], ...]:
+def phrase_alignment(
+    points: Sequence[tuple[int, int]], src_start: int, src_end: int, tgt_start: int, tgt_end: int
+) -> tuple[tuple[int, int], ...]:
     """The alignment inside a phrase pair, relative ``(s, t)`` points ordered target-major (as Moses writes them)."""
-    inside = [(t - tgt_start, s - src_start) for s, t in points
-              if src_start <= s <= src_end and tgt_start <= t <= tgt_end]
+    inside = [
+        (t - tgt_start, s - src_start) for s, t in points if src_start <= s <= src_end and tgt_start <= t <= tgt_end
+    ]
     return tuple((s, t) for t, s in sorted(inside))
 
 
 #: One occurrence as ``pysmt train`` keeps it on disk between its extract and score steps (36 bytes).
-OCCURRENCE_FIELDS = [("src_hash", "<i8"), ("tgt_hash", "<i8"), ("align_hash", "<i8"), ("prev", "i1"),
-                     ("next", "i1"), ("sentence", "<i4"), ("src_start", "<i2"), ("src_len", "i1"),
-                     ("tgt_start", "<i2"), ("tgt_len", "i1")]
+OCCURRENCE_FIELDS = [
+    ("src_hash", "<i8"),
+    ("tgt_hash", "<i8"),
+    ("align_hash", "<i8"),
+    ("prev", "i1"),
+    ("next", "i1"),
+    ("sentence", "<i4"),
+    ("src_start", "<i2"),
+    ("src_len", "i1"),
+    ("tgt_start", "<i2"),
+    ("tgt_len", "i1"),
+]
 OCCURRENCE = np.dtype(OCCURRENCE_FIELDS)
 
 
@@ -139,14 +151,26 @@ class PhraseInstances:
 
 def _extract_range(bounds: tuple[int, int]) -> PhraseInstances:
     sources, targets, alignments, max_length = shared()
-    cols = {k: array(code) for k, code in (("src_hash", "q"), ("tgt_hash", "q"), ("align_hash", "q"), ("prev", "b"),
-                                             ("next", "b"), ("sentence", "i"), ("src_start", "h"), ("src_len", "b"),
-                                             ("tgt_start", "h"), ("tgt_len", "b"))}
+    cols = {
+        k: array(code)
+        for k, code in (
+            ("src_hash", "q"),
+            ("tgt_hash", "q"),
+            ("align_hash", "q"),
+            ("prev", "b"),
+            ("next", "b"),
+            ("sentence", "i"),
+            ("src_start", "h"),
+            ("src_len", "b"),
+            ("tgt_start", "h"),
+            ("tgt_len", "b"),
+        )
+    }
     for k in range(*bounds):
         src, tgt, points = sources[k], targets[k], parse_points(alignments[k])
         for ss, se, ts, te, prev, nxt in extract_sentence(len(src), len(tgt), points, max_length):
-            cols["src_hash"].append(hash(src[ss:se + 1]))
-            cols["tgt_hash"].append(hash(tgt[ts:te + 1]))
+            cols["src_hash"].append(hash(src[ss : se + 1]))
+            cols["tgt_hash"].append(hash(tgt[ts : te + 1]))
             cols["align_hash"].append(hash(phrase_alignment(points, ss, se, ts, te)))
             cols["prev"].append(prev)
             cols["next"].append(nxt)
@@ -155,13 +179,19 @@ def _extract_range(bounds: tuple[int, int]) -> PhraseInstances:
             cols["src_len"].append(se - ss + 1)
             cols["tgt_start"].append(ts)
             cols["tgt_len"].append(te - ts + 1)
-    return PhraseInstances(**{k: np.frombuffer(v, dtype=v.typecode) if len(v) else np.array([], dtype=v.typecode)
-                              for k, v in cols.items()})
+    return PhraseInstances(
+        **{k: np.frombuffer(v, dtype=v.typecode) if len(v) else np.array([], dtype=v.typecode) for k, v in cols.items()}
+    )
 
 
-def extracted_parts(sources: Sequence[tuple[int, ...]], targets: Sequence[tuple[int, ...]], alignments: list[str],
-                    max_length: int = 7, processes: int = 2, progress: tqdm | None = None
-                    ) -> Iterator[PhraseInstances]:
+def extracted_parts(
+    sources: Sequence[tuple[int, ...]],
+    targets: Sequence[tuple[int, ...]],
+    alignments: list[str],
+    max_length: int = 7,
+    processes: int = 2,
+    progress: tqdm | None = None,
+) -> Iterator[PhraseInstances]:
     """The phrase pairs of an integer-encoded, aligned corpus, in order, a part (2,000 sentences) at a
     time as soon as it is extracted (on several processes): memory holds a few parts, not the corpus's."""
     corpus = (sources, targets, alignments, max_length)
@@ -173,12 +203,18 @@ def extracted_parts(sources: Sequence[tuple[int, ...]], targets: Sequence[tuple[
         yield part
 
 
-def extract_corpus(sources: Sequence[tuple[int, ...]], targets: Sequence[tuple[int, ...]],
-                   alignments: list[str], max_length: int = 7, processes: int = 2,
-                   progress: tqdm | None = None) -> PhraseInstances:
+def extract_corpus(
+    sources: Sequence[tuple[int, ...]],
+    targets: Sequence[tuple[int, ...]],
+    alignments: list[str],
+    max_length: int = 7,
+    processes: int = 2,
+    progress: tqdm | None = None,
+) -> PhraseInstances:
     """Every phrase pair of an integer-encoded, aligned corpus, in memory (in order, on several processes)."""
-    return PhraseInstances.concatenate(list(extracted_parts(sources, targets, alignments, max_length, processes,
-                                                            progress)))
+    return PhraseInstances.concatenate(
+        list(extracted_parts(sources, targets, alignments, max_length, processes, progress))
+    )
 
 
 def write_occurrences(parts: Iterable[PhraseInstances], out: BinaryIO) -> int:

@@ -16,8 +16,8 @@ from typing import IO, cast
 
 from pysmt.errors import PysmtError
 from pysmt.files.outputs import check_outputs
-from pysmt.running.processes import ChildProcess
 from pysmt.files.textio import atomic_path, require_file, scratch_folder
+from pysmt.running.processes import ChildProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,9 +30,11 @@ def kenlm_tool(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    raise PysmtError(f"KenLM's {name} was not found; build it with `bash scripts/build-kenlm-tools.sh` "
-                     "(needs cmake and Boost: libboost-program-options-dev libboost-system-dev "
-                     "libboost-thread-dev libboost-test-dev), or set PYSMT_KENLM_BIN to its folder")
+    raise PysmtError(
+        f"KenLM's {name} was not found; build it with `bash scripts/build-kenlm-tools.sh` "
+        "(needs cmake and Boost: libboost-program-options-dev libboost-system-dev "
+        "libboost-thread-dev libboost-test-dev), or set PYSMT_KENLM_BIN to its folder"
+    )
 
 
 def tool_message(stderr: str) -> str:
@@ -68,8 +70,9 @@ def run_forwarding_stderr(command: list[str], stdin: IO[bytes] | None, stdout: I
     return process.wait(), tail.decode(errors="replace")
 
 
-def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: str = "20%",
-                         temp_dir: Path | None = None) -> None:
+def build_language_model(
+    texts: list[Path], out: Path, order: int = 5, memory: str = "20%", temp_dir: Path | None = None
+) -> None:
     """Estimate an ``order``-gram modified Kneser-Ney LM on ``texts`` and write it as a KenLM binary;
     lmplz's sorted runs and the ARPA file go in a hidden folder in ``temp_dir`` (default: beside ``out``)."""
     texts = [require_file(t, "--text") for t in texts]
@@ -86,7 +89,8 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
             cat = ChildProcess(["cat", *map(str, texts)], stdout=subprocess.PIPE)
             # lmplz's progress bars go on to the terminal as they come; its last message explains a failure
             status, messages = run_forwarding_stderr(
-                [lmplz, "-o", str(order), "-S", memory, "-T", str(tmp), "--discount_fallback"], cat.stdout, arpa_out)
+                [lmplz, "-o", str(order), "-S", memory, "-T", str(tmp), "--discount_fallback"], cat.stdout, arpa_out
+            )
             assert cat.stdout is not None
             cat.stdout.close()  # so that cat stops (SIGPIPE) rather than blocks when lmplz has died
             cat.wait()
@@ -97,5 +101,7 @@ def build_language_model(texts: list[Path], out: Path, order: int = 5, memory: s
             run = ChildProcess([build_binary, str(arpa), str(binary)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             _, errors = run.communicate()
             if run.returncode != 0:
-                raise PysmtError(f"build_binary failed (exit status {run.returncode}): "
-                                 f"{tool_message(errors.decode(errors='replace'))}")
+                raise PysmtError(
+                    f"build_binary failed (exit status {run.returncode}): "
+                    f"{tool_message(errors.decode(errors='replace'))}"
+                )

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from pysmt.errors import at_line
-from pysmt.models.vocabulary import Vocabulary
 from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.models.vocabulary import Vocabulary
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import parse_points
 
@@ -53,11 +53,14 @@ class LexicalTables:
 
     def encode(self, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> Lexicon:
         """The same tables as a :class:`Lexicon` over the corpus's word ids (for scoring)."""
-        return Lexicon.build(((f, e, p) for (f, e), p in self.f2e.items()),
-                             ((f, e, p) for (f, e), p in self.e2f.items()), src_vocab, tgt_vocab)
+        return Lexicon.build(
+            ((f, e, p) for (f, e), p in self.f2e.items()),
+            ((f, e, p) for (f, e), p in self.e2f.items()),
+            src_vocab,
+            tgt_vocab,
+        )
 
-    def weights(self, src: Sequence[str], tgt: Sequence[str], points: Sequence[tuple[int, int]]
-                ) -> tuple[float, float]:
+    def weights(self, src: Sequence[str], tgt: Sequence[str], points: Sequence[tuple[int, int]]) -> tuple[float, float]:
         """Koehn's lexical weights ``(lex(f|e), lex(e|f))`` of a phrase pair under its alignment: the
         definition, one pair at a time, that :meth:`Lexicon.weights` computes for many at once.
 
@@ -120,8 +123,13 @@ class Lexicon:
     e2f: np.ndarray
 
     @classmethod
-    def build(cls, f2e: Iterable[tuple[str, str, float]], e2f: Iterable[tuple[str, str, float]],
-              src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> Lexicon:
+    def build(
+        cls,
+        f2e: Iterable[tuple[str, str, float]],
+        e2f: Iterable[tuple[str, str, float]],
+        src_vocab: Vocabulary,
+        tgt_vocab: Vocabulary,
+    ) -> Lexicon:
         """From ``(f, e, p)`` entries; those whose words are not in the vocabularies are dropped
         (no phrase can ask for them)."""
         f_ids, e_ids = dict(src_vocab.ids), dict(tgt_vocab.ids)
@@ -134,9 +142,15 @@ class Lexicon:
                     f.append(f_ids[f_word])
                     e.append(e_ids[e_word])
                     p.append(value)
-            columns.append((pair_keys(np.frombuffer(f, np.int64) if f else np.zeros(0, np.int64),
-                                      np.frombuffer(e, np.int64) if e else np.zeros(0, np.int64)),
-                            np.frombuffer(p, np.float64) if p else np.zeros(0)))
+            columns.append(
+                (
+                    pair_keys(
+                        np.frombuffer(f, np.int64) if f else np.zeros(0, np.int64),
+                        np.frombuffer(e, np.int64) if e else np.zeros(0, np.int64),
+                    ),
+                    np.frombuffer(p, np.float64) if p else np.zeros(0),
+                )
+            )
         keys = np.union1d(columns[0][0], columns[1][0])
         values = []
         for table_keys, table_values in columns:
@@ -157,8 +171,9 @@ class Lexicon:
         found = self.keys[at] == keys if len(self.keys) else np.zeros(len(keys), bool)
         return np.where(found, values[at] if len(values) else 1.0, 1.0)
 
-    def weights(self, src: np.ndarray, src_len: np.ndarray, tgt: np.ndarray, tgt_len: np.ndarray,
-                points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def weights(
+        self, src: np.ndarray, src_len: np.ndarray, tgt: np.ndarray, tgt_len: np.ndarray, points: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Koehn's lexical weights ``(lex(f|e), lex(e|f))`` of n phrase pairs, bit for bit those of
         :meth:`LexicalTables.weights`.
 
@@ -172,15 +187,28 @@ class Lexicon:
         pair, s, t = points[:, 0], points[:, 1], points[:, 2]
         f_of, e_of = src[pair, s], tgt[pair, t]
         null = np.full(n * width, -1)
-        e_given_f = self._product(self.lookup(self.f2e, f_of, e_of), pair * width + t,
-                                  self.lookup(self.f2e, null, tgt.ravel()), tgt_len, n, width)
-        f_given_e = self._product(self.lookup(self.e2f, f_of, e_of), pair * width + s,
-                                  self.lookup(self.e2f, src.ravel(), null), src_len, n, width)
+        e_given_f = self._product(
+            self.lookup(self.f2e, f_of, e_of),
+            pair * width + t,
+            self.lookup(self.f2e, null, tgt.ravel()),
+            tgt_len,
+            n,
+            width,
+        )
+        f_given_e = self._product(
+            self.lookup(self.e2f, f_of, e_of),
+            pair * width + s,
+            self.lookup(self.e2f, src.ravel(), null),
+            src_len,
+            n,
+            width,
+        )
         return f_given_e, e_given_f
 
     @staticmethod
-    def _product(linked: np.ndarray, word: np.ndarray, unlinked: np.ndarray, lengths: np.ndarray, n: int,
-                 width: int) -> np.ndarray:
+    def _product(
+        linked: np.ndarray, word: np.ndarray, unlinked: np.ndarray, lengths: np.ndarray, n: int, width: int
+    ) -> np.ndarray:
         """Per pair, the product over its words of the mean of their links' probabilities (``linked``,
         grouped by ``word`` = pair * width + position) or, for a word without links, ``unlinked``."""
         sums = np.bincount(word, weights=linked, minlength=n * width)

@@ -36,11 +36,11 @@ from tqdm import tqdm
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
+from pysmt.files.outputs import check_outputs
+from pysmt.files.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
 from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.memory_budget import megabytes
-from pysmt.files.outputs import check_outputs
-from pysmt.files.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
 from pysmt.training.options import STEPS, TrainingOptions
 
 #: The share of ``--memory`` lmplz is given (``-S``): it also needs a little beyond its sorting memory.
@@ -115,8 +115,11 @@ class Pipeline:
     def corpus_lines(self) -> dict[str, int]:
         """The lines of each ``--corpus`` file (a missing one is an error), counted once: checked
         before any work, and the totals of the prepare step's progress bars."""
-        return {f"{prefix}.{lang}": count_lines(Path(f"{prefix}.{lang}"))
-                for prefix in self.o.corpora for lang in (self.o.src_lang, self.o.tgt_lang)}
+        return {
+            f"{prefix}.{lang}": count_lines(Path(f"{prefix}.{lang}"))
+            for prefix in self.o.corpora
+            for lang in (self.o.src_lang, self.o.tgt_lang)
+        }
 
     def check_inputs(self) -> None:
         """Fail before any work if a bitext's sides differ in length or a file is missing."""
@@ -135,9 +138,14 @@ class Pipeline:
     def job(self) -> Job:
         """This run as a :class:`~pysmt.running.jobs.Job`: the options that shape the system, and its input files."""
         o = self.o
-        options = {"src_lang": o.src_lang, "tgt_lang": o.tgt_lang, "prepared": o.prepared,
-                   "symmetrization": o.symmetrization, "max_phrase_length": o.max_phrase_length,
-                   "lm_order": o.lm_order}
+        options = {
+            "src_lang": o.src_lang,
+            "tgt_lang": o.tgt_lang,
+            "prepared": o.prepared,
+            "symmetrization": o.symmetrization,
+            "max_phrase_length": o.max_phrase_length,
+            "lm_order": o.lm_order,
+        }
         corpus = [Path(f"{prefix}.{lang}") for prefix in o.corpora for lang in (o.src_lang, o.tgt_lang)]
         inputs = {"--corpus": corpus, "--lm-text": o.lm_texts, "--alignment": o.alignment}
         return Job(o.out, "train", options, inputs)
@@ -153,7 +161,7 @@ class Pipeline:
         is done already (unless the folder's earlier work is ``discarded``).
         """
         found = []
-        for step in STEPS[first:last + 1]:
+        for step in STEPS[first : last + 1]:
             for path in self.needs[step]:
                 maker = self.maker[path]
                 if STEPS.index(maker) < first and (discarded or not self.done(maker)):
@@ -199,7 +207,7 @@ class Pipeline:
         try:
             if discarded:  # --force over another job's work: none of its steps counts as done
                 shutil.rmtree(self.steps.folder, ignore_errors=True)
-            for name in STEPS[first:last + 1]:
+            for name in STEPS[first : last + 1]:
                 if self.done(name) and not self.o.force:
                     log(f"step {name}: done already (use --force to redo)")
                     continue
@@ -222,8 +230,10 @@ class Pipeline:
                 raise
             where = f" writing {err.filename}" if err.filename else ""
             folders = sorted({str(self.o.out), str(self.o.temp_dir or self.o.out)})
-            raise PysmtError(f"step {name}: {err.strerror}{where}; make room in {' and '.join(folders)} (or give "
-                             f"--temp-dir on a disk with room) and run the same command again to resume") from None
+            raise PysmtError(
+                f"step {name}: {err.strerror}{where}; make room in {' and '.join(folders)} (or give "
+                f"--temp-dir on a disk with room) and run the same command again to resume"
+            ) from None
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -232,8 +242,10 @@ class Pipeline:
         hidden folder (removed at the end), then the pairs cleaned: memory holds chunks, not the corpus."""
         self.train_src.parent.mkdir(parents=True, exist_ok=True)
         with scratch_folder(self.train_src, self.o.temp_dir) as folder:
-            sides = [self.prepared_side(lang, model, folder)
-                     for lang, model in ((self.o.src_lang, self.truecase_src), (self.o.tgt_lang, self.truecase_tgt))]
+            sides = [
+                self.prepared_side(lang, model, folder)
+                for lang, model in ((self.o.src_lang, self.truecase_src), (self.o.tgt_lang, self.truecase_tgt))
+            ]
             self.clean(*sides)
         self.prepare_lm_texts()
 
@@ -245,14 +257,25 @@ class Pipeline:
         raw = (line for prefix in self.o.corpora for _, line in read_lines(f"{prefix}.{lang}"))
         total = sum(self.corpus_lines[f"{prefix}.{lang}"] for prefix in self.o.corpora)
         tokens = folder / f"tokens.{lang}"
-        self.write_lines(tokens, process_lines(raw, lang, tokenize=tokenize, processes=self.o.processes),
-                         total, f"tokenize {lang}")
+        self.write_lines(
+            tokens, process_lines(raw, lang, tokenize=tokenize, processes=self.o.processes), total, f"tokenize {lang}"
+        )
         if not tokenize:
             return tokens
         train_truecaser((line for _, line in read_lines(tokens)), model)
         cased = folder / f"truecased.{lang}"
-        self.write_lines(cased, process_lines((line for _, line in read_lines(tokens)), lang, truecase_model=model,
-                                              mode="truecase", processes=self.o.processes), total, f"truecase {lang}")
+        self.write_lines(
+            cased,
+            process_lines(
+                (line for _, line in read_lines(tokens)),
+                lang,
+                truecase_model=model,
+                mode="truecase",
+                processes=self.o.processes,
+            ),
+            total,
+            f"truecase {lang}",
+        )
         return cased
 
     @staticmethod
@@ -277,8 +300,9 @@ class Pipeline:
                     report.dropped[reason] += 1
         log(f"cleaning: {report.summary()}")
         if not report.kept:
-            raise PysmtError(f"cleaning kept no sentence pair of the --corpus ({report.summary()}): "
-                             "nothing to train on")
+            raise PysmtError(
+                f"cleaning kept no sentence pair of the --corpus ({report.summary()}): nothing to train on"
+            )
 
     def prepare_lm_texts(self) -> None:
         from pysmt.training.preparation import process_lines
@@ -288,8 +312,14 @@ class Pipeline:
             for path in self.o.lm_texts:
                 lines = (line for _, line in read_lines(path))
                 model = self.truecase_tgt if tokenize else None
-                for line in process_lines(lines, self.o.tgt_lang, truecase_model=model, tokenize=tokenize,
-                                          mode="prepare", processes=self.o.processes):
+                for line in process_lines(
+                    lines,
+                    self.o.tgt_lang,
+                    truecase_model=model,
+                    tokenize=tokenize,
+                    mode="prepare",
+                    processes=self.o.processes,
+                ):
                     if line:
                         out.write(line + "\n")
 
@@ -307,8 +337,10 @@ class Pipeline:
         label = f"--alignment {alignment}"
         n, expected = count_lines(alignment), count_lines(self.train_src)
         if n != expected:
-            raise PysmtError(f"{label} has {n:,} lines but the cleaned corpus {self.train_src} has {expected:,}: "
-                             "it must align the corpus as step prepare left it (after cleaning), line for line")
+            raise PysmtError(
+                f"{label} has {n:,} lines but the cleaned corpus {self.train_src} has {expected:,}: "
+                "it must align the corpus as step prepare left it (after cleaning), line for line"
+            )
         lines = zip(read_lines(alignment), read_lines(self.train_src), read_lines(self.train_tgt))
         with atomic_writer(self.aligned) as out:
             for (line_no, line), (_, src), (_, tgt) in lines:
@@ -316,15 +348,26 @@ class Pipeline:
                 for token in line.split():
                     point = POINT.fullmatch(token)
                     if point is None:
-                        raise at_line(label, line_no, f"{token!r} is not an alignment point i-j "
-                                                      "(0-based source and target word numbers)")
+                        raise at_line(
+                            label,
+                            line_no,
+                            f"{token!r} is not an alignment point i-j (0-based source and target word numbers)",
+                        )
                     i, j = point.groups()
                     if int(i) >= n_src:
-                        raise at_line(label, line_no, f"point {token}: source word {i} is out of range, as line "
-                                                      f"{line_no} of {self.train_src} has {n_src} words")
+                        raise at_line(
+                            label,
+                            line_no,
+                            f"point {token}: source word {i} is out of range, as line "
+                            f"{line_no} of {self.train_src} has {n_src} words",
+                        )
                     if int(j) >= n_tgt:
-                        raise at_line(label, line_no, f"point {token}: target word {j} is out of range, as line "
-                                                      f"{line_no} of {self.train_tgt} has {n_tgt} words")
+                        raise at_line(
+                            label,
+                            line_no,
+                            f"point {token}: target word {j} is out of range, as line "
+                            f"{line_no} of {self.train_tgt} has {n_tgt} words",
+                        )
                 out.write(line + "\n")
 
     @cached_property
@@ -342,8 +385,14 @@ class Pipeline:
         from pysmt.training.extraction import extracted_parts, write_occurrences
 
         with tqdm(total=len(self.corpus), desc="extract", unit=" sent", file=sys.stderr) as bar:  # closed on failure
-            parts = extracted_parts(self.corpus.sources, self.corpus.targets, self.corpus.alignments,
-                                    self.o.max_phrase_length, self.o.processes, bar)
+            parts = extracted_parts(
+                self.corpus.sources,
+                self.corpus.targets,
+                self.corpus.alignments,
+                self.o.max_phrase_length,
+                self.o.processes,
+                bar,
+            )
             with atomic_path(self.extract) as tmp, open(tmp, "wb") as out:
                 n = write_occurrences(parts, out)
         log(f"extracted {n:,} phrase pair occurrences")
@@ -354,8 +403,17 @@ class Pipeline:
 
         lexicon = Lexicon.load(self.lex_f2e, self.lex_e2f, self.corpus.src_vocab, self.corpus.tgt_vocab)
         with tqdm(desc="score", unit=" pairs", file=sys.stderr) as bar:  # closed on failure too: the error's own line
-            n = score_occurrences(self.extract, self.corpus, lexicon, self.phrase_table, self.reordering_table,
-                                  self.o.memory, self.o.processes, bar, self.o.temp_dir)
+            n = score_occurrences(
+                self.extract,
+                self.corpus,
+                lexicon,
+                self.phrase_table,
+                self.reordering_table,
+                self.o.memory,
+                self.o.processes,
+                bar,
+                self.o.temp_dir,
+            )
         log(f"{n:,} distinct phrase pairs")
 
     def step_lm(self) -> None:
@@ -375,15 +433,28 @@ def system_config(pipeline: Pipeline) -> SystemConfig:
         FeatureSpec("unknown-word-penalty", "UnknownWordPenalty0", {}, [1.0]),
         FeatureSpec("word-penalty", "WordPenalty0", {}, [-1.0]),
         FeatureSpec("phrase-penalty", "PhrasePenalty0", {}, [0.2]),
-        FeatureSpec("phrase-table", "TranslationModel0",
-                    {"path": str(pipeline.phrase_table), "num-features": 4, "table-limit": 20}, [0.2] * 4),
-        FeatureSpec("lexical-reordering", "LexicalReordering0",
-                    {"model": REORDERING_MODEL, "num-features": 6, "path": str(pipeline.reordering_table)}, [0.3] * 6),
+        FeatureSpec(
+            "phrase-table",
+            "TranslationModel0",
+            {"path": str(pipeline.phrase_table), "num-features": 4, "table-limit": 20},
+            [0.2] * 4,
+        ),
+        FeatureSpec(
+            "lexical-reordering",
+            "LexicalReordering0",
+            {"model": REORDERING_MODEL, "num-features": 6, "path": str(pipeline.reordering_table)},
+            [0.3] * 6,
+        ),
         FeatureSpec("distortion", "Distortion0", {}, [0.3]),
         FeatureSpec("kenlm", "LM0", {"path": str(pipeline.lm), "order": o.lm_order}, [0.5]),
     ]
-    processing = ProcessingConfig(o.src_lang, o.tgt_lang, tokenize=not o.prepared,
-                                  truecase_source=None if o.prepared else str(pipeline.truecase_src),
-                                  truecase_target=None if o.prepared else str(pipeline.truecase_tgt))
-    return SystemConfig(path=pipeline.config, features=features, search=SearchConfig(algorithm="cube"),
-                        processing=processing)
+    processing = ProcessingConfig(
+        o.src_lang,
+        o.tgt_lang,
+        tokenize=not o.prepared,
+        truecase_source=None if o.prepared else str(pipeline.truecase_src),
+        truecase_target=None if o.prepared else str(pipeline.truecase_tgt),
+    )
+    return SystemConfig(
+        path=pipeline.config, features=features, search=SearchConfig(algorithm="cube"), processing=processing
+    )

@@ -8,15 +8,16 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
 from sacremoses import MosesTruecaser
 
+from pysmt.files.textio import atomic_path
 from pysmt.running.parallel import ordered_results, worker_pool
 from pysmt.text_processing import TextProcessor, unescape_pipes
-from pysmt.files.textio import atomic_path
+
 
 def train_truecaser(tokenized: Iterable[str], model_path: Path) -> None:
     """Train a Moses truecase model on tokenized text, read line by line, and save it in Moses' format.
@@ -45,8 +46,16 @@ def _apply(lines: list[str]) -> list[str]:
     return [_METHOD(line) for line in lines]  # type: ignore[misc]
 
 
-def process_lines(lines: Iterable[str], lang: str, *, truecase_model: Path | None = None, tokenize: bool = True,
-                  mode: str = "tokens", processes: int = 2, chunk: int = 2000) -> Iterator[str]:
+def process_lines(
+    lines: Iterable[str],
+    lang: str,
+    *,
+    truecase_model: Path | None = None,
+    tokenize: bool = True,
+    mode: str = "tokens",
+    processes: int = 2,
+    chunk: int = 2000,
+) -> Iterator[str]:
     """Apply ``TextProcessor.<mode>`` (tokens, truecase or prepare) to every line, in order, on several
     processes; ``lines`` are read as the workers need them, so a file streams through in bounded memory."""
     source = iter(lines)

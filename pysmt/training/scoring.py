@@ -29,10 +29,10 @@ import numpy as np
 from tqdm import tqdm
 
 from pysmt.files.textio import atomic_writer, temporary_folder, writing
+from pysmt.running.parallel import ordered_map, shared
 from pysmt.training.corpus import AlignedCorpus, Sentences
 from pysmt.training.extraction import PhraseInstances, parse_points, phrase_alignment
 from pysmt.training.lexical import LexicalTables, Lexicon
-from pysmt.running.parallel import ordered_map, shared
 
 
 @dataclass
@@ -60,8 +60,7 @@ def starts_of_runs(*keys: np.ndarray) -> np.ndarray:
     return mask
 
 
-def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, target_counts: np.ndarray | None = None
-                ) -> PhrasePairs:
+def count_pairs(inst: PhraseInstances, corpus: AlignedCorpus, target_counts: np.ndarray | None = None) -> PhrasePairs:
     """Group occurrences into distinct pairs, count them, and choose each pair's alignment.
 
     ``target_counts`` gives each occurrence's count(e) when ``inst`` is one bucket of a corpus's
@@ -145,25 +144,33 @@ def _write_run(job: tuple[int, int, str]) -> str:
     lo, hi, path = job
     lines: list[bytes] = []
     for start in range(lo, hi, FORMAT_CHUNK):
-        lines += table_lines(inst, corpus, pairs, lexicon, order[start:min(start + FORMAT_CHUNK, hi)])
+        lines += table_lines(inst, corpus, pairs, lexicon, order[start : min(start + FORMAT_CHUNK, hi)])
     lines.sort()
     with writing(path), open(path, "wb") as out:
         out.writelines(lines)
     return path
 
 
-def table_lines(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon,
-                chosen: np.ndarray) -> list[bytes]:
+def table_lines(
+    inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon, chosen: np.ndarray
+) -> list[bytes]:
     """The ``phrase-table line \0 reordering line`` of each pair in ``chosen``, encoded.
 
     Pairs come in the order of their representative occurrence, so each sentence's alignment is
     parsed once; their lexical weights are computed together (:meth:`Lexicon.weights`).
     """
     occurrence = pairs.representative[chosen]
-    columns = [inst.sentence[occurrence], inst.src_start[occurrence], inst.src_len[occurrence],
-               inst.tgt_start[occurrence], inst.tgt_len[occurrence]]
-    f32 = [(pairs.count_fe[chosen] / pairs.count_e[chosen]).astype(np.float32).astype(np.float64).tolist(),
-           (pairs.count_fe[chosen] / pairs.count_f[chosen]).astype(np.float32).astype(np.float64).tolist()]
+    columns = [
+        inst.sentence[occurrence],
+        inst.src_start[occurrence],
+        inst.src_len[occurrence],
+        inst.tgt_start[occurrence],
+        inst.tgt_len[occurrence],
+    ]
+    f32 = [
+        (pairs.count_fe[chosen] / pairs.count_e[chosen]).astype(np.float32).astype(np.float64).tolist(),
+        (pairs.count_fe[chosen] / pairs.count_f[chosen]).astype(np.float32).astype(np.float64).tolist(),
+    ]
     counts = [pairs.count_e[chosen].tolist(), pairs.count_f[chosen].tolist(), pairs.count_fe[chosen].tolist()]
     prev = (pairs.prev[chosen] + 0.5) / (pairs.prev[chosen].sum(axis=1, keepdims=True) + 1.5)
     nxt = (pairs.next[chosen] + 0.5) / (pairs.next[chosen].sum(axis=1, keepdims=True) + 1.5)
@@ -179,18 +186,22 @@ def table_lines(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs
     width = int(max(src_len.max(initial=0), tgt_len.max(initial=0), 1))
     src_ids = phrase_words(corpus.sources, columns[0], columns[1], width)
     tgt_ids = phrase_words(corpus.targets, columns[0], columns[3], width)
-    lex_f_e, lex_e_f = (weights.tolist() for weights in
-                        lexicon.weights(src_ids, src_len, tgt_ids, tgt_len, alignment_points(insides)))
+    lex_f_e, lex_e_f = (
+        weights.tolist() for weights in lexicon.weights(src_ids, src_len, tgt_ids, tgt_len, alignment_points(insides))
+    )
     src_words, tgt_words = corpus.src_vocab.words, corpus.tgt_vocab.words
     src_rows, tgt_rows = src_ids.tolist(), tgt_ids.tolist()
     lines = []
     for i, ((_, _, sl, _, tl), inside) in enumerate(zip(rows, insides)):
         source = " ".join(src_words[w] for w in src_rows[i][:sl])
         key = f"{source} ||| {' '.join(tgt_words[w] for w in tgt_rows[i][:tl])} |||"
-        lines.append((
-            f"{key} {f32[0][i]:.6g} {g6(lex_f_e[i])} {f32[1][i]:.6g} {g6(lex_e_f[i])}"
-            f" ||| {' '.join(f'{s}-{t}' for s, t in inside)} ||| {counts[0][i]:.6g} {counts[1][i]:.6g} "
-            f"{counts[2][i]:.6g}\0{key} {' '.join(f'{v:f}' for v in reordering[i])}\n").encode())
+        lines.append(
+            (
+                f"{key} {f32[0][i]:.6g} {g6(lex_f_e[i])} {f32[1][i]:.6g} {g6(lex_e_f[i])}"
+                f" ||| {' '.join(f'{s}-{t}' for s, t in inside)} ||| {counts[0][i]:.6g} {counts[1][i]:.6g} "
+                f"{counts[2][i]:.6g}\0{key} {' '.join(f'{v:f}' for v in reordering[i])}\n"
+            ).encode()
+        )
     return lines
 
 
@@ -208,8 +219,16 @@ def alignment_points(insides: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
     return np.column_stack([np.repeat(np.arange(len(insides)), sizes), flat.reshape(-1, 2)])
 
 
-def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexicon: Lexicon,
-               prefix: Path, processes: int = 2, progress: tqdm | None = None, run_size: int = RUN_SIZE) -> list[Path]:
+def write_runs(
+    inst: PhraseInstances,
+    corpus: AlignedCorpus,
+    pairs: PhrasePairs,
+    lexicon: Lexicon,
+    prefix: Path,
+    processes: int = 2,
+    progress: tqdm | None = None,
+    run_size: int = RUN_SIZE,
+) -> list[Path]:
     """Format the pairs' table lines and sort them in runs of at most ``run_size`` pairs on ``processes``
     workers (as many runs each), into files ``PREFIX.runK``; return the files."""
     order = np.argsort(pairs.representative, kind="stable")
@@ -217,8 +236,10 @@ def write_runs(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs,
     runs = max(1, -(-len(order) // run_size))
     size = max(1, -(-len(order) // (-(-runs // processes) * processes)))  # as many runs per worker
     jobs = [(lo, min(lo + size, len(order)), f"{prefix}.run{k}") for k, lo in enumerate(range(0, len(order), size))]
-    return [Path(path) for path in ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0],
-                                               shared=tables)]
+    return [
+        Path(path)
+        for path in ordered_map(_write_run, jobs, processes, progress, size=lambda job: job[1] - job[0], shared=tables)
+    ]
 
 
 def merge_runs(runs: list[Path], phrase_table: Path, reordering_table: Path | None) -> None:
@@ -234,16 +255,30 @@ def merge_runs(runs: list[Path], phrase_table: Path, reordering_table: Path | No
                 rt.write(reordering_line)
 
 
-def write_tables(inst: PhraseInstances, corpus: AlignedCorpus, pairs: PhrasePairs, lexical: LexicalTables,
-                 phrase_table: Path, reordering_table: Path | None, processes: int = 2,
-                 progress: tqdm | None = None) -> int:
+def write_tables(
+    inst: PhraseInstances,
+    corpus: AlignedCorpus,
+    pairs: PhrasePairs,
+    lexical: LexicalTables,
+    phrase_table: Path,
+    reordering_table: Path | None,
+    processes: int = 2,
+    progress: tqdm | None = None,
+) -> int:
     """Write the phrase table (and reordering table) of pairs counted in memory, sorted as Moses sorts them;
     return the pair count. Runs are sorted on ``processes`` workers in a temporary folder beside the
     table, then merged."""
     folder = temporary_folder(phrase_table)
     try:
-        runs = write_runs(inst, corpus, pairs, lexical.encode(corpus.src_vocab, corpus.tgt_vocab), folder / "pairs",
-                          processes, progress)
+        runs = write_runs(
+            inst,
+            corpus,
+            pairs,
+            lexical.encode(corpus.src_vocab, corpus.tgt_vocab),
+            folder / "pairs",
+            processes,
+            progress,
+        )
         merge_runs(runs, phrase_table, reordering_table)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -16,15 +16,24 @@ from __future__ import annotations
 
 from bisect import bisect_right, insort
 
-HEURISTICS = ("intersection", "union", "grow", "grow-diag", "grow-final", "grow-final-and",
-              "grow-diag-final", "grow-diag-final-and")
+HEURISTICS = (
+    "intersection",
+    "union",
+    "grow",
+    "grow-diag",
+    "grow-final",
+    "grow-final-and",
+    "grow-diag-final",
+    "grow-diag-final-and",
+)
 
 STRAIGHT = ((-1, 0), (0, -1), (1, 0), (0, 1))
 DIAGONAL = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
-def symmetrize(forward: set[tuple[int, int]], reverse: set[tuple[int, int]], heuristic: str,
-               src_len: int, tgt_len: int) -> list[tuple[int, int]]:
+def symmetrize(
+    forward: set[tuple[int, int]], reverse: set[tuple[int, int]], heuristic: str, src_len: int, tgt_len: int
+) -> list[tuple[int, int]]:
     """Combine two alignments by ``heuristic``; returns the points sorted by (source, target)."""
     if heuristic not in HEURISTICS:
         raise ValueError(f"unknown symmetrization {heuristic!r}; choose from {', '.join(HEURISTICS)}")
@@ -48,8 +57,12 @@ def symmetrize(forward: set[tuple[int, int]], reverse: set[tuple[int, int]], heu
             t, s = point = current[index]
             for dt, ds in neighbours:
                 nt, ns = t + dt, s + ds
-                if 0 <= nt < tgt_len and 0 <= ns < src_len and (nt, ns) in in_union \
-                        and not (nt in tgt_aligned and ns in src_aligned):  # (a point already in has both)
+                if (
+                    0 <= nt < tgt_len
+                    and 0 <= ns < src_len
+                    and (nt, ns) in in_union
+                    and not (nt in tgt_aligned and ns in src_aligned)
+                ):  # (a point already in has both)
                     insort(current, (nt, ns))
                     tgt_aligned.add(nt)
                     src_aligned.add(ns)

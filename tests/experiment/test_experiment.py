@@ -12,8 +12,7 @@ from pysmt.errors import PysmtError
 from pysmt.evaluate import mean_sd, paired_bootstrap, score
 from pysmt.experiment import chain, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
-from pysmt.experiment.report import (caveat_lines, claims, format_mean_sd, format_p, summarize, table1,
-                                     tuning_caveats)
+from pysmt.experiment.report import caveat_lines, claims, format_mean_sd, format_p, summarize, table1, tuning_caveats
 from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
@@ -23,6 +22,7 @@ WORSE = ["le chat sur le tapis .", "il fait beau .", "je suis contente ."] * 10
 
 
 # -- statistics ------------------------------------------------------------------------------------
+
 
 def test_mean_and_sample_sd() -> None:
     assert mean_sd([1.0, 2.0, 3.0]) == (2.0, 1.0)
@@ -68,19 +68,37 @@ def test_evaluate_command(tmp_path: Path) -> None:
 
 def evaluation(dev: dict[str, list[float]], test: dict[str, list[float]], p: list[float]) -> dict:
     """An evaluation.json as the scoring stage writes it, from BLEU per configuration and seed."""
+
     def runs(values: list[float], extra: dict) -> dict:
         return {str(k): {"bleu": v, "chrf": 2 * v, **extra} for k, v in enumerate(values)}
 
-    return {"dev": {key: runs(values, {}) for key, values in dev.items()},
-            "tests": {"nt13": {key: {str(k): {"bleu": v, "chrf": 2 * v,
-                                              **({"p_bleu": p[k], "p_chrf": p[k]} if key != "baseline" else {})}
-                                     for k, v in enumerate(values)} for key, values in test.items()}}}
+    return {
+        "dev": {key: runs(values, {}) for key, values in dev.items()},
+        "tests": {
+            "nt13": {
+                key: {
+                    str(k): {
+                        "bleu": v,
+                        "chrf": 2 * v,
+                        **({"p_bleu": p[k], "p_chrf": p[k]} if key != "baseline" else {}),
+                    }
+                    for k, v in enumerate(values)
+                }
+                for key, values in test.items()
+            }
+        },
+    }
 
 
 def test_table1_has_ours_beside_the_papers() -> None:
     keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
-    summary = summarize(evaluation({k: [10.0 + i, 11.0 + i] for i, k in enumerate(keys)},
-                                   {k: [20.0 + i, 20.5 + i] for i, k in enumerate(keys)}, [0.01, 0.2]))
+    summary = summarize(
+        evaluation(
+            {k: [10.0 + i, 11.0 + i] for i, k in enumerate(keys)},
+            {k: [20.0 + i, 20.5 + i] for i, k in enumerate(keys)},
+            [0.01, 0.2],
+        )
+    )
     assert summary["rnn"]["tests"]["nt13"]["bleu_mean"] == 21.25
     assert summary["rnn"]["tests"]["nt13"]["p_bleu"] == [0.01, 0.2]
     assert summary["baseline"]["tests"]["nt13"]["p_bleu"] is None
@@ -88,8 +106,10 @@ def test_table1_has_ours_beside_the_papers() -> None:
     assert single["rnn"]["dev"]["bleu_sd"] is None  # JSON null, not NaN
     assert "| RNN | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 |" in table1(single, "nt13")
     assert table1(summary, "nt13").splitlines() == [
-        ("| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
-         "| paper dev | paper test |"),
+        (
+            "| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
+            "| paper dev | paper test |"
+        ),
         "|---|---:|---:|---:|---:|---|---:|---:|",
         "| Baseline | 10.50 ± 0.71 | 20.25 ± 0.35 |  | 40.50 ± 0.71 |  | 30.64 | 33.30 |",
         "| RNN | 11.50 ± 0.71 | 21.25 ± 0.35 | +1.00 | 42.50 ± 0.71 | 0.010 / 0.200 | 31.20 | 33.87 |",
@@ -102,26 +122,37 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
     keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
     data = evaluation({k: [10.0] for k in keys}, {k: [20.0 + i] for i, k in enumerate(keys)}, [0.01])
     base = {"LM0": [0.5], "WordPenalty0": [-1.0]}
-    data["weights"] = {"baseline": {"0": base}, "rnn": {"0": {**base, "RNN0": [0.1]}},
-                       "cslm-rnn": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.0]}},
-                       "cslm-rnn-wp": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3]}}}
+    data["weights"] = {
+        "baseline": {"0": base},
+        "rnn": {"0": {**base, "RNN0": [0.1]}},
+        "cslm-rnn": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.0]}},
+        "cslm-rnn-wp": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3]}},
+    }
     for key in keys:
         data["dev"][key]["0"]["iteration"] = 2
     data["dev"]["cslm-rnn-wp"]["0"]["iteration"] = 1
     caveats = tuning_caveats(data)
-    assert caveats == {"baseline": [], "rnn": [],
-                       "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
-                       "cslm-rnn-wp": ["seed 0: MERT kept the starting weights (iteration 1 decoded best)"]}
+    assert caveats == {
+        "baseline": [],
+        "rnn": [],
+        "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
+        "cslm-rnn-wp": ["seed 0: MERT kept the starting weights (iteration 1 decoded best)"],
+    }
     lines = claims(summarize(data), "nt13", caveats).splitlines()
     assert lines[0] == "- RNN vs Baseline: +1.00 BLEU (p < 0.05 in every seed)."
     assert lines[1].endswith("Not a result of tuning: seed 0: tuned weight 0 for CSLM0 (the feature was not used).")
-    assert lines[3] == ("- CSLM + RNN vs RNN alone: +1.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
-                        "did not produce these rows (see above).")
-    assert caveat_lines(data) == ["CSLM + RNN, seed 0: tuned weight 0 for CSLM0 (the feature was not used)",
-                                  "CSLM + RNN + WP, seed 0: MERT kept the starting weights (iteration 1 decoded best)"]
+    assert lines[3] == (
+        "- CSLM + RNN vs RNN alone: +1.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
+        "did not produce these rows (see above)."
+    )
+    assert caveat_lines(data) == [
+        "CSLM + RNN, seed 0: tuned weight 0 for CSLM0 (the feature was not used)",
+        "CSLM + RNN + WP, seed 0: MERT kept the starting weights (iteration 1 decoded best)",
+    ]
 
 
 # -- data slices -----------------------------------------------------------------------------------
+
 
 def write_bitext(folder: Path, name: str, n: int) -> Bitext:
     folder.mkdir(parents=True, exist_ok=True)
@@ -152,6 +183,7 @@ def test_test_set_names() -> None:
 
 
 # -- resumable stages ------------------------------------------------------------------------------
+
 
 def test_stage_skipped_when_done_refused_when_changed(tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
@@ -202,17 +234,26 @@ def test_missing_plugin_named(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.slow  # four commands
 def test_bad_options(tmp_path: Path) -> None:
-    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "huge"),
-                   "--scale", status=2)
-    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--seeds", "0"),
-                   "--seeds", status=2)
-    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "tiny"),
-                   "--data", "no such file")
-    one_line_error(run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--system", tmp_path),
-                   "--system", "pysmt.toml")
+    one_line_error(
+        run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "huge"), "--scale", status=2
+    )
+    one_line_error(
+        run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--seeds", "0"), "--seeds", status=2
+    )
+    one_line_error(
+        run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--scale", "tiny"),
+        "--data",
+        "no such file",
+    )
+    one_line_error(
+        run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--system", tmp_path),
+        "--system",
+        "pysmt.toml",
+    )
 
 
 # -- end to end --------------------------------------------------------------------------------------
+
 
 def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data) -> None:
     shared_data("news", "newstest2013.en")
@@ -221,10 +262,23 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     proc = run_pysmt(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (run / "report.md").read_text(encoding="utf-8")
-    for needed in ("## Table 1 on newstest2013", "| CSLM + RNN + WP |", "| 31.50 | 34.54 |", "tok:13a",
-                   "204,633", "## Tuned weights", "RNN0", "CSLM0", "WP0", "(Table 2)", "(Table 3)", "scatter.png",
-                   "## Stages: time and peak memory", "| tune-cslm-rnn-wp-seed0 |",
-                   "**A plumbing check, not a result.**"):
+    for needed in (
+        "## Table 1 on newstest2013",
+        "| CSLM + RNN + WP |",
+        "| 31.50 | 34.54 |",
+        "tok:13a",
+        "204,633",
+        "## Tuned weights",
+        "RNN0",
+        "CSLM0",
+        "WP0",
+        "(Table 2)",
+        "(Table 3)",
+        "scatter.png",
+        "## Stages: time and peak memory",
+        "| tune-cslm-rnn-wp-seed0 |",
+        "**A plumbing check, not a result.**",
+    ):
         assert needed in report, needed
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     assert list(results["configurations"]) == ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
@@ -270,8 +324,9 @@ def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, mon
 
 
 def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[stages.Step]:
-    options = chain.ExperimentOptions(data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds,
-                                      dev_size=None, budget=1.0, threads=3)
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds, dev_size=None, budget=1.0, threads=3
+    )
     return chain.Experiment(options).plan()
 
 
@@ -292,8 +347,9 @@ def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: 
 
 
 def test_a_stage_asks_for_the_memory_its_kind_took_in_this_run(tmp_path: Path) -> None:
-    options = chain.ExperimentOptions(data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1,
-                                      dev_size=None, budget=1.0, threads=3)
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0, threads=3
+    )
     experiment = chain.Experiment(options)
     assert experiment.needs("tune", gpu=True) == stages.Needs(3, FULL_SCALE_PEAK_MB["tune"], 1.0)
     experiment.stages.done.append(stages.StageResult("tune-baseline-seed0", 10.0, 400.0, skipped=False))
@@ -323,6 +379,7 @@ def test_stages_run_side_by_side_and_a_failure_stops_those_after_it(tmp_path: Pa
             ran.append(name)
             if fail:
                 raise PysmtError(f"{name} failed")
+
         return stages.Step(name, after, action)
 
     run_graph([step("a", []), step("b", []), step("c", ["a", "b"])], FakeCluster())  # type: ignore[arg-type]

@@ -31,8 +31,12 @@ def test_nbest_lists_do_not_depend_on_the_buffer_size(tiny_system, fake_registry
     for size in (1, 10_000):
         monkeypatch.setattr(fake_registry.batched_bigram, "buffer_size", size)
         decoder = Decoder(config, ["batched-bigram"], search)
-        lists.append([[(c.words, round(c.total, 9)) for c in decoder.translate(line, nbest_size=30).hypotheses]
-                      for line in ["a b c", "c b a q", "a a b c c a b"]])
+        lists.append(
+            [
+                [(c.words, round(c.total, 9)) for c in decoder.translate(line, nbest_size=30).hypotheses]
+                for line in ["a b c", "c b a q", "a a b c c a b"]
+            ]
+        )
     assert lists[0] == lists[1]
 
 

@@ -51,7 +51,7 @@ def test_unknown_word_option_and_penalties(decoder):
     assert unknown.scores[labels["PhraseDictionaryMemory0"]] == 0
     known = option(options, 0, 1, "x")
     assert known.scores[labels["UnknownWordPenalty0"]] == 0
-    assert list(known.scores[labels["PhraseDictionaryMemory0"]:][:2]) == pytest.approx([ln(0.5), ln(0.5)])
+    assert list(known.scores[labels["PhraseDictionaryMemory0"] :][:2]) == pytest.approx([ln(0.5), ln(0.5)])
 
 
 def test_distortion_is_minus_the_jump(decoder):
@@ -77,11 +77,18 @@ def test_lexicalized_reordering_orientations_and_slots(decoder):
     assert missing[0:3] == (0, 0, 0)
 
 
-@pytest.mark.parametrize("spec, scores, first_at_1", [
-    ("msd-bidirectional-fe", 6, 2), ("msd-backward-fe", 3, 2), ("wbe-msd-bidirectional-fe-allff", 6, 2),
-    ("monotonicity-bidirectional-f", 4, 1), ("mslr-bidirectional-fe", 8, 3), ("leftright-backward-fe", 2, 0),
-    ("msd-bidirectional-fe-collapseff", 2, 2),
-])
+@pytest.mark.parametrize(
+    "spec, scores, first_at_1",
+    [
+        ("msd-bidirectional-fe", 6, 2),
+        ("msd-backward-fe", 3, 2),
+        ("wbe-msd-bidirectional-fe-allff", 6, 2),
+        ("monotonicity-bidirectional-f", 4, 1),
+        ("mslr-bidirectional-fe", 8, 3),
+        ("leftright-backward-fe", 2, 0),
+        ("msd-bidirectional-fe-collapseff", 2, 2),
+    ],
+)
 def test_reordering_type_names(spec, scores, first_at_1):
     kind = ReorderingModelType(spec)
     assert kind.num_scores == scores
@@ -90,6 +97,7 @@ def test_reordering_type_names(spec, scores, first_at_1):
 
 def test_hierarchical_reordering_is_refused():
     from pysmt.errors import PysmtError
+
     with pytest.raises(PysmtError, match="not supported"):
         ReorderingModelType("hier-mslr-bidirectional-fe")
 
@@ -120,9 +128,11 @@ def test_a_file_that_is_no_language_model_is_refused_before_any_table_loads(tmp_
     ini.write_text(ini.read_text().replace("path=lm.arpa", "path=phrases.txt"))
     with pytest.raises(PysmtError) as failure:
         Decoder(load_config(ini))
-    assert str(failure.value) == (f"{tmp_path / 'system' / 'phrases.txt'}: not an ARPA file or a KenLM binary model "
-                                  "(it begins with 'a ||| x ||| nan 0.5 ||| 0-0', not \\data\\ or KenLM's binary "
-                                  "header)")
+    assert str(failure.value) == (
+        f"{tmp_path / 'system' / 'phrases.txt'}: not an ARPA file or a KenLM binary model "
+        "(it begins with 'a ||| x ||| nan 0.5 ||| 0-0', not \\data\\ or KenLM's binary "
+        "header)"
+    )
 
 
 def test_arpa_files_plain_compressed_and_after_blank_lines_pass_the_check(tmp_path):

@@ -10,8 +10,14 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.features.base import Feature
-from pysmt.features.parameters import (NoParameters, declarations, declarations_error, old_declarations, parameter,
-                                       values_of)
+from pysmt.features.parameters import (
+    NoParameters,
+    declarations,
+    declarations_error,
+    old_declarations,
+    parameter,
+    values_of,
+)
 from pysmt.testing import parameters_of
 
 
@@ -51,9 +57,11 @@ def test_a_section_becomes_an_instance_with_defaults_and_paths(tmp_path):
 def test_a_missing_parameter_names_its_help_and_its_default(tmp_path):
     with pytest.raises(PysmtError) as failure:
         parameters_of(ExampleFeature, {"name": "x"}, tmp_path)
-    assert str(failure.value) == (f"feature Example0: missing parameter 'model' (the network's folder; its default, "
-                                  f"{tmp_path / 'net'}, does not exist); give it in the feature's section or with "
-                                  "--param Example0.model=VALUE")
+    assert str(failure.value) == (
+        f"feature Example0: missing parameter 'model' (the network's folder; its default, "
+        f"{tmp_path / 'net'}, does not exist); give it in the feature's section or with "
+        "--param Example0.model=VALUE"
+    )
     (tmp_path / "net").mkdir()
     with pytest.raises(PysmtError, match=r"^feature Example0: missing parameter 'name' \(what to call it\); give it"):
         parameters_of(ExampleFeature, {}, tmp_path)
@@ -80,8 +88,12 @@ def test_old_declarations_and_bad_dataclasses_are_named():
             return None, None
 
     assert "declare them as a dataclass" in (declarations_error(Old) or "")
-    assert [line.split(":")[0] for line in old_declarations(Old)] == ["default_paths", "required_parameters",
-                                                                     "context_free", "evaluate"]
+    assert [line.split(":")[0] for line in old_declarations(Old)] == [
+        "default_paths",
+        "required_parameters",
+        "context_free",
+        "evaluate",
+    ]
     assert old_declarations(ExampleFeature) == [] and declarations_error(ExampleFeature) is None
 
 

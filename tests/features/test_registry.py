@@ -19,8 +19,15 @@ from pysmt.testing import one_line_error, registered, run_pysmt, toy_decoder
 
 
 def test_builtins_are_entry_points():
-    assert {"phrase-table", "kenlm", "distortion", "lexical-reordering", "word-penalty", "phrase-penalty",
-            "unknown-word-penalty"} <= set(registry.available())
+    assert {
+        "phrase-table",
+        "kenlm",
+        "distortion",
+        "lexical-reordering",
+        "word-penalty",
+        "phrase-penalty",
+        "unknown-word-penalty",
+    } <= set(registry.available())
 
 
 def test_unknown_feature_lists_the_available_ones(tiny_system):
@@ -45,15 +52,19 @@ def test_param_sets_a_feature_parameter_from_the_command_line(tiny_system, sourc
         assert proc.returncode == 0, proc.stderr
         counts.append(len((tmp_path / "n.txt").read_text().splitlines()))
     assert counts == [2, 1, 1]  # "a" has two translations; a table limit of 1 keeps one
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "phrase-table.table-limt=1"),
-                   "unknown parameter 'table-limt'", "did you mean 'table-limit'")
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "nosuch.x=1"),
-                   "no feature named")
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "oops"),
-                   "expected FEATURE.key=value")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "phrase-table.table-limt=1"),
+        "unknown parameter 'table-limt'",
+        "did you mean 'table-limit'",
+    )
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "nosuch.x=1"), "no feature named")
+    one_line_error(
+        run_pysmt("decode", "-c", tiny_system, "-i", source, "--param", "oops"), "expected FEATURE.key=value"
+    )
 
 
 # -- errors before loading -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class SlowParameters:
@@ -87,9 +98,11 @@ def test_a_missing_required_parameter_is_reported_before_any_model_is_loaded(tin
     with registered(slow=Slow), pytest.raises(PysmtError) as caught:
         toy_decoder(tiny_system, ["slow"], params=["slow.size=1"], weights={"Slow0": [1.0]})
     assert Slow.loads == 0
-    assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'model' (its default, "
-                                 f"{tiny_system.parent / 'slow-model'}, does not exist); give it in the feature's "
-                                 "section or with --param Slow0.model=VALUE")
+    assert str(caught.value) == (
+        f"{tiny_system}: feature Slow0: missing parameter 'model' (its default, "
+        f"{tiny_system.parent / 'slow-model'}, does not exist); give it in the feature's "
+        "section or with --param Slow0.model=VALUE"
+    )
 
 
 def test_a_parameter_without_a_default_must_be_given_and_its_help_is_said(tiny_system):
@@ -97,8 +110,10 @@ def test_a_parameter_without_a_default_must_be_given_and_its_help_is_said(tiny_s
     Slow.loads = 0
     with registered(slow=Slow), pytest.raises(PysmtError) as caught:
         toy_decoder(tiny_system, ["slow"], weights={"Slow0": [1.0]})
-    assert str(caught.value) == (f"{tiny_system}: feature Slow0: missing parameter 'size' (how slow); give it in the "
-                                 "feature's section or with --param Slow0.size=VALUE")
+    assert str(caught.value) == (
+        f"{tiny_system}: feature Slow0: missing parameter 'size' (how slow); give it in the "
+        "feature's section or with --param Slow0.size=VALUE"
+    )
     assert Slow.loads == 0
 
 
@@ -119,8 +134,9 @@ def test_toy_decoder_takes_plugin_parameters(tmp_path):
     system = write_toy_system(tmp_path / "sys")
     (tmp_path / "elsewhere").mkdir()
     with registered(slow=Slow):
-        decoder = toy_decoder(system, ["slow"], params=[f"slow.model={tmp_path / 'elsewhere'}", "Slow0.size=2"],
-                              weights={"Slow0": [1.0]})
+        decoder = toy_decoder(
+            system, ["slow"], params=[f"slow.model={tmp_path / 'elsewhere'}", "Slow0.size=2"], weights={"Slow0": [1.0]}
+        )
     assert decoder.config.feature("Slow0").params == {"model": str(tmp_path / "elsewhere"), "size": 2}
 
 
@@ -133,5 +149,7 @@ def test_weights_missing_from_a_weights_file_name_that_file(tiny_system, tmp_pat
     weights.write_text("KENLM0= 0.5\n")
     with registered(slow=Slow), pytest.raises(PysmtError) as failure:
         Decoder(configure_system(tiny_system, ["slow"], ["slow.size=1"], weights_path=weights))
-    assert str(failure.value) == (f"--weights {weights}: no weights for feature Slow0 (nor has {tiny_system}); "
-                                  "add a line 'Slow0= w ...' to it, or learn them with pysmt tune")
+    assert str(failure.value) == (
+        f"--weights {weights}: no weights for feature Slow0 (nor has {tiny_system}); "
+        "add a line 'Slow0= w ...' to it, or learn them with pysmt tune"
+    )

@@ -12,36 +12,41 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pysmt._core import StringIndex
 from pysmt.binarize import binarize_system
 from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
-from pysmt._core import StringIndex
-from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.models import binary_checks, binary_writer
 from pysmt.models.binary_table import ARRAYS, HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
 from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.models.reordering_table import ReorderingTable
+from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.testing import TOY_PHRASES as TINY_PHRASES
 from pysmt.testing import one_line_error, run_pysmt, write_toy_system
 from tests.helpers import slow_cases, write_moses_system
 
 #: Sources whose UTF-8 byte order differs from naive expectations (accents, CJK, a prefix of another).
-UNICODE_PHRASES = TINY_PHRASES + """é ||| y ||| 0.5 0.5 ||| 0-0
+UNICODE_PHRASES = (
+    TINY_PHRASES
+    + """é ||| y ||| 0.5 0.5 ||| 0-0
 zèbre ||| z ||| 0.5 0.5 ||| 0-0
 日本 ||| x ||| 0.5 0.5 ||| 0-0
 a  ||| z ||| 0.125 0.75 ||| 0-0
 ab ||| x x ||| 0.5 0.5
 """
+)
 
 
 def tables(config):
     """The phrase table and reordering table of a config, as the features load them."""
     phrase = config.feature("PhraseDictionaryMemory0").params
     reordering = config.feature("LexicalReordering0").params
-    return (PhraseTable(phrase["path"], log_scores=phrase.get("log-scores", False)),
-            ReorderingTable(reordering["path"], num_scores=6))
+    return (
+        PhraseTable(phrase["path"], log_scores=phrase.get("log-scores", False)),
+        ReorderingTable(reordering["path"], num_scores=6),
+    )
 
 
 def entries(table, source):
@@ -69,8 +74,13 @@ def assert_same_tables(text, binary):
 
 
 def nbest(decoder, lines):
-    return [[(c.words, c.scores.tolist(), c.total, c.alignment)
-             for c in decoder.translate(line, k, nbest_size=20).hypotheses] for k, line in enumerate(lines)]
+    return [
+        [
+            (c.words, c.scores.tolist(), c.total, c.alignment)
+            for c in decoder.translate(line, k, nbest_size=20).hypotheses
+        ]
+        for k, line in enumerate(lines)
+    ]
 
 
 @pytest.fixture
@@ -165,8 +175,9 @@ def test_corrupt_binary_tables_are_one_line_errors(tiny):
 
     assert str(reordering) in one_line_refusal("holds a 'reordering-table'", PhraseTable, reordering)
     assert str(reordering) in one_line_refusal("needs 4 scores", ReorderingTable, reordering, num_scores=4)
-    assert str(reordering) in one_line_refusal("keyed by source phrase", ReorderingTable, reordering, num_scores=6,
-                                             source_only=True)
+    assert str(reordering) in one_line_refusal(
+        "keyed by source phrase", ReorderingTable, reordering, num_scores=6, source_only=True
+    )
     with pytest.raises(PysmtError, match="not a binary table") as err:  # as the decoder reports it
         Decoder(config)
     assert "\n" not in str(err.value)
@@ -192,8 +203,9 @@ def test_empty_tables_and_duplicate_reordering_keys(tmp_path):
     table = PhraseTable(tmp_path / "empty.bin")
     assert len(table) == 0 and table.lookup("a") == [] and list(table.sources) == []
     # A key given twice keeps its last scores (Moses' map), in the text and the binary table alike.
-    (tmp_path / "ro").write_text("a ||| x ||| 0.5 0.5\nb ||| y ||| 0.25 0.25\na ||| x ||| 1 1\nc ||| z ||| 0.125 1\n",
-                                 encoding="utf-8")
+    (tmp_path / "ro").write_text(
+        "a ||| x ||| 0.5 0.5\nb ||| y ||| 0.25 0.25\na ||| x ||| 1 1\nc ||| z ||| 0.125 1\n", encoding="utf-8"
+    )
     binarize_table(tmp_path / "ro", tmp_path / "ro.bin", REORDERING_TABLE, num_scores=2)
     for path in (tmp_path / "ro", tmp_path / "ro.bin"):
         table = ReorderingTable(path, num_scores=2)
@@ -203,8 +215,13 @@ def test_empty_tables_and_duplicate_reordering_keys(tmp_path):
 
 def test_text_errors_name_file_and_line(tmp_path):
     (tmp_path / "pt").write_text("a ||| x ||| 0.5\nb ||| y ||| oops\n", encoding="utf-8")
-    one_line_refusal(f"{tmp_path / 'pt'}, line 2: scores must be numbers", binarize_table, tmp_path / "pt",
-                   tmp_path / "pt.bin", PHRASE_TABLE)
+    one_line_refusal(
+        f"{tmp_path / 'pt'}, line 2: scores must be numbers",
+        binarize_table,
+        tmp_path / "pt",
+        tmp_path / "pt.bin",
+        PHRASE_TABLE,
+    )
     assert not (tmp_path / "pt.bin").exists() and [p.name for p in tmp_path.iterdir()] == ["pt"]
 
 
@@ -214,8 +231,13 @@ def test_outputs_may_not_overwrite_inputs(tmp_path):
     write_toml(load_config(ini), toml)
     config = load_config(toml)
     one_line_refusal("may not overwrite an input", binarize_system, config, tmp_path / "system")
-    assert sorted(p.name for p in (tmp_path / "system").iterdir()) == ["lm.arpa", "moses.ini", "phrases.txt",
-                                                                       "pysmt.toml", "reordering.txt"]
+    assert sorted(p.name for p in (tmp_path / "system").iterdir()) == [
+        "lm.arpa",
+        "moses.ini",
+        "phrases.txt",
+        "pysmt.toml",
+        "reordering.txt",
+    ]
     # A folder of an output's name that is not a binary table is not replaced (and nothing is written).
     out = tmp_path / "out"
     k = next(k for k, spec in enumerate(config.features) if spec.type == "phrase-table")
@@ -235,9 +257,11 @@ def test_stored_strings_found_by_hash_index_and_binary_search_and_strings_built_
     built = StringIndex()
     shuffled = words[1::2] + words[::2]
     assert built.add_all(shuffled) == list(range(len(words))) and built.add_all(shuffled) == list(range(len(words)))
-    for strings, order in ((StringIndex(blob=blob, offsets=offsets, slots=hash_slots(encoded, len(encoded))), words),
-                           (StringIndex(blob=blob, offsets=offsets, slots=np.zeros(0, np.uint32)), words),
-                           (built, shuffled)):
+    for strings, order in (
+        (StringIndex(blob=blob, offsets=offsets, slots=hash_slots(encoded, len(encoded))), words),
+        (StringIndex(blob=blob, offsets=offsets, slots=np.zeros(0, np.uint32)), words),
+        (built, shuffled),
+    ):
         assert list(strings) == order and len(strings) == len(words) and strings[-1] == order[-1]
         assert all(strings.get(w) == k and strings.find(w) == k for k, w in enumerate(order))  # collisions, wrapping
         assert all(strings.get(w + "x") is None and strings.find(w + "x") == -1 for w in words)
@@ -249,8 +273,22 @@ def test_strings_that_are_not_utf8_are_found_as_python_reads_them():
     """StringIndex.first_not_utf8 agrees with Python's decoding ("surrogatepass", as strings are read) on
     random bytes near UTF-8: overlong forms, surrogates, sequences cut short, code points past U+10FFFF."""
     rng = random.Random(5)
-    pieces = [b"a", b"\x7f", b"\xc3\xa9", b"\xc0\xaf", b"\xc2", b"\xe2\x82\xac", b"\xe0\x80\xaf", b"\xed\xa0\x80",
-              b"\xf0\x9f\x98\x80", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\x80", b"\xff"]
+    pieces = [
+        b"a",
+        b"\x7f",
+        b"\xc3\xa9",
+        b"\xc0\xaf",
+        b"\xc2",
+        b"\xe2\x82\xac",
+        b"\xe0\x80\xaf",
+        b"\xed\xa0\x80",
+        b"\xf0\x9f\x98\x80",
+        b"\xf0\x8f\xbf\xbf",
+        b"\xf4\x90\x80\x80",
+        b"\xf5\x80\x80\x80",
+        b"\x80",
+        b"\xff",
+    ]
 
     def readable(data):
         try:
@@ -275,16 +313,18 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypa
     rng = random.Random(3)
     words = ["a", "ab", "b", "é", "zèbre", "日本", "a b"]
     phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 3))) for _ in range(400)]
-    lines = [f"{src} ||| {rng.choice(words)} ||| {rng.random():.4f} {rng.choice([0, 0.5, 1])} ||| 0-0"
-             for src in phrases]
+    lines = [
+        f"{src} ||| {rng.choice(words)} ||| {rng.random():.4f} {rng.choice([0, 0.5, 1])} ||| 0-0" for src in phrases
+    ]
     (tmp_path / "pt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp_path / "ro").write_text("".join(line.rsplit(" ||| ", 1)[0] + "\n" for line in lines), encoding="utf-8")
     scratch = tmp_path / "scratch"
     for kind, text, options in ((PHRASE_TABLE, "pt", {}), (REORDERING_TABLE, "ro", {"num_scores": 2})):
         whole = binarize_table(tmp_path / text, tmp_path / f"{text}.whole", kind, **options)
         monkeypatch.setattr(binary_writer, "BUFFER", 7)
-        runs = binarize_table(tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch,
-                              **options)
+        runs = binarize_table(
+            tmp_path / text, tmp_path / f"{text}.runs", kind, memory=4000, temp_dir=scratch, **options
+        )
         monkeypatch.undo()
         assert whole["counts"] == runs["counts"] and not any(scratch.iterdir())
         for array in (tmp_path / f"{text}.whole").glob("*.npy"):
@@ -301,6 +341,7 @@ def test_binarizing_in_many_sorted_runs_writes_the_same_table(tmp_path, monkeypa
 
 
 # -- damaged binary tables ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def source(tmp_path):
@@ -359,51 +400,82 @@ def check_records(tmp_path, monkeypatch):
     return tmp_path / "cache" / "pysmt" / "checked-tables"
 
 
-@pytest.mark.parametrize("table, array, change, words", [
-    ("phrase-table", "scores", lambda a: a.__setitem__((1, 0), np.nan), "scores.npy holds nan or infinite"),
-    ("reordering", "scores", lambda a: a.__setitem__((0, 2), np.inf), "scores.npy holds nan or infinite"),
-    *slow_cases(  # each decodes a damaged table in a command of its own: --slow runs every kind of damage
-    ("phrase-table", "target_ids", lambda a: a.__setitem__(0, 99), "target_ids.npy holds ids from 0 to 99"),
-    ("phrase-table", "alignment_id", lambda a: a.__setitem__(0, -1), "alignment_id.npy holds ids from -1"),
-    ("phrase-table", "target_len", lambda a: a.__setitem__(0, 50), "points outside target_ids.npy"),
-    # Issue 36: offsets that decrease, hash slots past the count, sums that overflow, each with a valid checksum.
-    ("reordering", "key_offsets", lambda a: a.__setitem__(2, a[3] + 1), "key_offsets.npy decreases"),
-    ("reordering", "key_offsets", lambda a: a.__setitem__(2, -5), "key_offsets.npy decreases"),
-    ("phrase-table", "source_offsets", lambda a: a.__setitem__(1, 1 << 40), "source_offsets.npy decreases"),
-    ("phrase-table", "vocab_offsets", lambda a: a.__setitem__(1, a[2] + 1), "vocab_offsets.npy decreases"),
-    ("phrase-table", "alignment_offsets", lambda a: a.__setitem__(1, -1), "alignment_offsets.npy decreases"),
-    ("phrase-table", "source_slots", lambda a: a.__setitem__(np.flatnonzero(a)[0], 6),
-     "source_slots.npy holds 6, past the 5 strings"),
-    ("phrase-table", "source_slots", lambda a: a.__setitem__(slice(None), 0xFFFFFFFF), "past the 5 strings"),
-    ("phrase-table", "block_start", lambda a: a.__setitem__(1, 6), "block_start.npy does not run from 0 to the 6 "),
-    ("phrase-table", "block_start", lambda a: a.__setitem__(0, -1), "block_start.npy does not run from 0 to the 6 "),
-    ("phrase-table", "target_start", lambda a: a.__setitem__(0, (1 << 63) - 1), "points outside target_ids.npy"),
-    ("phrase-table", "target_len", lambda a: a.__setitem__(0, -1), "points outside target_ids.npy"),
-    # Strings Python could not read, alignments the decoder could not: one line, not a traceback while decoding.
-    ("phrase-table", "vocab_blob", lambda a: a.__setitem__(0, 0xFF), "string 0 of vocab_blob.npy is not UTF-8"),
-    ("reordering", "key_blob", lambda a: a.__setitem__(-1, 0xC3), "string 3 of key_blob.npy is not UTF-8"),
-    ("phrase-table", "alignment_blob", lambda a: a.__setitem__(1, ord("x")),
-     "alignment 0 of alignment_blob.npy is not a list of word pairs"),
-    ),
-])
+@pytest.mark.parametrize(
+    "table, array, change, words",
+    [
+        ("phrase-table", "scores", lambda a: a.__setitem__((1, 0), np.nan), "scores.npy holds nan or infinite"),
+        ("reordering", "scores", lambda a: a.__setitem__((0, 2), np.inf), "scores.npy holds nan or infinite"),
+        *slow_cases(  # each decodes a damaged table in a command of its own: --slow runs every kind of damage
+            ("phrase-table", "target_ids", lambda a: a.__setitem__(0, 99), "target_ids.npy holds ids from 0 to 99"),
+            ("phrase-table", "alignment_id", lambda a: a.__setitem__(0, -1), "alignment_id.npy holds ids from -1"),
+            ("phrase-table", "target_len", lambda a: a.__setitem__(0, 50), "points outside target_ids.npy"),
+            # Issue 36: offsets that decrease, hash slots past the count, sums that overflow, each with a valid
+            # checksum.
+            ("reordering", "key_offsets", lambda a: a.__setitem__(2, a[3] + 1), "key_offsets.npy decreases"),
+            ("reordering", "key_offsets", lambda a: a.__setitem__(2, -5), "key_offsets.npy decreases"),
+            ("phrase-table", "source_offsets", lambda a: a.__setitem__(1, 1 << 40), "source_offsets.npy decreases"),
+            ("phrase-table", "vocab_offsets", lambda a: a.__setitem__(1, a[2] + 1), "vocab_offsets.npy decreases"),
+            ("phrase-table", "alignment_offsets", lambda a: a.__setitem__(1, -1), "alignment_offsets.npy decreases"),
+            (
+                "phrase-table",
+                "source_slots",
+                lambda a: a.__setitem__(np.flatnonzero(a)[0], 6),
+                "source_slots.npy holds 6, past the 5 strings",
+            ),
+            ("phrase-table", "source_slots", lambda a: a.__setitem__(slice(None), 0xFFFFFFFF), "past the 5 strings"),
+            (
+                "phrase-table",
+                "block_start",
+                lambda a: a.__setitem__(1, 6),
+                "block_start.npy does not run from 0 to the 6 ",
+            ),
+            (
+                "phrase-table",
+                "block_start",
+                lambda a: a.__setitem__(0, -1),
+                "block_start.npy does not run from 0 to the 6 ",
+            ),
+            (
+                "phrase-table",
+                "target_start",
+                lambda a: a.__setitem__(0, (1 << 63) - 1),
+                "points outside target_ids.npy",
+            ),
+            ("phrase-table", "target_len", lambda a: a.__setitem__(0, -1), "points outside target_ids.npy"),
+            # Strings Python could not read, alignments the decoder could not: one line, not a traceback while decoding.
+            ("phrase-table", "vocab_blob", lambda a: a.__setitem__(0, 0xFF), "string 0 of vocab_blob.npy is not UTF-8"),
+            ("reordering", "key_blob", lambda a: a.__setitem__(-1, 0xC3), "string 3 of key_blob.npy is not UTF-8"),
+            (
+                "phrase-table",
+                "alignment_blob",
+                lambda a: a.__setitem__(1, ord("x")),
+                "alignment 0 of alignment_blob.npy is not a list of word pairs",
+            ),
+        ),
+    ],
+)
 def test_a_crafted_binary_table_is_refused_naming_the_array(binary, source, table, array, change, words):
     damage(binary, table, array, change)
     one_line_error(run_pysmt("decode", "-c", binary, "-i", source), words)
 
 
-@pytest.mark.parametrize("descr, shape, words", [
-    ("'|V0'", "(-1,)", "scores.npy has dtype |V0 and shape [-1]"),  # numpy's mapping died of a SIGFPE
-    ("'<f8'", "(99999999999999999999, 6)", "scores.npy has dtype float64 and shape [99999999999999999999, 6]"),
-    ("'<f8'", "(4, 6", "scores.npy is unreadable"),
-])
+@pytest.mark.parametrize(
+    "descr, shape, words",
+    [
+        ("'|V0'", "(-1,)", "scores.npy has dtype |V0 and shape [-1]"),  # numpy's mapping died of a SIGFPE
+        ("'<f8'", "(99999999999999999999, 6)", "scores.npy has dtype float64 and shape [99999999999999999999, 6]"),
+        ("'<f8'", "(4, 6", "scores.npy is unreadable"),
+    ],
+)
 def test_a_crafted_npy_header_is_refused_before_numpy_maps_it(binary, source, descr, shape, words):
     """numpy trusts an .npy header's dtype and shape when it maps the file: a negative shape of an empty dtype
     killed the decoder (SIGFPE), a huge one was an OverflowError's traceback, a cut one a SyntaxError's."""
     folder = table_folder(binary, "reordering")
     text = "{'descr': %s, 'fortran_order': False, 'shape': %s, }" % (descr, shape)
     text = text.ljust(117) + "\n"
-    (folder / "scores.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode()
-                                        + bytes(192))
+    (folder / "scores.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + bytes(192)
+    )
     recompute_checksum(folder, "scores")
     one_line_error(run_pysmt("decode", "-c", binary, "-i", source), words)
 
@@ -421,8 +493,10 @@ def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
     one_line_refusal("key_offsets.npy does not run from 0", ReorderingTable, folder, num_scores=6)
 
 
-@pytest.mark.parametrize("table, array", [("reordering", "key_offsets"), *slow_cases(("phrase-table", "source_slots"),
-                                                                                     ("phrase-table", "vocab_blob"))])
+@pytest.mark.parametrize(
+    "table, array",
+    [("reordering", "key_offsets"), *slow_cases(("phrase-table", "source_slots"), ("phrase-table", "vocab_blob"))],
+)
 def test_a_damaged_binary_table_is_refused_by_its_checksum(binary, source, table, array):
     """Issue 36: 256 bytes overwritten in key_offsets.npy or source_slots.npy crashed the decoder (exit 139);
     in vocab_blob.npy they changed its translations. Now: exit 1, one line naming the array."""
@@ -439,7 +513,8 @@ def test_every_array_is_checksummed(binary, kind):
     names = ARRAYS[PHRASE_TABLE if kind == "phrase-table" else REORDERING_TABLE]
     header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
     assert {name: entry["crc32"] for name, entry in header["arrays"].items()} == {
-        name: f"{zlib.crc32((folder / f'{name}.npy').read_bytes()):08x}" for name in names}
+        name: f"{zlib.crc32((folder / f'{name}.npy').read_bytes()):08x}" for name in names
+    }
     load = (lambda: PhraseTable(folder)) if kind == "phrase-table" else (lambda: ReorderingTable(folder, num_scores=6))
     for name in names:
         original = (folder / f"{name}.npy").read_bytes()
@@ -570,8 +645,13 @@ def test_random_damage_with_matching_checksums_never_crashes_the_decoder(tiny, t
     _, out = tiny
     script = tmp_path / "fuzz.py"
     script.write_text(FUZZ, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script), str(out), "150"], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, str(script), str(out), "150"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     last = done.stdout.splitlines()[-1] if done.stdout else ""
     assert done.returncode == 0, f"exit {done.returncode} in trial {last}: {done.stderr[-2000:]}"
     counts = json.loads(last)
@@ -596,9 +676,9 @@ def test_stored_scores_are_written_resumably_and_read_back(tiny):
     resumed = ScoreWriter(folder, "mine", 2, {"model": "a"})
     assert resumed.done == 0  # the "b" writer took the partial file over
     for first in range(0, entries, 4):
-        resumed.write(values[first:first + 4])
+        resumed.write(values[first : first + 4])
     path = resumed.finish()
-    (found, record), = stored_scores(folder).values()
+    ((found, record),) = stored_scores(folder).values()
     assert path == folder / "stored" / "mine.npy" and np.array_equal(found, values)
     assert record == {"entries": entries, "scores": 2, "made_by": {"model": "a"}}
     assert sorted(p.name for p in (folder / "stored").iterdir()) == ["mine.json", "mine.npy"]

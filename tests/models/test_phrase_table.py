@@ -44,13 +44,16 @@ def test_gzip_and_crlf_and_log_scores(tmp_path):
     assert entry.target == ("the", "cat") and entry.scores == pytest.approx([-1.5])
 
 
-@pytest.mark.parametrize("text, message", [
-    ("a ||| x ||| 0.5\nb ||| y\n", "line 2: expected at least 3"),
-    ("a ||| x ||| 0.5\nb ||| y ||| 0.5 0.5\n", "line 2: 2 scores where earlier lines have 1"),
-    ("a ||| x ||| half\n", "line 1: scores must be numbers"),
-    ("a |||  ||| 0.5\n", "line 1: empty source or target"),
-    ("a ||| x ||| -0.5\n", "line 1: negative probability"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a ||| x ||| 0.5\nb ||| y\n", "line 2: expected at least 3"),
+        ("a ||| x ||| 0.5\nb ||| y ||| 0.5 0.5\n", "line 2: 2 scores where earlier lines have 1"),
+        ("a ||| x ||| half\n", "line 1: scores must be numbers"),
+        ("a |||  ||| 0.5\n", "line 1: empty source or target"),
+        ("a ||| x ||| -0.5\n", "line 1: negative probability"),
+    ],
+)
 def test_malformed_lines_name_file_and_line(tmp_path, text, message):
     path = write(tmp_path / "pt", text)
     with pytest.raises(PysmtError, match=message) as err:
@@ -81,6 +84,7 @@ def test_moses_fixture_table_loads_compactly(shared_data):
 
 # -- checked when loaded --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def source(tmp_path):
     """One line (conftest's source has two): these cases were written with one."""
@@ -100,8 +104,9 @@ def test_a_text_table_with_a_non_finite_score_names_file_and_line(tmp_path, sour
     ini = write_toy_system(tmp_path / "system", phrases=phrases, reordering=reordering)
     name = "phrases.txt" if table == "phrases" else "reordering.txt"
     position = 2 if table == "phrases" else 2
-    one_line_error(run_pysmt("decode", "-c", ini, "-i", source), f"{name}, line",
-                   f"score {position} is {value}", "finite")
+    one_line_error(
+        run_pysmt("decode", "-c", ini, "-i", source), f"{name}, line", f"score {position} is {value}", "finite"
+    )
 
 
 def test_a_damaged_alignment_names_the_file_and_line(tmp_path):

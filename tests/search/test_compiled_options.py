@@ -60,12 +60,20 @@ class SpanPosition(Feature):
 
 
 def table_text(draw, pairs_count: int) -> str:
-    pairs = sorted({(" ".join(draw(st.lists(st.sampled_from(SRC), min_size=1, max_size=3))),
-                     " ".join(draw(st.lists(st.sampled_from(TGT), min_size=1, max_size=3))))
-                    for _ in range(pairs_count)})
-    return "".join(f"{s} ||| {t} ||| {draw(st.sampled_from([0.05, 0.2, 0.3, 0.5, 0.9]))} "
-                   f"{draw(st.sampled_from([0.1, 0.5, 1.0]))} ||| {draw(st.sampled_from(['0-0', '', '0-0 0-1']))}\n"
-                   for s, t in pairs)
+    pairs = sorted(
+        {
+            (
+                " ".join(draw(st.lists(st.sampled_from(SRC), min_size=1, max_size=3))),
+                " ".join(draw(st.lists(st.sampled_from(TGT), min_size=1, max_size=3))),
+            )
+            for _ in range(pairs_count)
+        }
+    )
+    return "".join(
+        f"{s} ||| {t} ||| {draw(st.sampled_from([0.05, 0.2, 0.3, 0.5, 0.9]))} "
+        f"{draw(st.sampled_from([0.1, 0.5, 1.0]))} ||| {draw(st.sampled_from(['0-0', '', '0-0 0-1']))}\n"
+        for s, t in pairs
+    )
 
 
 @st.composite
@@ -79,8 +87,25 @@ def systems(draw):
 
 def same_options(python: SentenceOptions, compiled: SentenceOptions) -> None:
     def described(options: SentenceOptions) -> list:
-        return [(span, [(o.index, o.target, o.pair.alignment, o.pair.table, o.pair.unknown, o.isolation, o.future,
-                         o.scores.tolist()) for o in opts]) for span, opts in sorted(options.by_span.items())]
+        return [
+            (
+                span,
+                [
+                    (
+                        o.index,
+                        o.target,
+                        o.pair.alignment,
+                        o.pair.table,
+                        o.pair.unknown,
+                        o.isolation,
+                        o.future,
+                        o.scores.tolist(),
+                    )
+                    for o in opts
+                ],
+            )
+            for span, opts in sorted(options.by_span.items())
+        ]
 
     assert described(compiled) == described(python)
 
@@ -92,8 +117,12 @@ def test_the_compiled_builder_makes_the_python_builders_options(tmp_path_factory
     directory = tmp_path_factory.mktemp("sys")
     (directory / "more.txt").write_text(tables[-1], encoding="utf-8")
     more = [f"PhraseDictionaryMemory path=more.txt num-features=2 table-limit={limits[-1]}"] if len(tables) > 1 else []
-    ini = write_toy_system(directory, phrases=tables[0], features=[*more, *plugins],
-                           weights={"PhraseDictionaryMemory1": "0.4 -0.1"} if more else None)
+    ini = write_toy_system(
+        directory,
+        phrases=tables[0],
+        features=[*more, *plugins],
+        weights={"PhraseDictionaryMemory1": "0.4 -0.1"} if more else None,
+    )
     ini.write_text(ini.read_text().replace("table-limit=20", f"table-limit={limits[0]}", 1))
     TargetLetters.forbid = forbid
     with registered(letters=TargetLetters, position=SpanPosition):

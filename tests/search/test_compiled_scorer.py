@@ -23,20 +23,38 @@ WORD = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes
 
 
 class Options(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_int32), ("offsets", ctypes.POINTER(ctypes.c_int64)),
-                ("words", ctypes.POINTER(ctypes.c_int32)), ("word", WORD), ("vocabulary", ctypes.c_void_p)]
+    _fields_ = [
+        ("count", ctypes.c_int32),
+        ("offsets", ctypes.POINTER(ctypes.c_int64)),
+        ("words", ctypes.POINTER(ctypes.c_int32)),
+        ("word", WORD),
+        ("vocabulary", ctypes.c_void_p),
+    ]
 
 
 START = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Options), ctypes.POINTER(ctypes.c_int64))
-SCORE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64),
-                         ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint8),
-                         ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64))
+SCORE = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_void_p,
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_int64),
+    ctypes.POINTER(ctypes.c_int32),
+    ctypes.POINTER(ctypes.c_uint8),
+    ctypes.POINTER(ctypes.c_double),
+    ctypes.POINTER(ctypes.c_int64),
+)
 ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 
 
 class Scorer(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("num_scores", ctypes.c_int32), ("self", ctypes.c_void_p),
-                ("start", START), ("score", SCORE), ("error", ERROR)]
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("num_scores", ctypes.c_int32),
+        ("self", ctypes.c_void_p),
+        ("start", START),
+        ("score", SCORE),
+        ("error", ERROR),
+    ]
 
 
 class CompiledBigramBonus(BigramBonus):
@@ -49,8 +67,14 @@ class CompiledBigramBonus(BigramBonus):
         super().__init__(name, num_scores)
         self.calls = 0
         self.message = ctypes.create_string_buffer(b"the bigrams ran out")
-        self.struct = Scorer(VERSION + (self.fault == "version"), 1, None, START(self.c_start), SCORE(self.c_score),
-                             ERROR(lambda _: ctypes.addressof(self.message)))
+        self.struct = Scorer(
+            VERSION + (self.fault == "version"),
+            1,
+            None,
+            START(self.c_start),
+            SCORE(self.c_score),
+            ERROR(lambda _: ctypes.addressof(self.message)),
+        )
         new_capsule = ctypes.pythonapi.PyCapsule_New
         new_capsule.restype = ctypes.py_object
         new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -107,11 +131,14 @@ def test_a_compiled_scorer_gives_what_the_array_interface_gives(tiny_system, com
     assert compiled.features[-1].calls > 0
 
 
-@pytest.mark.parametrize("fault, says", [
-    ("nan", "feature Bigram0: its compiled scorer returned nan as score 1 of request 1"),
-    ("state", "feature Bigram0: its compiled scorer returned state id -3"),
-    ("fail", "feature Bigram0: its compiled scorer failed to start a sentence: the bigrams ran out"),
-])
+@pytest.mark.parametrize(
+    "fault, says",
+    [
+        ("nan", "feature Bigram0: its compiled scorer returned nan as score 1 of request 1"),
+        ("state", "feature Bigram0: its compiled scorer returned state id -3"),
+        ("fail", "feature Bigram0: its compiled scorer failed to start a sentence: the bigrams ran out"),
+    ],
+)
 def test_a_compiled_scorers_faults_name_the_feature(tiny_system, compiled_registry, fault, says, monkeypatch):
     monkeypatch.setattr(CompiledBigramBonus, "fault", fault)
     decoder = Decoder(load_config(tiny_system), ["compiled-bigram"], missing_weight=0.6)

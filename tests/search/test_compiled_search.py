@@ -26,8 +26,10 @@ SRC, TGT = ["a", "b", "c", "d", "e"], ["x", "y", "z", "w"]
 
 
 def nbest(decoder: Decoder, line: str, size: int = 30, distinct: bool = False) -> list[tuple[str, list[float], float]]:
-    return [(" ".join(c.words), c.scores.tolist(), c.total)
-            for c in decoder.translate(line, nbest_size=size, distinct=distinct).hypotheses]
+    return [
+        (" ".join(c.words), c.scores.tolist(), c.total)
+        for c in decoder.translate(line, nbest_size=size, distinct=distinct).hypotheses
+    ]
 
 
 def same_lists(python, compiled, tolerance: float = 0.0) -> None:
@@ -52,12 +54,16 @@ def systems(draw):
     probs = [draw(st.sampled_from([0.05, 0.2, 0.3, 0.5, 0.9])) for _ in pairs]
     table = "".join(f"{s} ||| {t} ||| {p} {1 - p / 2}\n" for (s, t), p in zip(pairs, probs))
     rows = [draw(st.lists(st.sampled_from([0.1, 0.2, 0.5, 0.7]), min_size=6, max_size=6)) for _ in pairs]
-    reordering = "".join(f"{s} ||| {t} ||| {' '.join(map(str, r))}\n" for (s, t), r in zip(pairs, rows)
-                         if draw(st.booleans()))
+    reordering = "".join(
+        f"{s} ||| {t} ||| {' '.join(map(str, r))}\n" for (s, t), r in zip(pairs, rows) if draw(st.booleans())
+    )
     sentence = " ".join(draw(st.lists(st.sampled_from(SRC + ["q"]), min_size=1, max_size=8)))
-    search = {"distortion-limit": draw(st.sampled_from([0, 1, 3, 6, -1])), "stack": draw(st.integers(1, 6)),
-              "beam-threshold": draw(st.sampled_from([0.0, 1e-5, 0.1, 0.5])),
-              "cube-pruning-pop-limit": draw(st.integers(1, 12))}
+    search = {
+        "distortion-limit": draw(st.sampled_from([0, 1, 3, 6, -1])),
+        "stack": draw(st.integers(1, 6)),
+        "beam-threshold": draw(st.sampled_from([0.0, 1e-5, 0.1, 0.5])),
+        "cube-pruning-pop-limit": draw(st.integers(1, 12)),
+    }
     return table, reordering or None, sentence, search
 
 
@@ -91,8 +97,9 @@ def test_plugin_features_are_called_back_with_the_same_results(tiny_system, fake
     config = load_config(tiny_system)
     for algorithm in ("normal", "cube"):
         for stack, round_size in ((3, 2), (200, 32)):
-            search = replace(config.search, algorithm=algorithm, stack_size=stack, pops_per_round=round_size,
-                             pop_limit=7)
+            search = replace(
+                config.search, algorithm=algorithm, stack_size=stack, pops_per_round=round_size, pop_limit=7
+            )
             python = Decoder(replace(config, search=search), [plugin], engine="python", missing_weight=0.6)
             compiled = Decoder(replace(config, search=search), [plugin], missing_weight=0.6)
             for line in ["a b c", "c b a q a", "a a b c c b"]:
@@ -101,6 +108,7 @@ def test_plugin_features_are_called_back_with_the_same_results(tiny_system, fake
 
 def test_plugin_features_with_a_huge_beam_find_the_exhaustive_best(tiny_system, fake_registry):
     from pysmt.testing import exhaustive_best, huge_beam
+
     config = load_config(tiny_system)
     for engine in ("auto", "python"):
         for algorithm in ("normal", "cube"):

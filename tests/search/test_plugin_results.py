@@ -94,8 +94,13 @@ class Sequences(BatchedStatefulFeature):
         return type(self).initial
 
     def next_states(self, options):
-        return np.array([1 + "xyz".index(self.options[o].target[-1]) if self.options[o].target[-1] in "xyz" else 4
-                         for o in options.tolist()], dtype=np.int64)
+        return np.array(
+            [
+                1 + "xyz".index(self.options[o].target[-1]) if self.options[o].target[-1] in "xyz" else 4
+                for o in options.tolist()
+            ],
+            dtype=np.int64,
+        )
 
     def score_batch(self, states, options, ends):
         return type(self).returns(self, states, options, ends)
@@ -126,12 +131,18 @@ STATELESS_FAULTS = {
     "nan estimate": (lambda ps: (None, np.full((len(ps), 1), math.nan)), ["nan as estimate 1", "must be finite"]),
     "-inf estimate": (lambda ps: (None, np.full((len(ps), 1), -math.inf)), ["-inf as estimate 1"]),
     "+inf score": (lambda ps: (np.full((len(ps), 1), math.inf), None), ["inf as score 1"]),
-    "all scores -inf": (lambda ps: (np.full((len(ps), 1), -math.inf), None),
-                        ["no translation is left: feature Phrases0 forbade", "evaluate_in_isolation scored them -inf"]),
-    "one array, not a pair": (lambda ps: np.zeros((len(ps), 1)),
-                              ["evaluate_in_isolation returned an array of shape", "a pair"]),
-    "transposed": (lambda ps: (np.zeros((1, len(ps))), None),
-                   ["scores as an array of shape (1, ", "expected a float array"]),
+    "all scores -inf": (
+        lambda ps: (np.full((len(ps), 1), -math.inf), None),
+        ["no translation is left: feature Phrases0 forbade", "evaluate_in_isolation scored them -inf"],
+    ),
+    "one array, not a pair": (
+        lambda ps: np.zeros((len(ps), 1)),
+        ["evaluate_in_isolation returned an array of shape", "a pair"],
+    ),
+    "transposed": (
+        lambda ps: (np.zeros((1, len(ps))), None),
+        ["scores as an array of shape (1, ", "expected a float array"],
+    ),
     "flat": (lambda ps: (np.zeros(len(ps)), None), ["expected a float array of shape"]),
     "integers": (lambda ps: (np.zeros((len(ps), 1), dtype=np.int64), None), ["dtype int64"]),
     "a list": (lambda ps: ([[0.0]] * len(ps), None), ["scores as a list of"]),
@@ -143,17 +154,25 @@ def transposed(feature, states, options, ends):
 
 
 STATEFUL_FAULTS = {
-    "nan score": (lambda f, s, o, e: (np.full((len(s), 1), math.nan), f.next_states(o)),
-                  ["score_batch returned nan as score 1 of option", "after state 0"]),
+    "nan score": (
+        lambda f, s, o, e: (np.full((len(s), 1), math.nan), f.next_states(o)),
+        ["score_batch returned nan as score 1 of option", "after state 0"],
+    ),
     "+inf score": (lambda f, s, o, e: (np.full((len(s), 1), math.inf), f.next_states(o)), ["inf as score 1"]),
-    "all scores -inf": (lambda f, s, o, e: (np.full((len(s), 1), -math.inf), f.next_states(o)),
-                        ["no translation is left: feature Sequences0 forbade", "score_batch scored them -inf"]),
+    "all scores -inf": (
+        lambda f, s, o, e: (np.full((len(s), 1), -math.inf), f.next_states(o)),
+        ["no translation is left: feature Sequences0 forbade", "score_batch scored them -inf"],
+    ),
     "flat scores": (lambda f, s, o, e: (np.zeros(len(s)), f.next_states(o)), ["scores as an array of shape ("]),
     "integer scores": (lambda f, s, o, e: (np.zeros((len(s), 1), dtype=np.int32), f.next_states(o)), ["int32"]),
-    "float state ids": (lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o).astype(float)),
-                        ["new state ids as an array of shape", "float64", "expected an integer array"]),
-    "too few state ids": (lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o)[:1]),
-                          ["new state ids as an array of shape (1,)"]),
+    "float state ids": (
+        lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o).astype(float)),
+        ["new state ids as an array of shape", "float64", "expected an integer array"],
+    ),
+    "too few state ids": (
+        lambda f, s, o, e: (np.zeros((len(s), 1)), f.next_states(o)[:1]),
+        ["new state ids as an array of shape (1,)"],
+    ),
     "too many scores": (lambda f, s, o, e: (np.zeros((len(s) + 1, 1)), f.next_states(o)), ["expected a float array"]),
     "one array, not a pair": (lambda f, s, o, e: np.zeros((len(s), 1)), ["expected a pair (scores, new state ids)"]),
 }
@@ -168,8 +187,10 @@ def test_a_plugins_bad_result_is_one_line_naming_it(tiny_system, monkeypatch, fe
     returns, words = faults[case]
     monkeypatch.setattr(cls, "returns", staticmethod(returns))
     with registered(**{feature: cls}):
-        messages = [one_line_feature_error(decoder, "c a b", "input line 1: ", f"{cls.__name__}0", *words)
-                    for decoder in decoders(tiny_system, feature)]
+        messages = [
+            one_line_feature_error(decoder, "c a b", "input line 1: ", f"{cls.__name__}0", *words)
+            for decoder in decoders(tiny_system, feature)
+        ]
     # compiled = Python reference; a stateless feature is called before the search, so both searches agree too
     assert messages[0] == messages[2] and messages[1] == messages[3]
     assert feature != "phrases" or len(set(messages)) == 1
@@ -180,8 +201,12 @@ def test_transposed_scores_of_a_two_score_feature_are_refused_not_scrambled(tiny
     monkeypatch.setattr(Sequences, "returns", staticmethod(transposed))
     with registered(sequences=Sequences):
         for decoder in decoders(tiny_system, "sequences"):
-            one_line_feature_error(decoder, "a b c", "Sequences0: score_batch returned scores as an array of shape "
-                                   "(2, ", "expected a float array of shape (")
+            one_line_feature_error(
+                decoder,
+                "a b c",
+                "Sequences0: score_batch returned scores as an array of shape (2, ",
+                "expected a float array of shape (",
+            )
 
 
 @pytest.mark.parametrize("initial", [None, 0.0, "0", True])
@@ -189,8 +214,9 @@ def test_start_must_give_an_integer_state_id(tiny_system, monkeypatch, initial):
     monkeypatch.setattr(Sequences, "initial", initial)
     with registered(sequences=Sequences):
         for decoder in decoders(tiny_system, "sequences"):
-            one_line_feature_error(decoder, "a b", "Sequences0: start returned",
-                                   "expected the empty hypothesis' state id")
+            one_line_feature_error(
+                decoder, "a b", "Sequences0: start returned", "expected the empty hypothesis' state id"
+            )
 
 
 class LastWord(OneScore, StatefulFeature):
@@ -209,13 +235,19 @@ class LastWord(OneScore, StatefulFeature):
         return type(self).step(state, option)
 
 
-@pytest.mark.parametrize("step, words", [
-    (lambda state, option: ((math.nan,), None), ["extend/final (through StatefulFeature.score_batch) returned nan"]),
-    (lambda state, option: (0.0, None), ["extend returned scores 0.0, expected 1 number(s)"]),
-    (lambda state, option: ((0.0, 1.0), None), ["extend returned scores (0.0, 1.0)"]),
-    (lambda state, option: ((0.0,), [option.target]), ["extend returned a state of type list", "hashable"]),
-    (lambda state, option: (0.0,), ["extend returned a tuple, expected a pair (scores, new state)"]),
-])
+@pytest.mark.parametrize(
+    "step, words",
+    [
+        (
+            lambda state, option: ((math.nan,), None),
+            ["extend/final (through StatefulFeature.score_batch) returned nan"],
+        ),
+        (lambda state, option: (0.0, None), ["extend returned scores 0.0, expected 1 number(s)"]),
+        (lambda state, option: ((0.0, 1.0), None), ["extend returned scores (0.0, 1.0)"]),
+        (lambda state, option: ((0.0,), [option.target]), ["extend returned a state of type list", "hashable"]),
+        (lambda state, option: (0.0,), ["extend returned a tuple, expected a pair (scores, new state)"]),
+    ],
+)
 def test_a_plain_stateful_plugins_bad_extend_is_one_line_naming_it(tiny_system, monkeypatch, step, words):
     monkeypatch.setattr(LastWord, "step", staticmethod(step))
     with registered(last_word=LastWord):
@@ -254,6 +286,7 @@ def test_minus_infinity_forbids_a_translation_whatever_the_weight(tiny_system, m
 
 # -- the search always ends, whatever a plugin returns ---------------------------------------------
 
+
 def test_weighted_scores_do_not_depend_on_what_else_is_in_the_batch():
     """Isolation scores are added column by column from the left, as weighted_sum and the compiled core add:
     the same bits for a pair alone or among others (a BLAS product's order depends on both)."""
@@ -263,7 +296,7 @@ def test_weighted_scores_do_not_depend_on_what_else_is_in_the_batch():
     weights = rng.normal(size=17)
     isolation, future = weighted_rows(scores, estimates, weights)
     for k in range(len(scores)):
-        alone, alone_future = weighted_rows(scores[k:k + 1], estimates[k:k + 1], weights)
+        alone, alone_future = weighted_rows(scores[k : k + 1], estimates[k : k + 1], weights)
         assert alone[0] == isolation[k] and alone_future[0] == future[k]
         assert isolation[k] == weighted_sum(weights.tolist(), scores[k].tolist())
 
@@ -293,8 +326,10 @@ class OddLM(Sequences):
 
     def score_batch(self, states, options, ends):
         values = type(self).values
-        scores = [[values[(31 * s + 7 * o + e) % len(values)]] for s, o, e in
-                  zip(states.tolist(), options.tolist(), ends.tolist())]
+        scores = [
+            [values[(31 * s + 7 * o + e) % len(values)]]
+            for s, o, e in zip(states.tolist(), options.tolist(), ends.tolist())
+        ]
         return np.array(scores, dtype=np.float64), self.next_states(options)
 
 
@@ -309,11 +344,12 @@ def odd_decoders(tmp_path_factory):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
-       st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
-       st.sampled_from(["a b c a", "c b a b c", "a q b"]))
-def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(odd_decoders, stateless, stateful,
-                                                                               line):
+@given(
+    st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
+    st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=6),
+    st.sampled_from(["a b c a", "c b a b c", "a q b"]),
+)
+def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(odd_decoders, stateless, stateful, line):
     Odd.values, OddLM.values = stateless, stateful
     outcomes = []
     for decoder in odd_decoders:
@@ -321,8 +357,9 @@ def test_the_search_ends_with_translations_or_an_error_whatever_plugins_return(o
         try:
             nbest = decoder.translate(line, nbest_size=8).hypotheses
         except FeatureError as err:
-            assert "\n" not in str(err) and ("Odd0" in str(err) or "OddLM0" in str(err)
-                                             or "no translation with a finite model score" in str(err))
+            assert "\n" not in str(err) and (
+                "Odd0" in str(err) or "OddLM0" in str(err) or "no translation with a finite model score" in str(err)
+            )
             outcomes.append(str(err))
             continue
         assert nbest and all(math.isfinite(c.total) for c in nbest)
@@ -341,8 +378,10 @@ def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system
     from pysmt.rescoring import rescore
 
     nbest = tmp_path / "nbest.txt"  # (the system's other features: an n-best list must have them all)
-    nbest.write_text(f"0 ||| x y z ||| KENLM0= -1 {REST} ||| -1\n0 ||| x z ||| KENLM0= -2 {REST} ||| -2\n"
-                     f"1 ||| y ||| KENLM0= -3 {REST} ||| -3\n")
+    nbest.write_text(
+        f"0 ||| x y z ||| KENLM0= -1 {REST} ||| -1\n0 ||| x z ||| KENLM0= -2 {REST} ||| -2\n"
+        f"1 ||| y ||| KENLM0= -3 {REST} ||| -3\n"
+    )
     monkeypatch.setattr(Sequences, "returns", staticmethod(forbid_y_stateful))
     with registered(sequences=Sequences):
         config = configure_system(tiny_system, ["sequences"])
@@ -358,6 +397,7 @@ def test_rescoring_checks_a_plugins_scores_and_drops_what_it_forbids(tiny_system
 
 # -- errors before loading -----------------------------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class ListParameters:
     sizes: list = parameter(None)
@@ -372,19 +412,21 @@ def evaluate(self, phrases):
     return None, None
 
 
-@pytest.mark.parametrize("declarations, words", [
-    ({"parameters": {"model": Path}}, "declares its parameters as a dict of kinds; declare them as a dataclass"),
-    ({"parameters": 3}, "parameters is 3, not a dataclass"),
-    ({"parameters": ListParameters}, "parameter 'sizes' has kind"),
-    ({"parameters": AbsoluteDefault}, "parameter 'model': a Path default is relative to the system's folder"),
-    ({"default_paths": {"model": "m"}}, "declares default_paths: use a Path field's default"),
-    ({"required_parameters": ("model",)}, "declares required_parameters: use a field without a default"),
-    ({"context_free": False}, "declares context_free: use the hook it implements"),
-    ({"evaluate": evaluate}, "declares evaluate: use evaluate_in_isolation"),
-    ({"evaluate_with_source_context": evaluate}, "implements both evaluate_in_isolation and evaluate_with_source"),
-])
-def test_old_and_inconsistent_declarations_are_refused_when_the_feature_is_registered(tiny_system, declarations,
-                                                                                        words):
+@pytest.mark.parametrize(
+    "declarations, words",
+    [
+        ({"parameters": {"model": Path}}, "declares its parameters as a dict of kinds; declare them as a dataclass"),
+        ({"parameters": 3}, "parameters is 3, not a dataclass"),
+        ({"parameters": ListParameters}, "parameter 'sizes' has kind"),
+        ({"parameters": AbsoluteDefault}, "parameter 'model': a Path default is relative to the system's folder"),
+        ({"default_paths": {"model": "m"}}, "declares default_paths: use a Path field's default"),
+        ({"required_parameters": ("model",)}, "declares required_parameters: use a field without a default"),
+        ({"context_free": False}, "declares context_free: use the hook it implements"),
+        ({"evaluate": evaluate}, "declares evaluate: use evaluate_in_isolation"),
+        ({"evaluate_with_source_context": evaluate}, "implements both evaluate_in_isolation and evaluate_with_source"),
+    ],
+)
+def test_old_and_inconsistent_declarations_are_refused_when_the_feature_is_registered(tiny_system, declarations, words):
     broken = type("Broken", (Phrases,), declarations)
     with registered(broken=broken), pytest.raises(PysmtError, match=f"^feature 'broken' .*{words}"):
         toy_decoder(tiny_system, ["broken"])
@@ -418,11 +460,29 @@ with registered(nan_for_c=NanForC):
 def test_decode_stops_at_the_line_a_plugin_fails_on_with_one_line(tiny_system, tmp_path, threads):
     source = tmp_path / "in.txt"
     source.write_text("a b\nb c\na\n")
-    proc = subprocess.run([sys.executable, "-c", FAULTY_COMMAND, "decode", "-c", str(tiny_system), "-i", str(source),
-                           "--features", "nan-for-c", "--threads", threads], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            FAULTY_COMMAND,
+            "decode",
+            "-c",
+            str(tiny_system),
+            "-i",
+            str(source),
+            "--features",
+            "nan-for-c",
+            "--threads",
+            threads,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("Error")]
-    assert errors == ["Error: input line 2: feature NanForC0: evaluate_in_isolation returned nan as score 1 of "
-                      "'b c' -> 'z x' (scores must be finite, or -inf to forbid a translation)"]
+    assert errors == [
+        "Error: input line 2: feature NanForC0: evaluate_in_isolation returned nan as score 1 of "
+        "'b c' -> 'z x' (scores must be finite, or -inf to forbid a translation)"
+    ]
     assert proc.stdout == "x y\n"  # what came before the failing line

@@ -38,8 +38,9 @@ def tiny_systems(draw):
 @given(tiny_systems())
 def test_huge_beam_equals_exhaustive_search(tmp_path_factory, system):
     table, sentence, limit = system
-    ini = write_moses_system(tmp_path_factory.mktemp("sys"), phrases=table, reordering=None,
-                             extra=f"[distortion-limit]\n{limit}\n")
+    ini = write_moses_system(
+        tmp_path_factory.mktemp("sys"), phrases=table, reordering=None, extra=f"[distortion-limit]\n{limit}\n"
+    )
     decoder = Decoder(load_config(ini))
     expected = exhaustive_best(decoder, sentence)
     for algorithm in ("normal", "cube"):
@@ -53,7 +54,7 @@ def test_hand_computed_monotone_derivation(tiny_system):
     labels = {name: (lo, hi) for name, lo, hi in decoder.nbest_labels()}
     monotone = [c for c in result.hypotheses if c.words == ["x", "y", "z"] and c.alignment == [(0, 0), (1, 1), (2, 2)]]
     # a|b|c one word at a time or "a b"|c: pick the one-word segmentation by its phrase-table scores
-    by_tm = {tuple(np.round(c.scores[labels["PhraseDictionaryMemory0"][0]:], 6)): c for c in monotone}
+    by_tm = {tuple(np.round(c.scores[labels["PhraseDictionaryMemory0"][0] :], 6)): c for c in monotone}
     single = by_tm[tuple(np.round([ln(0.5) + ln(0.5) + ln(0.9), ln(0.5) + ln(0.4) + ln(0.9)], 6))]
     lo, hi = labels["KENLM0"]
     assert single.scores[lo] == pytest.approx((-0.2 - 0.3 - 0.25 - 0.4) * LN10)

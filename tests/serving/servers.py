@@ -30,8 +30,14 @@ class Server:
     def rpc(self) -> xmlrpc.client.ServerProxy:
         return xmlrpc.client.ServerProxy(f"http://127.0.0.1:{self.port}/RPC2")
 
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
-                timeout: float = 30.0) -> tuple[int, object]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> tuple[int, object]:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             connection.request(method, path, body, headers or {})
@@ -76,8 +82,19 @@ class Server:
 @contextmanager
 def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
     """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL)."""
-    proc = start_pysmt("serve", "-c", system, "--port", "0", "--workers", str(workers), *extra, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, start_new_session=True)
+    proc = start_pysmt(
+        "serve",
+        "-c",
+        system,
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        *extra,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     log: list[str] = []
     port: list[int] = []
 

@@ -8,16 +8,21 @@ from pysmt.serving.json_api import BadRequest, Item, by_rank, entries, parse_ite
 
 
 def test_items_take_the_servers_model_and_n_best_unless_they_say():
-    items = parse_items(b'[{"src": "a b", "id": 3}, {"src": "c", "n_best": 4}]', model_id=3, nbest_size=2,
-                        max_nbest=5)
+    items = parse_items(b'[{"src": "a b", "id": 3}, {"src": "c", "n_best": 4}]', model_id=3, nbest_size=2, max_nbest=5)
     assert items == [Item("a b", 2), Item("c", 4)]
 
 
-@pytest.mark.parametrize("body, status, words", [
-    (b"{", 400, "not valid JSON"), (b'"\xc3"', 400, "not valid UTF-8"), (b"{}", 400, "non-empty list"),
-    (b'[{"src": 1}]', 400, "input 1"), (b'[{"src": "a"}, {"src": "b", "id": 2}]', 404, "input 2: no model 2"),
-    (b'[{"src": "a", "n_best": 0}]', 400, "from 1 to 5"),
-])
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        (b"{", 400, "not valid JSON"),
+        (b'"\xc3"', 400, "not valid UTF-8"),
+        (b"{}", 400, "non-empty list"),
+        (b'[{"src": 1}]', 400, "input 1"),
+        (b'[{"src": "a"}, {"src": "b", "id": 2}]', 404, "input 2: no model 2"),
+        (b'[{"src": "a", "n_best": 0}]', 400, "from 1 to 5"),
+    ],
+)
 def test_bad_items_are_refused_naming_the_input(body, status, words):
     with pytest.raises(BadRequest) as caught:
         parse_items(body, 0, 1, 5)
@@ -29,8 +34,10 @@ def test_entries_per_input_and_by_rank():
     two = Candidate(["y", "z"], np.zeros(1), -2.0, [(0, 1), (1, 0)])
     first = entries(Item("a", 2), [one, two], ["x", "y z"])
     second = entries(Item("b", 2), [two], ["y z"])  # a sentence with one translation only
-    assert first == [{"src": "a", "tgt": "x", "n_best": 2, "pred_score": -1.0, "align": ["0-0"]},
-                     {"src": "a", "tgt": "y z", "n_best": 2, "pred_score": -2.0, "align": ["0-1 1-0"]}]
+    assert first == [
+        {"src": "a", "tgt": "x", "n_best": 2, "pred_score": -1.0, "align": ["0-0"]},
+        {"src": "a", "tgt": "y z", "n_best": 2, "pred_score": -2.0, "align": ["0-1 1-0"]},
+    ]
     ranks = by_rank([first, second], 2)
     assert [[e["tgt"] for e in rank] for rank in ranks] == [["x", "y z"], ["y z", "y z"]]  # every input in each rank
 

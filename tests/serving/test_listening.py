@@ -28,7 +28,10 @@ def test_the_soft_limit_on_open_files_is_raised_to_what_the_connections_need(lim
 
 
 def test_more_connections_than_the_hard_limit_allows_are_one_line(limits):
-    with pytest.raises(PysmtError, match=r"--max-connections 5,000 needs 5,064 open files, and this process may "
-                                         r"open 4,096 \(ulimit -Hn\)"):
+    with pytest.raises(
+        PysmtError,
+        match=r"--max-connections 5,000 needs 5,064 open files, and this process may "
+        r"open 4,096 \(ulimit -Hn\)",
+    ):
         allow_open_files(5000)
     assert limits == []

@@ -6,12 +6,22 @@ import numpy as np
 import pytest
 
 from pysmt.decoder import Candidate
-from pysmt.serving.moses_xmlrpc import (INVALID_PARAMETERS, PARSE_ERROR, SERVER_ERROR, ProtocolError, Request,
-                                        hypothesis_text, parse_call, translate_request, translate_response)
+from pysmt.serving.moses_xmlrpc import (
+    INVALID_PARAMETERS,
+    PARSE_ERROR,
+    SERVER_ERROR,
+    ProtocolError,
+    Request,
+    hypothesis_text,
+    parse_call,
+    translate_request,
+    translate_response,
+)
 
 # "a b c" -> "x y" + "z w" from the phrases [0, 2) -> [0, 2) and [2, 3) -> [2, 4)
-CANDIDATE = Candidate(["x", "y", "z", "w"], np.array([1.0, -2.0]), -0.5, [(0, 0), (1, 1), (2, 3), (2, 2)],
-                      [(0, 2, 0, 2), (2, 3, 2, 4)])
+CANDIDATE = Candidate(
+    ["x", "y", "z", "w"], np.array([1.0, -2.0]), -0.5, [(0, 0), (1, 1), (2, 3), (2, 2)], [(0, 2, 0, 2), (2, 3, 2, 4)]
+)
 
 
 def call(struct: dict) -> bytes:
@@ -19,23 +29,37 @@ def call(struct: dict) -> bytes:
 
 
 def test_flags_as_moses_clients_send_them():
-    method, params = parse_call(call({"text": "a b c", "align": "true", "word-align": True, "nbest": 3,
-                                      "nbest-distinct": "1", "add-score-breakdown": "YES"}))
+    method, params = parse_call(
+        call(
+            {
+                "text": "a b c",
+                "align": "true",
+                "word-align": True,
+                "nbest": 3,
+                "nbest-distinct": "1",
+                "add-score-breakdown": "YES",
+            }
+        )
+    )
     assert method == "translate"
-    assert translate_request(params, 10) == Request("a b c", align=True, word_align=True, segmentation=True,
-                                                    nbest=3, distinct=True, breakdown=True)
+    assert translate_request(params, 10) == Request(
+        "a b c", align=True, word_align=True, segmentation=True, nbest=3, distinct=True, breakdown=True
+    )
     assert translate_request(({"text": "a", "align": "no"},), 10).align is False
     assert translate_request(({"text": "a", "align": "1", "no-ReportSegmentation": "true"},), 10).segmentation is False
 
 
-@pytest.mark.parametrize("struct, code, words", [
-    ({"align": "true"}, PARSE_ERROR, "Missing source text"),
-    ({"text": 5}, INVALID_PARAMETERS, "text must be a string"),
-    ({"text": "a", "nbest": 11}, INVALID_PARAMETERS, "from 0 to 10"),
-    ({"text": "a", "nbest": True}, INVALID_PARAMETERS, "nbest must be an int"),
-    ({"text": "a", "word-align": "sometimes"}, INVALID_PARAMETERS, "word-align must be a boolean"),
-    ({"text": "a", "session-id": "7"}, INVALID_PARAMETERS, "session-id must be an int"),
-])
+@pytest.mark.parametrize(
+    "struct, code, words",
+    [
+        ({"align": "true"}, PARSE_ERROR, "Missing source text"),
+        ({"text": 5}, INVALID_PARAMETERS, "text must be a string"),
+        ({"text": "a", "nbest": 11}, INVALID_PARAMETERS, "from 0 to 10"),
+        ({"text": "a", "nbest": True}, INVALID_PARAMETERS, "nbest must be an int"),
+        ({"text": "a", "word-align": "sometimes"}, INVALID_PARAMETERS, "word-align must be a boolean"),
+        ({"text": "a", "session-id": "7"}, INVALID_PARAMETERS, "session-id must be an int"),
+    ],
+)
 def test_requests_refused_with_the_fault_that_says_why(struct, code, words):
     with pytest.raises(ProtocolError) as caught:
         translate_request((struct,), 10)
@@ -50,13 +74,20 @@ def test_text_as_mosesserver_writes_it():
 
 def test_the_answer_struct():
     request = Request("a b c", align=True, word_align=True, segmentation=False, nbest=2, breakdown=True, session=9)
-    answer = translate_response(request, [CANDIDATE, CANDIDATE], ["x y z w", "x y z w"], True,
-                                [("LM0", 0, 1), ("TM0", 1, 2)])
+    answer = translate_response(
+        request, [CANDIDATE, CANDIDATE], ["x y z w", "x y z w"], True, [("LM0", 0, 1), ("TM0", 1, 2)]
+    )
     assert answer["text"] == "x y z w " and answer["session-id"] == 9
-    assert answer["align"] == [{"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
-                               {"tgt-start": 2, "tgt-end": 3, "src-start": 2, "src-end": 2}]
-    assert answer["word-align"] == [{"source-word": 0, "target-word": 0}, {"source-word": 1, "target-word": 1},
-                                    {"source-word": 2, "target-word": 2}, {"source-word": 2, "target-word": 3}]
+    assert answer["align"] == [
+        {"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
+        {"tgt-start": 2, "tgt-end": 3, "src-start": 2, "src-end": 2},
+    ]
+    assert answer["word-align"] == [
+        {"source-word": 0, "target-word": 0},
+        {"source-word": 1, "target-word": 1},
+        {"source-word": 2, "target-word": 2},
+        {"source-word": 2, "target-word": 3},
+    ]
     assert [entry["fvals"] for entry in answer["nbest"]] == [" LM0= 1 TM0= -2"] * 2
     assert answer["nbest"][0]["totalScore"] == -0.5 and answer["nbest"][0]["hyp"] == "x y z w "
     assert "nbest" not in translate_response(Request("a"), [CANDIDATE], ["x y z w"], True, [])

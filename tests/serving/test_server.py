@@ -28,8 +28,9 @@ def decoded(tiny_system, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("\n".join(SENTENCES) + "\n")
     nbest, alignment = tmp_path / "nbest.txt", tmp_path / "align.txt"
-    run = run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--nbest-size", "5",
-                    "--alignment", alignment)
+    run = run_pysmt(
+        "decode", "-c", tiny_system, "-i", source, "--nbest", nbest, "--nbest-size", "5", "--alignment", alignment
+    )
     assert run.returncode == 0, run.stderr
     lists: list[list[tuple[str, str, float]]] = [[] for _ in SENTENCES]
     for line in nbest.read_text().splitlines():
@@ -44,11 +45,20 @@ def test_moses_clients_get_what_decode_gives(tiny_system, decoded):
         for k, text in enumerate(SENTENCES):
             plain = server.rpc.translate({"text": text})
             assert plain == {"text": "".join(f"{word} " for word in best[k].split())}  # Moses: a space after each
-            full = server.rpc.translate({"text": text, "nbest": 5, "add-score-breakdown": "true", "word-align": True,
-                                         "nbest-distinct": "false", "session-id": 7})
+            full = server.rpc.translate(
+                {
+                    "text": text,
+                    "nbest": 5,
+                    "add-score-breakdown": "true",
+                    "word-align": True,
+                    "nbest-distinct": "false",
+                    "session-id": 7,
+                }
+            )
             assert full["session-id"] == 7
-            assert [(e["hyp"].strip(), e["fvals"].strip(), e["totalScore"]) for e in full["nbest"]] == \
-                [(words, scores, pytest.approx(total, abs=1e-6)) for words, scores, total in lists[k]]
+            assert [(e["hyp"].strip(), e["fvals"].strip(), e["totalScore"]) for e in full["nbest"]] == [
+                (words, scores, pytest.approx(total, abs=1e-6)) for words, scores, total in lists[k]
+            ]
             links = " ".join(f"{link['source-word']}-{link['target-word']}" for link in full["word-align"])
             assert sorted(links.split()) == sorted(alignments[k].split())
 
@@ -58,8 +68,10 @@ def test_phrase_alignment_and_segmentation_as_mosesserver_writes_them(tiny_syste
         answer = server.rpc.translate({"text": "a b c", "align": "true"})
         # the toy system's best: "a b" -> "x y" (one phrase), "c" -> "z"; ends included, as Moses' ranges
         assert answer["text"] == "x y |0-1| z |2-2| "
-        assert answer["align"] == [{"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
-                                   {"tgt-start": 2, "tgt-end": 2, "src-start": 2, "src-end": 2}]
+        assert answer["align"] == [
+            {"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
+            {"tgt-start": 2, "tgt-end": 2, "src-start": 2, "src-end": 2},
+        ]
         quiet = server.rpc.translate({"text": "a b c", "align": True, "no-ReportSegmentation": "1"})
         assert quiet["text"] == "x y z " and quiet["align"] == answer["align"]
         assert server.rpc.translate({"text": ""}) == {"text": ""}
@@ -71,8 +83,9 @@ def test_json_clients_get_what_decode_gives_per_input_and_in_opennmts_shape(tiny
         status, answer = server.post_json("/translate", [{"src": s, "id": 0, "n_best": 5} for s in SENTENCES])
         assert status == 200
         for k, entries in enumerate(answer):
-            assert [(e["src"], e["tgt"], e["n_best"], e["pred_score"]) for e in entries] == \
-                [(SENTENCES[k], words, 5, pytest.approx(total, abs=1e-6)) for words, _, total in lists[k]]
+            assert [(e["src"], e["tgt"], e["n_best"], e["pred_score"]) for e in entries] == [
+                (SENTENCES[k], words, 5, pytest.approx(total, abs=1e-6)) for words, _, total in lists[k]
+            ]
             assert entries[0]["tgt"] == best[k] and entries[0]["align"] == [alignments[k]]
         status, by_rank = server.post_json("/translator/translate", [{"src": s} for s in SENTENCES])
         assert status == 200 and len(by_rank) == 2 and all(len(rank) == len(SENTENCES) for rank in by_rank)
@@ -93,6 +106,7 @@ def test_raw_text_in_and_out_through_the_systems_processing(tmp_path):
 def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_system):
     limits = ["--max-request-size", "2K", "--max-sentences", "3", "--max-words", "5", "--max-nbest", "10"]
     with serving(tiny_system, *limits) as server:
+
         def refused(status: int, words: str, body: bytes, path: str = "/translate", **headers: str) -> None:
             got, answer = server.request("POST", path, body, headers)
             assert got == status and answer["status"] == "error" and words in answer["error"], answer
@@ -125,9 +139,11 @@ def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_syste
 
         raw_fault = server.fault
         assert raw_fault(b"<methodCall><methodName>translate")[0] == -503
-        bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
-                b"<methodCall><methodName>translate</methodName><params><param><value><struct><member><name>text"
-                b"</name><value><string>&b;</string></value></member></struct></value></param></params></methodCall>")
+        bomb = (
+            b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+            b"<methodCall><methodName>translate</methodName><params><param><value><struct><member><name>text"
+            b"</name><value><string>&b;</string></value></member></struct></value></param></params></methodCall>"
+        )
         assert raw_fault(bomb)[0] == -503 and "EntitiesForbidden" in raw_fault(bomb)[1]
         code, message = raw_fault(b"<x>" + b"a" * 4000 + b"</x>")
         assert code == -32000 and "--max-request-size" in message
@@ -138,7 +154,7 @@ def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_syste
 
 def test_a_request_over_its_time_is_answered_504_and_its_sentences_dropped(tiny_system):
     with serving(tiny_system, "--timeout", "1") as server:
-        worker, = server.workers()
+        (worker,) = server.workers()
         with stopped(worker):
             status, answer = server.post_json("/translate", [{"src": "a b c"}])
             assert status == 504 and "--timeout" in answer["error"]
@@ -148,7 +164,7 @@ def test_a_request_over_its_time_is_answered_504_and_its_sentences_dropped(tiny_
 
 def test_a_full_queue_turns_new_requests_away_with_503(tiny_system):
     with serving(tiny_system, "--max-pending", "2") as server, ThreadPoolExecutor(1) as waiting:
-        worker, = server.workers()
+        (worker,) = server.workers()
         with stopped(worker):
             first = waiting.submit(server.post_json, "/translate", [{"src": "a"}, {"src": "b"}])
             assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 2, 10)
@@ -159,12 +175,14 @@ def test_a_full_queue_turns_new_requests_away_with_503(tiny_system):
 
 def test_a_client_that_disconnects_leaves_the_server_serving_and_its_sentences_dropped(tiny_system):
     with serving(tiny_system) as server:
-        worker, = server.workers()
+        (worker,) = server.workers()
         with stopped(worker):
             with server.connect() as client:
                 body = json.dumps([{"src": "a b c"}] * 50).encode()
-                client.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                               b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                client.sendall(
+                    b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                )
                 assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 50, 10)
             # the queue emptied: what is left is the sentence the frozen worker is at
             assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 1, 10)
@@ -188,7 +206,7 @@ def test_a_worker_that_dies_is_replaced_and_its_requests_answered(tiny_system):
 
 def test_sigterm_finishes_what_is_in_flight_refuses_new_work_and_exits_0(tiny_system):
     with serving(tiny_system) as server, ThreadPoolExecutor(1) as waiting:
-        worker, = server.workers()
+        (worker,) = server.workers()
         with stopped(worker):
             in_flight = waiting.submit(server.post_json, "/translate", [{"src": "a b c"}])
             assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 1, 10)

@@ -45,7 +45,9 @@ def test_a_request_sent_by_half_is_dropped_after_the_read_timeout(tiny_system):
             answer = until_closed(half_body)  # its body never ended: 408, then closed
             assert answer.startswith(b"HTTP/1.1 408 ") and b"Connection: close" in answer
             assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {
-                "error": "the request's body did not arrive within 1 s (--read-timeout)", "status": "error"}
+                "error": "the request's body did not arrive within 1 s (--read-timeout)",
+                "status": "error",
+            }
         with server.connect() as slowloris:  # a head sent a byte at a time must still end within the time
             with pytest.raises(OSError):  # (the server has closed the connection: a write fails)
                 for byte in b"POST /translate HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 200:
@@ -60,8 +62,10 @@ def test_connections_beyond_the_bound_are_refused_at_once_and_a_port_in_use_is_o
             first.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # the bound counts connections, not requests
             assert first.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
             status, answer = server.post_json("/translate", [{"src": "a b c"}])
-            assert status == 503 and answer == {"error": "this server holds 2 connections at once "
-                                                         "(--max-connections); try again later", "status": "error"}
+            assert status == 503 and answer == {
+                "error": "this server holds 2 connections at once (--max-connections); try again later",
+                "status": "error",
+            }
             with pytest.raises(xmlrpc.client.ProtocolError) as caught:
                 server.rpc.translate({"text": "a b c"})
             assert caught.value.errcode == 503
@@ -81,11 +85,15 @@ def test_input_nested_deeper_than_requests_are_is_refused_and_the_server_goes_on
         # brackets within strings are text
         assert server.post_json("/translate", [{"src": "a [[[[ b" + "[" * 100}])[0] == 200
         arrays = b"<value><array><data>" * 3000 + b"</data></array></value>" * 3000
-        for params in (b"<param>" + arrays + b"</param>",
-                       b"<param><value><struct><member><name>text</name><value>a</value></member><member><name>"
-                       b"nbest</name>" + arrays + b"</member></struct></value></param>"):
-            code, message = server.fault(b"<?xml version='1.0'?><methodCall><methodName>translate</methodName>"
-                                         b"<params>" + params + b"</params></methodCall>")
+        for params in (
+            b"<param>" + arrays + b"</param>",
+            b"<param><value><struct><member><name>text</name><value>a</value></member><member><name>"
+            b"nbest</name>" + arrays + b"</member></struct></value></param>",
+        ):
+            code, message = server.fault(
+                b"<?xml version='1.0'?><methodCall><methodName>translate</methodName>"
+                b"<params>" + params + b"</params></methodCall>"
+            )
             assert code == -32000 and "nests XML elements more than 32 deep" in message
         assert server.rpc.translate({"text": "a b c"}) == {"text": "x y z "}
         assert served(server) and "Error handling request" not in "".join(server.log)
@@ -94,7 +102,7 @@ def test_input_nested_deeper_than_requests_are_is_refused_and_the_server_goes_on
 def test_a_one_sentence_request_is_answered_while_two_large_ones_are_in_progress(tiny_system):
     sentence = " ".join(["a b c"] * 6)
     with serving(tiny_system, "--max-words", "20") as server, ThreadPoolExecutor(3) as clients:
-        worker, = server.workers()
+        (worker,) = server.workers()
         finished: list[str] = []
 
         def send(name: str, count: int) -> tuple[int, object]:

@@ -15,8 +15,8 @@ DATA = Path(__file__).parent / "data"
 
 
 def test_symmetrization_heuristics_on_a_hand_made_case():
-    forward = {(0, 0), (1, 1), (2, 1)}   # each target word has one source word
-    reverse = {(0, 0), (1, 1), (2, 2)}   # each source word has one target word
+    forward = {(0, 0), (1, 1), (2, 1)}  # each target word has one source word
+    reverse = {(0, 0), (1, 1), (2, 2)}  # each source word has one target word
     assert symmetrize(forward, reverse, "intersection", 3, 3) == [(0, 0), (1, 1)]
     assert symmetrize(forward, reverse, "union", 3, 3) == [(0, 0), (1, 1), (2, 1), (2, 2)]
     # from (1,1): the straight neighbour (2,1) first (source 2 unaligned), then the diagonal (2,2) (target 2)
@@ -33,18 +33,21 @@ def test_symmetrization_heuristics_on_a_hand_made_case():
 def test_extraction_with_unaligned_words_at_edges():
     # source: a X b  (X unaligned), target: A B
     pairs = {(ss, se, ts, te) for ss, se, ts, te, _, _ in extract_sentence(3, 2, [(0, 0), (2, 1)], 7)}
-    assert (0, 0, 0, 0) in pairs and (0, 1, 0, 0) in pairs      # "a" and "a X" -> "A"
-    assert (2, 2, 1, 1) in pairs and (1, 2, 1, 1) in pairs      # "b" and "X b" -> "B"
+    assert (0, 0, 0, 0) in pairs and (0, 1, 0, 0) in pairs  # "a" and "a X" -> "A"
+    assert (2, 2, 1, 1) in pairs and (1, 2, 1, 1) in pairs  # "b" and "X b" -> "B"
     assert (0, 2, 0, 1) in pairs and (1, 1, 0, 0) not in pairs  # no pair of the unaligned word alone
     assert len(pairs) == 5
 
 
 def test_orientations_monotone_swap_other():
     # a b -> B A (swapped)
-    found = {(ss, ts): (ORIENTATION_NAMES[p], ORIENTATION_NAMES[n])
-             for ss, se, ts, te, p, n in extract_sentence(2, 2, [(0, 1), (1, 0)], 7) if ss == se}
-    assert found[(1, 0)] == ("other", "swap")   # first target phrase, not at source start
-    assert found[(0, 1)] == ("swap", "other")   # last target phrase, not at source end
+    found = {
+        (ss, ts): (ORIENTATION_NAMES[p], ORIENTATION_NAMES[n])
+        for ss, se, ts, te, p, n in extract_sentence(2, 2, [(0, 1), (1, 0)], 7)
+        if ss == se
+    }
+    assert found[(1, 0)] == ("other", "swap")  # first target phrase, not at source start
+    assert found[(0, 1)] == ("swap", "other")  # last target phrase, not at source end
 
 
 def test_extraction_matches_moses_extract_o(shared_data):
@@ -56,8 +59,10 @@ def test_extraction_matches_moses_extract_o(shared_data):
     lines = []
     for f, e, a, w in zip(fr, en, align, weights):
         for ss, se, ts, te, p, n in extract_sentence(len(f), len(e), parse_points(a), 7):
-            lines.append(f"{' '.join(f[ss:se + 1])} ||| {' '.join(e[ts:te + 1])} ||| "
-                         f"{ORIENTATION_NAMES[p]} {ORIENTATION_NAMES[n]} ||| {w}")
+            lines.append(
+                f"{' '.join(f[ss : se + 1])} ||| {' '.join(e[ts : te + 1])} ||| "
+                f"{ORIENTATION_NAMES[p]} {ORIENTATION_NAMES[n]} ||| {w}"
+            )
     assert lines == (DATA / "moses-extract.phrase-based-weighted.extract.o").read_text(encoding="utf-8").splitlines()
 
 
@@ -65,15 +70,17 @@ def test_lexical_tables_equal_moses(tmp_path, shared_data):
     base = shared_data("fixtures", "moses", "misc.lexical-weights")
     corpus = AlignedCorpus.load(base / "fr", base / "en", base / "align.fr-en")
     estimate_lexical_tables(corpus).save(tmp_path / "lex.f2e", tmp_path / "lex.e2f")
-    ours = (tmp_path / "lex.f2e").read_text(encoding="utf-8").splitlines() + \
-        (tmp_path / "lex.e2f").read_text(encoding="utf-8").splitlines()
+    ours = (tmp_path / "lex.f2e").read_text(encoding="utf-8").splitlines() + (tmp_path / "lex.e2f").read_text(
+        encoding="utf-8"
+    ).splitlines()
     expected = (DATA / "moses-misc.lexical-weights.results.txt").read_text(encoding="utf-8").splitlines()
     assert sorted(ours, key=str.encode) == expected
 
 
 def test_lexical_weights_by_hand():
-    tables = LexicalTables(f2e={("a", "A"): 0.5, ("b", "A"): 0.25, ("NULL", "B"): 0.1},
-                           e2f={("a", "A"): 0.4, ("b", "A"): 0.8})
+    tables = LexicalTables(
+        f2e={("a", "A"): 0.5, ("b", "A"): 0.25, ("NULL", "B"): 0.1}, e2f={("a", "A"): 0.4, ("b", "A"): 0.8}
+    )
     # target A aligned to a and b (average), target B unaligned (NULL)
     f_e, e_f = tables.weights(["a", "b"], ["A", "B"], ((0, 0), (1, 0)))
     assert e_f == pytest.approx((0.5 + 0.25) / 2 * 0.1)
@@ -95,8 +102,9 @@ def test_phrase_and_reordering_tables_by_hand(tmp_path, monkeypatch, processes, 
     instances = extract_corpus(corpus.sources, corpus.targets, corpus.alignments, processes=1)
     pairs = count_pairs(instances, corpus)
     # lex.f2e p(e|f): a->x 2/3, a->z 1/3, c->NULL 1; lex.e2f p(f|e): a|x 1, a|z 1, c|NULL 1, b|y 1
-    n = write_tables(instances, corpus, pairs, estimate_lexical_tables(corpus), tmp_path / "pt", tmp_path / "rt",
-                     processes=processes)
+    n = write_tables(
+        instances, corpus, pairs, estimate_lexical_tables(corpus), tmp_path / "pt", tmp_path / "rt", processes=processes
+    )
     pt = (tmp_path / "pt").read_text(encoding="utf-8").splitlines()
     rt = (tmp_path / "rt").read_text(encoding="utf-8").splitlines()
     assert n == len(pt) == len(rt) == 5
@@ -110,9 +118,16 @@ def test_phrase_and_reordering_tables_by_hand(tmp_path, monkeypatch, processes, 
     assert "a ||| x ||| 0.714286 0.142857 0.142857 0.714286 0.142857 0.142857" in rt
 
 
-@pytest.mark.parametrize("src, tgt, reason", [
-    ("", "a", "empty"), ("a " * 81, "a", "longer than 80 tokens"), ("a " * 10, "a", "length ratio over 9"),
-    (", .", "x", "punctuation only"), ("a b", "c", None)])
+@pytest.mark.parametrize(
+    "src, tgt, reason",
+    [
+        ("", "a", "empty"),
+        ("a " * 81, "a", "longer than 80 tokens"),
+        ("a " * 10, "a", "length ratio over 9"),
+        (", .", "x", "punctuation only"),
+        ("a b", "c", None),
+    ],
+)
 def test_cleaning_rules(src, tgt, reason):
     assert keep_pair(src, tgt) == reason
 
@@ -126,8 +141,9 @@ def test_end_to_end_train_and_decode(tmp_path, shared_data):
     assert proc.returncode == 0, proc.stderr[-2000:]
     for name in ("phrase-table.gz", "reordering-table.wbe-msd-bidirectional-fe.gz", "lm.bin", "lex.f2e", "pysmt.toml"):
         assert (tmp_path / "sys" / name).is_file()
-    out = run_pysmt("decode", "-c", tmp_path / "sys" / "pysmt.toml",
-                    input="A man in an orange hat.\n\nTwo dogs are playing!\n")
+    out = run_pysmt(
+        "decode", "-c", tmp_path / "sys" / "pysmt.toml", input="A man in an orange hat.\n\nTwo dogs are playing!\n"
+    )
     lines = out.stdout.split("\n")[:-1]
     assert out.returncode == 0 and len(lines) == 3 and lines[1] == ""
     assert lines[0][0].isupper() and "homme" in lines[0] and not lines[0].endswith(" .")
@@ -138,6 +154,7 @@ def test_end_to_end_train_and_decode(tmp_path, shared_data):
 def test_mismatched_bitext_is_an_error_before_work(tmp_path):
     (tmp_path / "c.en").write_text("a\nb\n")
     (tmp_path / "c.fr").write_text("a\n")
-    one_line_error(run_pysmt("train", "--corpus", tmp_path / "c", "--out", tmp_path / "sys"), "c.en has 2 lines but",
-                   "c.fr has 1")
+    one_line_error(
+        run_pysmt("train", "--corpus", tmp_path / "c", "--out", tmp_path / "sys"), "c.en has 2 lines but", "c.fr has 1"
+    )
     assert not (tmp_path / "sys").exists()

@@ -13,7 +13,6 @@ import pysmt.training.buckets as buckets
 from pysmt.errors import PysmtError
 from pysmt.running.memory_budget import parse_size
 from pysmt.testing import one_line_error, run_pysmt
-from tests.helpers import slow_cases
 from pysmt.training.buckets import bucket_count, score_occurrences
 from pysmt.training.corpus import AlignedCorpus
 from pysmt.training.extraction import OCCURRENCE, extract_corpus, extracted_parts, write_occurrences
@@ -21,6 +20,7 @@ from pysmt.training.lexical import Lexicon, estimate_lexical_tables
 from pysmt.training.options import TrainingOptions
 from pysmt.training.pipeline import Pipeline
 from pysmt.training.scoring import count_pairs, write_tables
+from tests.helpers import slow_cases
 
 
 def random_corpus(folder: Path, sentences: int = 400, seed: int = 0) -> AlignedCorpus:
@@ -58,12 +58,15 @@ def test_scoring_in_buckets_writes_the_tables_of_scoring_in_memory(tmp_path, mon
     assert score_occurrences(occurrences, corpus, encoded, pt, rt, budget, processes) == n
     with gzip.open(pt, "rb") as a, gzip.open(rt, "rb") as b:
         assert a.read() == (tmp_path / "pt").read_bytes() and b.read() == (tmp_path / "rt").read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a", "e", "f", "extract.occurrences", "pt", "rt",
-                                                                 pt.name, rt.name])  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["a", "e", "f", "extract.occurrences", "pt", "rt", pt.name, rt.name]
+    )  # no temporary file left
 
 
-@pytest.mark.parametrize("text, size", [("1G", 1 << 30), ("800M", 800 << 20), ("1.5g", 3 << 29), ("300MB", 300 << 20),
-                                        (str(1 << 30), 1 << 30)])
+@pytest.mark.parametrize(
+    "text, size",
+    [("1G", 1 << 30), ("800M", 800 << 20), ("1.5g", 3 << 29), ("300MB", 300 << 20), (str(1 << 30), 1 << 30)],
+)
 def test_memory_sizes(text, size):
     assert parse_size(text) == size
 
@@ -88,15 +91,25 @@ def test_the_lexicon_gives_the_reference_lexical_weights_bit_for_bit(tmp_path):
     src = rng.integers(0, len(corpus.src_vocab), (n, width))
     tgt = rng.integers(0, len(corpus.tgt_vocab), (n, width))
     src_len, tgt_len = rng.integers(1, width + 1, n), rng.integers(1, width + 1, n)
-    alignments = [tuple(sorted({(int(rng.integers(0, src_len[i])), int(rng.integers(0, tgt_len[i])))
-                                for _ in range(int(rng.integers(0, 6)))}, key=lambda p: (p[1], p[0])))
-                  for i in range(n)]
+    alignments = [
+        tuple(
+            sorted(
+                {
+                    (int(rng.integers(0, src_len[i])), int(rng.integers(0, tgt_len[i])))
+                    for _ in range(int(rng.integers(0, 6)))
+                },
+                key=lambda p: (p[1], p[0]),
+            )
+        )
+        for i in range(n)
+    ]
     points = np.array([(i, s, t) for i, inside in enumerate(alignments) for s, t in inside], dtype=np.int64)
     f_e, e_f = lexicon.weights(src, src_len, tgt, tgt_len, points)
     words = lambda vocab, ids: [vocab.words[w] for w in ids]  # noqa: E731
     for i in range(n):
-        expected = tables.weights(words(corpus.src_vocab, src[i, :src_len[i]]),
-                                  words(corpus.tgt_vocab, tgt[i, :tgt_len[i]]), alignments[i])
+        expected = tables.weights(
+            words(corpus.src_vocab, src[i, : src_len[i]]), words(corpus.tgt_vocab, tgt[i, : tgt_len[i]]), alignments[i]
+        )
         assert (f_e[i], e_f[i]) == expected  # exactly, not approximately
 
 
@@ -144,13 +157,21 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path, monkeypa
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(buckets, "write_runs", full)
-    pipeline = Pipeline(TrainingOptions(src_lang="en", tgt_lang="fr", corpora=[tmp_path / "c"], out=out,
-                                       temp_dir=tmp_path / "scratch"))
-    monkeypatch.setattr(Pipeline, "step_score", lambda self: score_occurrences(
-        occurrences, corpus, lexicon, out / "pt.gz", out / "rt.gz", 10_000, 1, temp_dir=tmp_path / "scratch"))
+    pipeline = Pipeline(
+        TrainingOptions(src_lang="en", tgt_lang="fr", corpora=[tmp_path / "c"], out=out, temp_dir=tmp_path / "scratch")
+    )
+    monkeypatch.setattr(
+        Pipeline,
+        "step_score",
+        lambda self: score_occurrences(
+            occurrences, corpus, lexicon, out / "pt.gz", out / "rt.gz", 10_000, 1, temp_dir=tmp_path / "scratch"
+        ),
+    )
     (tmp_path / "scratch").mkdir()
     with pytest.raises(PysmtError) as failure:
         pipeline.run_step("score")
-    assert str(failure.value) == (f"step score: No space left on device; make room in {out} and {tmp_path / 'scratch'} "
-                                  "(or give --temp-dir on a disk with room) and run the same command again to resume")
+    assert str(failure.value) == (
+        f"step score: No space left on device; make room in {out} and {tmp_path / 'scratch'} "
+        "(or give --temp-dir on a disk with room) and run the same command again to resume"
+    )
     assert not any(out.iterdir()) and not any((tmp_path / "scratch").iterdir())

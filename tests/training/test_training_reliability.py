@@ -56,8 +56,13 @@ def write_bitext(folder: Path) -> dict[str, Path]:
     write_lines(folder / "c.de", FR)
     write_lines(folder / "d.en", EN + ["the house"])
     write_lines(folder / "d.fr", FR + ["la maison"])
-    return {"c": folder / "c", "d": folder / "d", "al": write_lines(folder / "al", ALIGNMENT),
-            "al-d": write_lines(folder / "al-d", ALIGNMENT + ["0-0 1-1"]), "out": folder / "sys"}
+    return {
+        "c": folder / "c",
+        "d": folder / "d",
+        "al": write_lines(folder / "al", ALIGNMENT),
+        "al-d": write_lines(folder / "al-d", ALIGNMENT + ["0-0 1-1"]),
+        "out": folder / "sys",
+    }
 
 
 def train_c(files: dict[str, Path]) -> dict[str, Path]:
@@ -96,11 +101,16 @@ def test_rerun_with_another_corpus_is_refused_and_keeps_the_system(system):
     assert snapshot(system["out"]) == before
 
 
-@pytest.mark.parametrize("change, expected", [
-    (["--tgt-lang", "de"], "tgt_lang: fr -> de"),
-    *slow_cases((["--max-phrase-length", "3"], "max_phrase_length: 7 -> 3"),
-                (["--symmetrization", "union"], "symmetrization: grow-diag-final-and -> union")),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (["--tgt-lang", "de"], "tgt_lang: fr -> de"),
+        *slow_cases(
+            (["--max-phrase-length", "3"], "max_phrase_length: 7 -> 3"),
+            (["--symmetrization", "union"], "symmetrization: grow-diag-final-and -> union"),
+        ),
+    ],
+)
 def test_rerun_with_other_options_is_refused(system, change, expected):
     before = snapshot(system["out"])
     proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"], *change)
@@ -155,8 +165,9 @@ def test_force_redoes_every_step_of_the_same_job(system):
 def test_force_over_another_job_does_not_trust_its_steps(system):
     """--force --first-step lm over another job would mix that job's corpus into this one: refused."""
     before = snapshot(system["out"])
-    proc = train("--corpus", system["d"], "--alignment", system["al-d"], "--out", system["out"], "--force",
-                 "--first-step", "lm")
+    proc = train(
+        "--corpus", system["d"], "--alignment", system["al-d"], "--out", system["out"], "--force", "--first-step", "lm"
+    )
     assert_one_line_error(proc, "step lm needs corpus/train.fr", "another job", "--first-step prepare")
     assert snapshot(system["out"]) == before
 
@@ -177,16 +188,18 @@ def test_unwritable_out_is_a_one_line_error(bitext):
 
 def test_first_step_config_on_an_empty_out(bitext):
     proc = train("--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"], "--first-step", "config")
-    line = assert_one_line_error(proc, "step config needs phrase-table.gz, which step score makes",
-                                 "--first-step prepare")
+    line = assert_one_line_error(
+        proc, "step config needs phrase-table.gz, which step score makes", "--first-step prepare"
+    )
     assert proc.stderr.strip() == line  # checked before any work: no step ran
     assert not bitext["out"].exists()
 
 
 def test_first_step_align_on_an_empty_out(bitext):
     proc = train("--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"], "--first-step", "align")
-    line = assert_one_line_error(proc, "step align needs corpus/train.en, which step prepare makes",
-                                 "run pysmt train with --first-step prepare")
+    line = assert_one_line_error(
+        proc, "step align needs corpus/train.en, which step prepare makes", "run pysmt train with --first-step prepare"
+    )
     assert proc.stderr.strip() == line
     assert not bitext["out"].exists()
 
@@ -202,8 +215,9 @@ def test_a_deleted_output_names_the_step_that_makes_it(system):
     (system["out"] / "lm.bin").unlink()
     args = ["--corpus", system["c"], "--alignment", system["al"], "--out", system["out"]]
     proc = train(*args, "--first-step", "config")
-    assert_one_line_error(proc, "step config needs lm.bin, which step lm makes: "
-                                "run pysmt train with --first-step lm (or earlier)")
+    assert_one_line_error(
+        proc, "step config needs lm.bin, which step lm makes: run pysmt train with --first-step lm (or earlier)"
+    )
     again = train(*args)  # a plain rerun redoes the step whose output is gone
     assert again.returncode == 0, again.stderr[-2000:]
     assert "step lm ..." in again.stderr and (system["out"] / "lm.bin").is_file()
@@ -213,8 +227,9 @@ def test_the_whole_range_is_checked_before_any_work(system):
     """lex's output is gone: a run from lm on is fine, but a run from score on fails before score's work."""
     (system["out"] / "lex.f2e").unlink()
     before = (system["out"] / "phrase-table.gz").stat().st_mtime_ns
-    proc = train("--corpus", system["c"], "--alignment", system["al"], "--out", system["out"],
-                 "--first-step", "score", "--force")
+    proc = train(
+        "--corpus", system["c"], "--alignment", system["al"], "--out", system["out"], "--first-step", "score", "--force"
+    )
     assert_one_line_error(proc, "step score needs lex.f2e, which step lex makes", "--first-step lex (or earlier)")
     assert "step score ..." not in proc.stderr
     assert (system["out"] / "phrase-table.gz").stat().st_mtime_ns == before
@@ -223,15 +238,20 @@ def test_the_whole_range_is_checked_before_any_work(system):
 # -- --alignment is checked when given -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad, expected", [
-    ("0-0 5-1", "source word 5 is out of range"),
-    *slow_cases(("0-0 1-7", "target word 7 is out of range"),
-                ("0-0 x-y", "'x-y' is not an alignment point"),
-                ("0-0 1", "'1' is not an alignment point"),
-                ("0-0 -1-1", "is not an alignment point"),
-                # a superscript two is a digit to str.isdigit, not to int()
-                ("0-0 \u00b2-1", "is not an alignment point")),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        ("0-0 5-1", "source word 5 is out of range"),
+        *slow_cases(
+            ("0-0 1-7", "target word 7 is out of range"),
+            ("0-0 x-y", "'x-y' is not an alignment point"),
+            ("0-0 1", "'1' is not an alignment point"),
+            ("0-0 -1-1", "is not an alignment point"),
+            # a superscript two is a digit to str.isdigit, not to int()
+            ("0-0 \u00b2-1", "is not an alignment point"),
+        ),
+    ],
+)
 def test_bad_alignment_line_names_the_file_and_line(bitext, bad, expected):
     alignment = write_lines(bitext["al"], ALIGNMENT[:1] + [bad] + ALIGNMENT[2:])
     proc = train("--corpus", bitext["c"], "--alignment", alignment, "--out", bitext["out"])
@@ -272,6 +292,7 @@ def test_lm_order_out_of_range_is_a_usage_error(tmp_path, order):
 def test_lm_order_one_is_an_error_not_a_kenlm_trace_in_the_api(tmp_path):
     from pysmt.errors import PysmtError
     from pysmt.training.language_model import build_language_model
+
     with pytest.raises(PysmtError, match="at least 2"):
         build_language_model([write_lines(tmp_path / "t.txt", FR)], tmp_path / "lm.bin", order=1)
 
@@ -309,8 +330,14 @@ def test_a_job_file_that_is_no_record_is_refused(system, record):
 
 def test_a_full_disk_names_the_file_and_how_to_resume(bitext):
     """It said "writing output: 272710 requested and 237568 written": numpy's words for a full disk, no file."""
-    proc = train("--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"],
-                 preexec_fn=limited_file_size(2048))
-    line = assert_one_line_error(proc, "step score: File too large writing ", str(bitext["out"]), "make room in",
-                                 "run the same command again to resume")
+    proc = train(
+        "--corpus", bitext["c"], "--alignment", bitext["al"], "--out", bitext["out"], preexec_fn=limited_file_size(2048)
+    )
+    line = assert_one_line_error(
+        proc,
+        "step score: File too large writing ",
+        str(bitext["out"]),
+        "make room in",
+        "run the same command again to resume",
+    )
     assert "requested and" not in line and not list(bitext["out"].glob(".*pysmt-tmp*"))

@@ -36,7 +36,7 @@ def test_statistics_sum_to_sacrebleu_corpus_bleu_on_random_strings(seed):
 def test_statistics_equal_sacrebleu_on_real_decoder_output(shared_data):
     hyps = (Path(__file__).parent / "data" / "newstest2013.pysmt-untuned.300.fr").read_text(encoding="utf-8")
     hyps = hyps.splitlines()
-    refs = shared_data("news", "newstest2013.fr").read_text(encoding="utf-8").splitlines()[:len(hyps)]
+    refs = shared_data("news", "newstest2013.fr").read_text(encoding="utf-8").splitlines()[: len(hyps)]
     scorer = BleuStatistics([[r] for r in refs])
     stats = [scorer(i, h) for i, h in enumerate(hyps)]
     assert bleu(sum(stats)) == sacrebleu.corpus_bleu(hyps, [refs]).score
@@ -61,11 +61,16 @@ def test_statistics_in_moses_order_by_hand():
 
 
 def test_bleu_edge_cases_match_sacrebleu():
-    for correct, total, sys_len, ref_len in [([0, 0, 0, 0], [3, 2, 1, 0], 3, 5), ([2, 1, 0, 0], [3, 2, 1, 0], 3, 5),
-                                             ([5, 3, 0, 0], [6, 5, 4, 3], 6, 4), ([0, 0, 0, 0], [0, 0, 0, 0], 0, 2)]:
+    for correct, total, sys_len, ref_len in [
+        ([0, 0, 0, 0], [3, 2, 1, 0], 3, 5),
+        ([2, 1, 0, 0], [3, 2, 1, 0], 3, 5),
+        ([5, 3, 0, 0], [6, 5, 4, 3], 6, 4),
+        ([0, 0, 0, 0], [0, 0, 0, 0], 0, 2),
+    ]:
         stats = [v for pair in zip(correct, total) for v in pair] + [ref_len]
-        expected = sacrebleu.metrics.BLEU.compute_bleu(list(correct), list(total), sys_len, ref_len,
-                                                       smooth_method="exp").score
+        expected = sacrebleu.metrics.BLEU.compute_bleu(
+            list(correct), list(total), sys_len, ref_len, smooth_method="exp"
+        ).score
         assert bleu(np.array(stats, dtype=float)) == pytest.approx(expected, abs=1e-12)
 
 
@@ -119,8 +124,11 @@ def brute_force_best(pool, a, b):
                 if b[i] != b[j]:
                     crossings.append((a[i] - a[j]) / (b[j] - b[i]))
     points = np.unique(crossings)
-    probes = np.concatenate([[points[0] - 1], (points[1:] + points[:-1]) / 2, [points[-1] + 1]]) if len(points) \
+    probes = (
+        np.concatenate([[points[0] - 1], (points[1:] + points[:-1]) / 2, [points[-1] + 1]])
+        if len(points)
         else np.array([0.0])
+    )
     best = -1.0
     for g in probes:
         choice = [lo + int(np.argmax((a + g * b)[lo:hi])) for lo, hi in zip(pool.offsets[:-1], pool.offsets[1:])]
@@ -207,8 +215,9 @@ def test_optimize_gives_the_same_weights_on_several_processes():
 
     features, stats, _ = toy_nbest(4)
     alone = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3)
-    forked = optimize(features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3,
-                      mapper=partial(map_with_shared, processes=2))
+    forked = optimize(
+        features, stats, [0.1, 0.1, 0.1, 0.1], restarts=6, seed=3, mapper=partial(map_with_shared, processes=2)
+    )
     assert np.array_equal(alone[0], forked[0]) and alone[1] == forked[1]
 
 
@@ -217,8 +226,9 @@ def test_fixed_and_constant_features_keep_their_weights():
     features = [np.hstack([f, np.full((len(f), 1), 3.0)]) for f in features]  # constant feature
     pool = CandidatePool.from_lists(features, stats)
     assert constant_features(pool).tolist() == [False, False, False, False, True]
-    weights, value = optimize(features, stats, [0.1, 0.1, 0.1, 0.7, 0.3], restarts=2,
-                              fixed=[False, False, False, True, False])
+    weights, value = optimize(
+        features, stats, [0.1, 0.1, 0.1, 0.7, 0.3], restarts=2, fixed=[False, False, False, True, False]
+    )
     assert weights[3] == 0.7 and weights[4] == 0.3
     assert np.isfinite(value)
 
@@ -230,8 +240,7 @@ def test_optimized_weights_are_l1_normalized_without_changing_the_winners():
     assert np.abs(weights[:4]).sum() == pytest.approx(1.0) and weights[4] == 0.3
     assert CandidatePool.from_lists(features, stats).bleu(weights) == pytest.approx(value)
     varying = [np.hstack([f, np.arange(len(f))[:, None]]) for f in features]  # a fixed feature that varies
-    weights, _ = optimize(varying, stats, [1.0, 2.0, -3.0, 4.0, 0.3, 0.5], restarts=2,
-                          fixed=[False] * 5 + [True])
+    weights, _ = optimize(varying, stats, [1.0, 2.0, -3.0, 4.0, 0.3, 0.5], restarts=2, fixed=[False] * 5 + [True])
     assert np.abs(weights[:4]).sum() != pytest.approx(1.0)  # not normalized: rankings would change
 
 
@@ -274,8 +283,11 @@ def misleading_system(directory):
     weights (0.2 0.2) the wrong one wins: log .6 + log .4 > log .4 + log .5."""
     phrases = "".join(f"{w} ||| y{w} ||| 0.6 0.4 ||| 0-0\n{w} ||| x{w} ||| 0.4 0.5 ||| 0-0\n" for w in SOURCE_WORDS)
     targets = [f"{p}{w}" for w in SOURCE_WORDS for p in "xy"]
-    arpa = ("\\data\\\nngram 1=%d\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n" % (len(targets) + 3)
-            + "".join(f"-1\t{t}\t0\n" for t in targets) + "\n\\2-grams:\n-1\t<s> </s>\n\n\\end\\\n")
+    arpa = (
+        "\\data\\\nngram 1=%d\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n" % (len(targets) + 3)
+        + "".join(f"-1\t{t}\t0\n" for t in targets)
+        + "\n\\2-grams:\n-1\t<s> </s>\n\n\\end\\\n"
+    )
     return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
 
 
@@ -285,8 +297,23 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
     sources = [" ".join(rng.sample(SOURCE_WORDS, 5)) for _ in range(8)]
     (tmp_path / "dev.src").write_text("\n".join(sources) + "\n")
     (tmp_path / "dev.ref").write_text("\n".join(" ".join(f"x{w}" for w in s.split()) for s in sources) + "\n")
-    command = ["tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out",
-               tmp_path / "tune", "--max-iterations", "4", "--restarts", "2", "--search", "normal"]
+    command = [
+        "tune",
+        "-c",
+        ini,
+        "--src",
+        tmp_path / "dev.src",
+        "--ref",
+        tmp_path / "dev.ref",
+        "--out",
+        tmp_path / "tune",
+        "--max-iterations",
+        "4",
+        "--restarts",
+        "2",
+        "--search",
+        "normal",
+    ]
     first = run_pysmt(*command)
     assert first.returncode == 0, first.stderr
     log = [line.split("\t") for line in (tmp_path / "tune" / "log.tsv").read_text().splitlines()]
@@ -297,10 +324,12 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
     assert decoded.returncode == 0, decoded.stderr
     assert decoded.stdout.splitlines() == (tmp_path / "dev.ref").read_text().splitlines()
     from pysmt.config_files import load_config
+
     assert load_config(tuned).feature("UnknownWordPenalty0").weights == [1.0]  # not tunable: fixed
     first = (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()
-    assert sum(abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]) \
-        == pytest.approx(1.0)  # the first decode too, as mert-moses.pl
+    assert sum(
+        abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]
+    ) == pytest.approx(1.0)  # the first decode too, as mert-moses.pl
     # a rerun resumes from the files: nothing is decoded again and the result is the same
     again = run_pysmt(*command)
     assert again.returncode == 0 and "decode dev" not in again.stderr
@@ -311,8 +340,9 @@ def test_tune_rejects_a_dev_set_of_unequal_sides_before_decoding(tmp_path):
     ini = misleading_system(tmp_path / "system")
     (tmp_path / "dev.src").write_text("a b\nc d\n")
     (tmp_path / "dev.ref").write_text("xa xb\n")
-    proc = run_pysmt("tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out",
-                     tmp_path / "tune")
+    proc = run_pysmt(
+        "tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out", tmp_path / "tune"
+    )
     one_line_error(proc, "has 2 lines but", "has 1")
     assert not (tmp_path / "tune").exists()
 
@@ -337,8 +367,10 @@ def test_pool_merges_lists_and_scores_each_distinct_text_once(tmp_path):
     pool = NbestPool(BleuStatistics([["a b c d"], ["x y"]]), postprocess)
     first, second = tmp_path / "run1.txt", tmp_path / "run2.txt"
     # "a b@ x" twice under two derivations, once repeated exactly; sentence 1 once
-    first.write_text("0 ||| a b@ x ||| F0= 1 ||| 1\n0 ||| a b@ x ||| F0= 2 ||| 2\n"
-                     "0 ||| a b@ x ||| F0= 1 ||| 1\n1 ||| x y ||| F0= 0 ||| 0\n")
+    first.write_text(
+        "0 ||| a b@ x ||| F0= 1 ||| 1\n0 ||| a b@ x ||| F0= 2 ||| 2\n"
+        "0 ||| a b@ x ||| F0= 1 ||| 1\n1 ||| x y ||| F0= 0 ||| 0\n"
+    )
     second.write_text("0 ||| a b@ x ||| F0= 3 ||| 3\n0 ||| a b@ x ||| F0= 1 ||| 1\n1 ||| x y ||| F0= 0 ||| 0\n")
     assert pool.add(first) == 3 and pool.add(second) == 1 and len(pool) == 4
     assert sorted(processed) == ["a b@ x", "x y"]
@@ -350,6 +382,7 @@ def test_pool_merges_lists_and_scores_each_distinct_text_once(tmp_path):
 
 # -- historic interpolation: the next weights move part of the way --------------------------------
 
+
 def test_interpolation_moves_part_of_the_way_between_normalized_weights():
     from tuning.loop import interpolated
 
@@ -359,10 +392,10 @@ def test_interpolation_moves_part_of_the_way_between_normalized_weights():
     # scale-free: both L1-normalized over the tuned features (0.5 0 -0.5 and 0.2 -0.2 0.6), then mixed
     scale_free = np.array([True, True, True, True])  # every untuned feature constant within the lists
     fixed_varies = np.array([False, True, True, True])
-    assert interpolated(decoded, optimized, tuned, 0.5, scale_free).tolist() == pytest.approx(
-        [1.0, 0.35, -0.1, 0.05])
+    assert interpolated(decoded, optimized, tuned, 0.5, scale_free).tolist() == pytest.approx([1.0, 0.35, -0.1, 0.05])
     assert interpolated(decoded, optimized, tuned, 0.5, fixed_varies).tolist() == pytest.approx(
-        [1.0, 2.1, -0.1, -1.7])  # a fixed feature varies within lists: the scale matters, mix as they are
+        [1.0, 2.1, -0.1, -1.7]
+    )  # a fixed feature varies within lists: the scale matters, mix as they are
     assert interpolated(decoded, optimized, tuned, 1.0, scale_free) is optimized  # plain MERT
     assert decoded.tolist() == [1.0, 0.2, -0.2, 0.6]  # inputs untouched
 
@@ -374,8 +407,21 @@ def test_tune_records_its_interpolation(tmp_path):
     src.write_text("a b c\nc b a\nb c\n")
     ref.write_text("x y z\nz y x\ny z\n")
     out = tmp_path / "tune"
-    command = ["tune", "-c", system, "--src", src, "--ref", ref, "--out", out, "--max-iterations", "1", "--restarts",
-               "2"]
+    command = [
+        "tune",
+        "-c",
+        system,
+        "--src",
+        src,
+        "--ref",
+        ref,
+        "--out",
+        out,
+        "--max-iterations",
+        "1",
+        "--restarts",
+        "2",
+    ]
     assert run_pysmt(*command).returncode == 0
     one_line_error(run_pysmt(*command, "--historic-interpolation", "1"), "interpolation: 0.5 -> 1.0")
     one_line_error(run_pysmt(*command, "--historic-interpolation", "0"), "--historic-interpolation", status=2)

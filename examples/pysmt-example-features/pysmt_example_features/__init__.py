@@ -13,10 +13,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
 import numpy as np
 
-from pysmt.plugin import (BatchedStatefulFeature, Feature, NoParameters, PhrasePair, Sentence, StatefulFeature,
-                          SystemConfig, TranslationOption)
+from pysmt.plugin import (
+    BatchedStatefulFeature,
+    Feature,
+    NoParameters,
+    PhrasePair,
+    Sentence,
+    StatefulFeature,
+    SystemConfig,
+    TranslationOption,
+)
 
 
 class LengthRatioFeature(Feature):
@@ -85,4 +94,3 @@ class BatchedRepeatedWordFeature(BatchedStatefulFeature):
             if new_states[k] == len(self.last_words):
                 self.last_words.append(last)
         return scores, new_states
-

@@ -57,8 +57,9 @@ def test_the_batched_feature_returns_what_the_search_checks(system):
     feature = decoder.features[-1]
     options = toy_options(decoder, "a a")
     start = feature.start(options.sentence, options.options)
-    scores, states = feature.score_batch(np.array([start, start], dtype=np.int64), np.array([0, 0], dtype=np.int32),
-                                         np.array([False, True]))
+    scores, states = feature.score_batch(
+        np.array([start, start], dtype=np.int64), np.array([0, 0], dtype=np.int32), np.array([False, True])
+    )
     assert scores.dtype == np.float64 and scores.shape == (2, 1) and states.dtype == np.int64 and states.shape == (2,)
 
 
@@ -70,7 +71,24 @@ def test_decode_and_tune_with_the_plugins_from_the_command_line(system, tmp_path
     decoded = run_pysmt("decode", "-c", system, "-i", source, "--features", features)
     assert decoded.returncode == 0, decoded.stderr
     assert len(decoded.stdout.splitlines()) == 3
-    tuned = run_pysmt("tune", "-c", system, "--src", source, "--ref", reference, "--features", features, "--out",
-                      tmp_path / "tune", "--max-iterations", "2", "--nbest-size", "10", "--restarts", "2")
+    tuned = run_pysmt(
+        "tune",
+        "-c",
+        system,
+        "--src",
+        source,
+        "--ref",
+        reference,
+        "--features",
+        features,
+        "--out",
+        tmp_path / "tune",
+        "--max-iterations",
+        "2",
+        "--nbest-size",
+        "10",
+        "--restarts",
+        "2",
+    )
     assert tuned.returncode == 0, tuned.stderr
     assert "LengthRatio0=" in (tmp_path / "tune" / "weights.txt").read_text()

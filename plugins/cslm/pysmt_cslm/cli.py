@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from pysmt.cli_options import from_command, options_of
-from pysmt.neural import TrainingLimits
 from pysmt.files.textio import require_file
+from pysmt.neural import TrainingLimits
 from pysmt.running.torch_threads import threads_option, use_training_threads
 from pysmt_cslm.hyperparameters import PRESETS, Hyperparameters
 
@@ -24,24 +24,52 @@ DEVICE_HELP = "auto (CUDA when there is a GPU), cpu, cuda or cuda:N."
 
 
 @cslm.command()
-@click.option("--text", required=True, type=click.Path(dir_okay=False),
-              help="Tokenized target-language text, one sentence a line (plain or gzip).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Model directory (rerun the same command to resume).")
-@click.option("--valid", type=click.Path(dir_okay=False),
-              help="Validation text (default: a seeded 1%% of --text's lines, at most 10,000, held out).")
-@click.option("--shortlist", type=click.Path(dir_okay=False),
-              help="Use this shortlist file ([EOS], [UNK], then words; e.g. SYSTEM/rnn/target.vocab) instead of "
-                   "--text's most frequent words; it must have the preset's size.")
+@click.option(
+    "--text",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Tokenized target-language text, one sentence a line (plain or gzip).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Model directory (rerun the same command to resume).",
+)
+@click.option(
+    "--valid",
+    type=click.Path(dir_okay=False),
+    help="Validation text (default: a seeded 1%% of --text's lines, at most 10,000, held out).",
+)
+@click.option(
+    "--shortlist",
+    type=click.Path(dir_okay=False),
+    help="Use this shortlist file ([EOS], [UNK], then words; e.g. SYSTEM/rnn/target.vocab) instead of "
+    "--text's most frequent words; it must have the preset's size.",
+)
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @options_of(TrainingLimits)
-@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches "
-                                        f"(preset's: {Hyperparameters.seed}).")
+@click.option(
+    "--seed",
+    type=SEED,
+    help=f"Seed of initialization, validation split and minibatches (preset's: {Hyperparameters.seed}).",
+)
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
-def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, preset: str, device: str,
-          seed: int | None, force: bool, threads: int | None, **given: Any) -> None:
+def train(
+    text: str,
+    out_dir: str,
+    valid: str | None,
+    shortlist: str | None,
+    preset: str,
+    device: str,
+    seed: int | None,
+    force: bool,
+    threads: int | None,
+    **given: Any,
+) -> None:
     """Train on the n-grams of a target-language text (Adam, minibatches of 128 n-grams).
 
     The folder records the job (job.json: the hyperparameters, seed included, and the size and time
@@ -59,18 +87,33 @@ def train(text: str, out_dir: str, valid: str | None, shortlist: str | None, pre
     check_outputs({}, {"--text": text, "--valid": valid, "--shortlist": shortlist}, folders={"--out": out_dir})
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
     limits = from_command(TrainingLimits, given, checkpoint_every=given["valid_every"])
-    best = run_training(Path(text), Path(out_dir), hp, torch_device, limits,
-                        valid=Path(valid) if valid else None, shortlist=Path(shortlist) if shortlist else None,
-                        force=force)
+    best = run_training(
+        Path(text),
+        Path(out_dir),
+        hp,
+        torch_device,
+        limits,
+        valid=Path(valid) if valid else None,
+        shortlist=Path(shortlist) if shortlist else None,
+        force=force,
+    )
     click.echo(f"pysmt cslm train: best validation perplexity {best:.2f}; model in {out_dir}")
 
 
 @cslm.command()
 @click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False), help="Model directory.")
-@click.option("--text", required=True, type=click.Path(dir_okay=False),
-              help="Tokenized text, one sentence a line (plain or gzip).")
-@click.option("--exact/--self-normalized", default=True, show_default=True,
-              help="Full softmax, or the logit alone (what the feature's normalization = \"self\" adds up).")
+@click.option(
+    "--text",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Tokenized text, one sentence a line (plain or gzip).",
+)
+@click.option(
+    "--exact/--self-normalized",
+    default=True,
+    show_default=True,
+    help='Full softmax, or the logit alone (what the feature\'s normalization = "self" adds up).',
+)
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @threads_option
 def perplexity(model_dir: str, text: str, exact: bool, device: str, threads: int | None) -> None:
@@ -101,8 +144,12 @@ def perplexity(model_dir: str, text: str, exact: bool, device: str, threads: int
     tokens = len(encoded)
     inside = encoded.ids != 1
     mode = "exact softmax" if exact else "self-normalized"
-    click.echo(f"perplexity {math.exp(-scores.sum() / tokens):.3f} ({mode}; {tokens:,} tokens incl. </s>, "
-               f"{tokens - int(inside.sum()):,} outside the shortlist, scored through the back-off unigram)")
-    click.echo(f"perplexity over the shortlist's tokens only {math.exp(-scores[inside].sum() / inside.sum()):.3f} "
-               f"({int(inside.sum()):,} tokens; the paper's convention, WP counting the others)")
+    click.echo(
+        f"perplexity {math.exp(-scores.sum() / tokens):.3f} ({mode}; {tokens:,} tokens incl. </s>, "
+        f"{tokens - int(inside.sum()):,} outside the shortlist, scored through the back-off unigram)"
+    )
+    click.echo(
+        f"perplexity over the shortlist's tokens only {math.exp(-scores[inside].sum() / inside.sum()):.3f} "
+        f"({int(inside.sum()):,} tokens; the paper's convention, WP counting the others)"
+    )
     click.echo(f"log Z: mean {float(np.mean(log_z)):.4f}, std {float(np.std(log_z)):.4f}")

@@ -85,8 +85,9 @@ class EncodedText:
         return cls(data["ids"], data["pos"], data.get("extra"), int(data["outside"]))
 
 
-def encode_text(path: Path, shortlist: Shortlist, context: int, select: np.ndarray | None = None,
-                backoff: Backoff | None = None) -> EncodedText:
+def encode_text(
+    path: Path, shortlist: Shortlist, context: int, select: np.ndarray | None = None, backoff: Backoff | None = None
+) -> EncodedText:
     """The lines of ``path`` marked in ``select`` (all without it), encoded; with ``backoff``, each token's
     ``log p(w | outside)`` too."""
     ids: list[int] = []
@@ -104,5 +105,9 @@ def encode_text(path: Path, shortlist: Shortlist, context: int, select: np.ndarr
         if backoff is not None:
             extra.extend(backoff.logp(w) for w in words)
             extra.append(0.0)
-    return EncodedText(np.array(ids, dtype=np.int32), np.array(pos, dtype=np.uint8),
-                       np.array(extra, dtype=np.float64) if backoff is not None else None, outside)
+    return EncodedText(
+        np.array(ids, dtype=np.int32),
+        np.array(pos, dtype=np.uint8),
+        np.array(extra, dtype=np.float64) if backoff is not None else None,
+        outside,
+    )

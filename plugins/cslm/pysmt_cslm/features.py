@@ -59,7 +59,7 @@ NO_SHIFT = np.zeros(0)
 def grown(array: np.ndarray, rows: int) -> np.ndarray:
     """``array`` with room for ``rows`` rows (the new ones uninitialized)."""
     out = np.empty((rows,) + array.shape[1:], dtype=array.dtype)
-    out[:len(array)] = array
+    out[: len(array)] = array
     return out
 
 
@@ -102,11 +102,12 @@ class ContextCache:
 
 @dataclass(frozen=True, kw_only=True)
 class CslmParameters:
-    model: Path = parameter(Path("cslm"), help="the model folder: train one with `pysmt cslm train --text TARGET_TEXT "
-                                               "--out SYSTEM/cslm`")
+    model: Path = parameter(
+        Path("cslm"), help="the model folder: train one with `pysmt cslm train --text TARGET_TEXT --out SYSTEM/cslm`"
+    )
     buffer_size: int = parameter(10_000, help="the most requests scored in one batch")
     device: str = parameter("cpu", help="cpu, cuda[:N] or auto")
-    normalization: str = parameter("self", help="\"self\" (the trained log Z of 0) or \"exact\" (the softmax)")
+    normalization: str = parameter("self", help='"self" (the trained log Z of 0) or "exact" (the softmax)')
     cache_size: int = parameter(CACHE_SIZE, help="contexts kept across sentences (0: none)")
     future_cost: bool = parameter(True, help="estimate phrases' scores for the future cost (Moses' CSLM: false)")
 
@@ -146,11 +147,11 @@ class CslmFeature(BatchedStatefulFeature):
         if params.buffer_size < 1:
             raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params.buffer_size}")
         if params.cache_size < 0:
-            raise PysmtError(f"feature {name}: cache-size must be 0 (nothing kept between calls) or more, "
-                             f"not {params.cache_size}")
+            raise PysmtError(
+                f"feature {name}: cache-size must be 0 (nothing kept between calls) or more, not {params.cache_size}"
+            )
         if params.normalization not in NORMALIZATIONS:
-            raise PysmtError(f"feature {name}: normalization must be \"exact\" or \"self\", not "
-                             f"{params.normalization!r}")
+            raise PysmtError(f'feature {name}: normalization must be "exact" or "self", not {params.normalization!r}')
         resolve_device(params.device, f"feature {name}: device =")
         check_model(params.model)  # last: the settings' mistakes are found without torch reading a file
 
@@ -209,7 +210,7 @@ class CslmFeature(BatchedStatefulFeature):
         self.option_backoff = np.zeros(len(options))
         for k, option in enumerate(options):
             ids, self.option_backoff[k], _ = self.phrase(option.target)
-            self.option_ids[k, :len(ids)] = ids
+            self.option_ids[k, : len(ids)] = ids
             self.option_lengths[k] = len(ids)
         self.cache.new_sentence()
         initial = int(self.intern(np.full((1, self.context), BOS_ID, dtype=np.int32))[0])
@@ -223,15 +224,21 @@ class CslmFeature(BatchedStatefulFeature):
         if len(words) < 10:
             return
         self.warned = True
-        warning = coverage_warning(self.name, words, self.shortlist, "first sentence's candidate target words (the "
-                                   "CSLM's shortlist)", self.directory)
+        warning = coverage_warning(
+            self.name,
+            words,
+            self.shortlist,
+            "first sentence's candidate target words (the CSLM's shortlist)",
+            self.directory,
+        )
         if warning:
             print(warning, file=sys.stderr, flush=True)
 
     def score_batch(self, states: np.ndarray, options: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         options = np.asarray(options, dtype=np.int64)
         rows, words, owners, new_states, fresh = self.cache.table.extend(
-            states, self.option_ids[options], self.option_lengths[options], ends, EOS_ID)
+            states, self.option_ids[options], self.option_lengths[options], ends, EOS_ID
+        )
         self.cache.compute(fresh)
         total = self.request_scores(rows, words, owners, len(options))
         total += self.option_backoff[options]
@@ -261,8 +268,12 @@ class CslmFeature(BatchedStatefulFeature):
         if self.compiled is not None and not self.warned and self.compiled.coverage[0]:
             self.warned = True
             words, known = self.compiled.coverage
-            warning = coverage_note(self.name, known / words, "first sentence's candidate target words (the CSLM's "
-                                    "shortlist)", self.directory)
+            warning = coverage_note(
+                self.name,
+                known / words,
+                "first sentence's candidate target words (the CSLM's shortlist)",
+                self.directory,
+            )
             if warning:
                 print(warning, file=sys.stderr, flush=True)
 
@@ -277,10 +288,16 @@ class CslmFeature(BatchedStatefulFeature):
             return None
         if self.compiled is None:
             words = list(self.words)
-            self.compiled = CompiledCslm(network=self.scorer.network, words=words,
-                                         ids=[self.words[w][0] for w in words],
-                                         backoff=[self.words[w][1] for w in words], unknown_id=UNK_ID,
-                                         unseen=self.backoff.unseen, begin_id=BOS_ID, end_id=EOS_ID,
-                                         cache_size=self.cache.size)
+            self.compiled = CompiledCslm(
+                network=self.scorer.network,
+                words=words,
+                ids=[self.words[w][0] for w in words],
+                backoff=[self.words[w][1] for w in words],
+                unknown_id=UNK_ID,
+                unseen=self.backoff.unseen,
+                begin_id=BOS_ID,
+                end_id=EOS_ID,
+                cache_size=self.cache.size,
+            )
             self.capsule = self.compiled.capsule()
         return self.capsule

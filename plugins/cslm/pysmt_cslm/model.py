@@ -58,4 +58,4 @@ class Cslm(nn.Module):
         logits = self(contexts)
         log_z = torch.logsumexp(logits, dim=1)
         nll = (log_z - logits.gather(1, words[:, None]).squeeze(1)).mean()
-        return nll + self.hp.self_normalization * (log_z ** 2).mean(), nll
+        return nll + self.hp.self_normalization * (log_z**2).mean(), nll

@@ -46,7 +46,7 @@ def padded(array: np.ndarray, block: int) -> np.ndarray:
     """``array`` with zero rows appended up to a multiple of ``block`` (at least one block)."""
     size = max(block, -(-len(array) // block) * block)
     out = np.zeros((size,) + array.shape[1:], dtype=array.dtype)
-    out[:len(array)] = array
+    out[: len(array)] = array
     return out
 
 
@@ -60,13 +60,19 @@ class Scorer:
         E = hp.embedding
         with torch.inference_mode():
             embedding, w1 = model.embedding.weight, model.hidden1.weight
-            tables = [embedding @ w1[:, p * E:(p + 1) * E].T for p in range(hp.context)]  # (vocab, hidden1) each
+            tables = [embedding @ w1[:, p * E : (p + 1) * E].T for p in range(hp.context)]  # (vocab, hidden1) each
             tables[0] = tables[0] + model.hidden1.bias
             first = torch.cat(tables).float().cpu().numpy()  # (context x vocab, hidden1): position p at p * vocab
             w3 = model.output.weight.float().contiguous().cpu().numpy()
             b3 = model.output.bias.float().cpu().numpy()
-            self.network = Network(first, hp.context, model.hidden2.weight.T.float().contiguous().cpu().numpy(),
-                                   model.hidden2.bias.float().cpu().numpy(), w3, b3)
+            self.network = Network(
+                first,
+                hp.context,
+                model.hidden2.weight.T.float().contiguous().cpu().numpy(),
+                model.hidden2.bias.float().cpu().numpy(),
+                w3,
+                b3,
+            )
             # log Z's copy on the model's device: on the CPU, the same memory as the compiled network's
             self.w3_device = torch.from_numpy(w3).to(self.device)
             self.b3_device = torch.from_numpy(b3).to(self.device)
@@ -85,9 +91,9 @@ class Scorer:
         blocks = torch.from_numpy(padded(hidden, CONTEXT_BLOCK)).to(self.device)
         with torch.inference_mode():
             for lo in range(0, len(hidden), CONTEXT_BLOCK):
-                logits = F.linear(blocks[lo:lo + CONTEXT_BLOCK], self.w3_device, self.b3_device)
+                logits = F.linear(blocks[lo : lo + CONTEXT_BLOCK], self.w3_device, self.b3_device)
                 n = min(CONTEXT_BLOCK, len(hidden) - lo)
-                out[lo:lo + n] = torch.logsumexp(logits, dim=1)[:n].double().cpu().numpy()
+                out[lo : lo + n] = torch.logsumexp(logits, dim=1)[:n].double().cpu().numpy()
         return out
 
     def score(self, contexts: np.ndarray, words: np.ndarray, normalization: Normalization = "exact") -> np.ndarray:
@@ -114,8 +120,9 @@ class Scorer:
 TEXT_CHUNK = 65_536
 
 
-def score_text(scorer: Scorer, text: EncodedText, normalization: Normalization = "exact",
-               with_log_z: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+def score_text(
+    scorer: Scorer, text: EncodedText, normalization: Normalization = "exact", with_log_z: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Every token's ``log p`` (``</s>`` included; back-off added for words outside the shortlist), and,
     with ``with_log_z``, ``log Z`` of every token's context."""
     scores = np.empty(len(text))

@@ -81,7 +81,8 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
     model.to(resolve_device(device) if isinstance(device, str) else device).eval()
     shortlist = Shortlist.load(directory / VOCAB)
     if len(shortlist) != model.vocab_size:
-        raise PysmtError(f"{directory}: the shortlist ({len(shortlist)} words) does not match the model "
-                         f"({model.vocab_size})")
+        raise PysmtError(
+            f"{directory}: the shortlist ({len(shortlist)} words) does not match the model ({model.vocab_size})"
+        )
     counts, sentences = load_counts(directory / COUNTS)
     return LoadedModel(model, shortlist, Backoff(shortlist, counts, sentences), state.get("valid_perplexity"))

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from pysmt.errors import PysmtError
+from pysmt.files.textio import count_lines
 from pysmt.neural import (
     FRESH_STATE,
     LOG,
@@ -38,7 +39,6 @@ from pysmt.neural import (
     start_training_job,
     train_loop,
 )
-from pysmt.files.textio import count_lines
 from pysmt_cslm.data import (
     EncodedText,
     count_words,
@@ -70,8 +70,9 @@ def log(message: str) -> None:
     print(f"pysmt cslm train: {message}", file=sys.stderr, flush=True)
 
 
-def prepare(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None,
-            shortlist_path: Path | None = None) -> tuple[EncodedText, EncodedText]:
+def prepare(
+    text: Path, out: Path, hp: Hyperparameters, valid: Path | None = None, shortlist_path: Path | None = None
+) -> tuple[EncodedText, EncodedText]:
     """The shortlist, the word counts and the encoded training and validation texts in ``out``.
 
     Made once per job (a resumed run reads them back; the job record vouches that the inputs are
@@ -86,15 +87,20 @@ def prepare(text: Path, out: Path, hp: Hyperparameters, valid: Path | None = Non
     if shortlist_path is not None:
         shortlist = Shortlist.load(shortlist_path, "--shortlist")
         if len(shortlist) != hp.shortlist:
-            raise PysmtError(f"--shortlist {shortlist_path} holds {len(shortlist):,} entries but preset "
-                             f"{hp.preset!r} has a softmax of {hp.shortlist:,}")
+            raise PysmtError(
+                f"--shortlist {shortlist_path} holds {len(shortlist):,} entries but preset "
+                f"{hp.preset!r} has a softmax of {hp.shortlist:,}"
+            )
     else:
         shortlist = Shortlist.most_frequent(counts, hp.shortlist)
     backoff = Backoff(shortlist, counts, sentences)
     log(f"encoding ({len(counts):,} word types in {sentences:,} training lines; shortlist of {len(shortlist):,})")
     train_text = encode_text(text, shortlist, hp.context, None if held is None else ~held)
-    valid_text = encode_text(valid, shortlist, hp.context, None, backoff) if valid is not None else \
-        encode_text(text, shortlist, hp.context, held, backoff)
+    valid_text = (
+        encode_text(valid, shortlist, hp.context, None, backoff)
+        if valid is not None
+        else encode_text(text, shortlist, hp.context, held, backoff)
+    )
     if not len(train_text):
         raise PysmtError(f"--text {text}: no lines to train on")
     shortlist.save(out / VOCAB)
@@ -127,8 +133,12 @@ def validate(model: Cslm, text: EncodedText, device: torch.device) -> tuple[floa
 
 def model_state(model: Cslm, update: int) -> dict:
     """What every checkpoint holds: hyperparameters, weights, vocabulary size, the update count."""
-    return {"hyperparameters": model.hp.to_dict(), "model": model.state_dict(), "update": update,
-            "vocab_size": model.vocab_size}
+    return {
+        "hyperparameters": model.hp.to_dict(),
+        "model": model.state_dict(),
+        "update": update,
+        "vocab_size": model.vocab_size,
+    }
 
 
 def minibatch(text: EncodedText, rng: np.random.Generator, hp: Hyperparameters) -> tuple[torch.Tensor, torch.Tensor]:
@@ -136,8 +146,16 @@ def minibatch(text: EncodedText, rng: np.random.Generator, hp: Hyperparameters) 
     return torch.from_numpy(text.contexts(index, hp.context)), torch.from_numpy(text.ids[index].astype(np.int64))
 
 
-def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
-          valid: Path | None = None, shortlist: Path | None = None, force: bool = False) -> float:
+def train(
+    text: Path,
+    out: Path,
+    hp: Hyperparameters,
+    device: torch.device,
+    limits: TrainingLimits,
+    valid: Path | None = None,
+    shortlist: Path | None = None,
+    force: bool = False,
+) -> float:
     """Train (or resume) a model in ``out``; return the best validation perplexity.
 
     A rerun resumes only the same job (same texts, unchanged, same hyperparameters); anything else
@@ -146,8 +164,9 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
     text, out = Path(text), Path(out)
     valid = Path(valid) if valid is not None else None
     shortlist = Path(shortlist) if shortlist is not None else None
-    start_training_job(out, JOB_COMMAND, hp, {"--text": text, "--valid": valid, "--shortlist": shortlist},
-                       TRAINING_FILES, force)
+    start_training_job(
+        out, JOB_COMMAND, hp, {"--text": text, "--valid": valid, "--shortlist": shortlist}, TRAINING_FILES, force
+    )
     train_text, valid_text = prepare(text, out, hp, valid, shortlist)
     torch.manual_seed(hp.seed)
     state = resumable_state(out / LAST, hp, load_checkpoint)
@@ -169,6 +188,14 @@ def train(text: Path, out: Path, hp: Hyperparameters, device: torch.device, limi
         perplexity, log_z = validate(model, valid_text, device)
         return perplexity, {"mean log Z": log_z}
 
-    task = TrainingTask(JOB_COMMAND, hp.batch_size, "ngrams", "nll", step, validation,
-                        model_state=lambda update: model_state(model, update), save=save_checkpoint)
+    task = TrainingTask(
+        JOB_COMMAND,
+        hp.batch_size,
+        "ngrams",
+        "nll",
+        step,
+        validation,
+        model_state=lambda update: model_state(model, update),
+        save=save_checkpoint,
+    )
     return train_loop(task, out, model, optimizer, state, hp.seed, limits)

@@ -53,9 +53,10 @@ class Shortlist:
     @classmethod
     def most_frequent(cls, counts: Counter[str], size: int) -> Shortlist:
         """The ``size - 2`` most frequent words (ties broken by byte order, for reproducibility)."""
-        ranked = sorted(((w, c) for w, c in counts.items() if w not in (EOS, UNK)),
-                        key=lambda item: (-item[1], item[0].encode()))
-        return cls([EOS, UNK] + [w for w, _ in ranked[:max(size - 2, 0)]])
+        ranked = sorted(
+            ((w, c) for w, c in counts.items() if w not in (EOS, UNK)), key=lambda item: (-item[1], item[0].encode())
+        )
+        return cls([EOS, UNK] + [w for w, _ in ranked[: max(size - 2, 0)]])
 
     def encode(self, words: Iterable[str]) -> list[int]:
         return [self.ids.get(w, UNK_ID) for w in words]
@@ -72,8 +73,10 @@ class Shortlist:
         if words and words[-1] == "":
             words.pop()
         if words[:2] != [EOS, UNK]:
-            raise PysmtError(f"{label + ' ' if label else ''}{path}: not a shortlist (its first lines must be "
-                             f"{EOS} and {UNK}, one word a line)")
+            raise PysmtError(
+                f"{label + ' ' if label else ''}{path}: not a shortlist (its first lines must be "
+                f"{EOS} and {UNK}, one word a line)"
+            )
         return cls(words)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pysmt.testing import single_torch_thread
 from cslm_testing import CPU, TINY, toy_text
+from pysmt.testing import single_torch_thread
 from pysmt_cslm.training import TrainingLimits, train
 
 

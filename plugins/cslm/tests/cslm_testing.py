@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from pysmt_cslm.hyperparameters import preset
 
 #: Tiny sizes; a 5-entry softmax: [EOS], [UNK], x, y, z (q and r stay outside).
-TINY = preset("default", embedding=8, hidden1=16, hidden2=12, shortlist=5, batch_size=16,
-              learning_rate=0.01)
+TINY = preset("default", embedding=8, hidden1=16, hidden2=12, shortlist=5, batch_size=16, learning_rate=0.01)
 CPU = torch.device("cpu")
 PATTERNS = ["x y z", "x y", "y z x", "z x y z", "x z", "y x y z x"]
 
@@ -32,5 +32,3 @@ def toy_text(path: Path, lines: int = 300, seed: int = 0, words: tuple[str, ...]
         out.append(" ".join(sentence))
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return path
-
-

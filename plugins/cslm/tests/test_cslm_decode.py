@@ -11,21 +11,26 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from pysmt.config_files import configure_system
+from pysmt.decoder import Decoder
+from pysmt.testing import exhaustive_best, registered, run_pysmt, write_toy_system
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
 from pysmt_cslm.store import load_model
 
-from pysmt.config_files import configure_system
-from pysmt.decoder import Decoder
-from pysmt.testing import exhaustive_best, registered, write_toy_system
-from pysmt.testing import run_pysmt
-
 LINES = ["a b c", "c b a", "a a b c c", "b c a b", "a d b"]  # d: an unknown word, passed through
 
 
-def decoder_for(system: Path, *params: str, search: str = "normal", engine: str = "auto", weight: float = 0.7,
-                stack: int | None = None) -> Decoder:
+def decoder_for(
+    system: Path,
+    *params: str,
+    search: str = "normal",
+    engine: str = "auto",
+    weight: float = 0.7,
+    stack: int | None = None,
+) -> Decoder:
     config = configure_system(system, ["cslm"], list(params))
     config = config.with_weights({"CSLM0": [weight]}, "test")
     decoder = Decoder(config, algorithm=search, engine=engine)
@@ -62,8 +67,13 @@ def test_default_path_finds_the_model_beside_the_config(system):
 def test_nbest_lists_do_not_depend_on_the_buffer_size(system, search, normalization):
     lists = []
     for size in (1, 10_000):
-        decoder = decoder_for(system, f"cslm.buffer-size={size}", f"cslm.normalization={normalization}",
-                              "cslm.cache-size=0", search=search)
+        decoder = decoder_for(
+            system,
+            f"cslm.buffer-size={size}",
+            f"cslm.normalization={normalization}",
+            "cslm.cache-size=0",
+            search=search,
+        )
         assert decoder.features[-1].buffer_size == size
         lists.append([nbest(decoder, line) for line in LINES])
     assert lists[0] == lists[1]
@@ -96,8 +106,9 @@ def test_the_cslm_score_of_a_translation_is_its_perplexity_score(system, tmp_pat
     for line in LINES:
         for words, _, cslm in nbest(decoder, line, 5):
             (tmp_path / "one.txt").write_text(words + "\n")
-            tokens, _ = score_text(scorer, encode_text(tmp_path / "one.txt", loaded.shortlist, 6,
-                                                       backoff=loaded.backoff), "exact")
+            tokens, _ = score_text(
+                scorer, encode_text(tmp_path / "one.txt", loaded.shortlist, 6, backoff=loaded.backoff), "exact"
+            )
             assert cslm == pytest.approx(tokens.sum(), abs=1e-6), words
 
 
@@ -135,7 +146,8 @@ def test_registered_in_process_too(tmp_path, tiny_model):
     ini = write_toy_system(tmp_path / "sys")
     with registered(my_cslm=CslmFeature):
         config = configure_system(ini, ["my-cslm"], [f"my-cslm.model={tiny_model}"]).with_weights(
-            {"CSLM0": [0.5]}, "test")
+            {"CSLM0": [0.5]}, "test"
+        )
         result = Decoder(config).translate("a b c")
     assert result.best and np.isfinite(result.hypotheses[0].total)
 
@@ -174,9 +186,9 @@ def test_forked_decoding_workers_do_not_hang(tmp_path):
 def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path, tiny_model):
     """A CSLM pointed at an RNN's folder was reported only after the text tables had loaded (169 s on news)."""
     import torch
-    from pysmt_cslm.store import MODEL
 
     from pysmt.errors import PysmtError
+    from pysmt_cslm.store import MODEL
 
     ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
     rnn = tmp_path / "rnn"

@@ -7,7 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from cslm_testing import TINY, toy_text
+from pysmt.config import SystemConfig
+from pysmt.phrases import PhrasePair, Sentence, TranslationOption
+from pysmt.testing import parameters_of
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.model import Cslm
@@ -15,15 +19,12 @@ from pysmt_cslm.scoring import CONTEXT_BLOCK, Scorer, score_text
 from pysmt_cslm.store import load_model
 from pysmt_cslm.vocabulary import UNK_ID, Backoff, Shortlist
 
-from pysmt.config import SystemConfig
-from pysmt.testing import parameters_of
-from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-
 
 def feature(model: Path, **params) -> CslmFeature:
     system = SystemConfig(path=model.parent / "pysmt.toml", features=[])
     return CslmFeature.from_config(
-        "CSLM0", parameters_of(CslmFeature, {"model": str(model), "device": "cpu", **params}), system)
+        "CSLM0", parameters_of(CslmFeature, {"model": str(model), "device": "cpu", **params}), system
+    )
 
 
 def options_of(*targets: str) -> list[TranslationOption]:
@@ -116,7 +117,9 @@ def test_scores_do_not_depend_on_the_batch(tiny_model, normalization):
     pick, words = rng.integers(0, len(contexts), n), rng.integers(0, 5, n)
     together = scorer.score(contexts[pick], words, normalization)
     assert len(np.unique(contexts[pick], axis=0)) > CONTEXT_BLOCK
-    alone = np.array([scorer.score(contexts[pick[k:k + 1]], words[k:k + 1], normalization)[0] for k in range(0, n, 7)])
+    alone = np.array(
+        [scorer.score(contexts[pick[k : k + 1]], words[k : k + 1], normalization)[0] for k in range(0, n, 7)]
+    )
     assert np.array_equal(together[::7], alone)
     order = rng.permutation(n)
     assert np.array_equal(scorer.score(contexts[pick[order]], words[order], normalization), together[order])
@@ -130,8 +133,11 @@ def test_batched_and_unbatched_requests_give_identical_scores_and_states(tiny_mo
     grower.start(sentence, options)
     states = [0]
     for _ in range(3):
-        _, new = grower.score_batch(np.array(states * len(options)), np.repeat(np.arange(len(options)), len(states)),
-                                    np.zeros(len(states) * len(options), dtype=bool))
+        _, new = grower.score_batch(
+            np.array(states * len(options)),
+            np.repeat(np.arange(len(options)), len(states)),
+            np.zeros(len(states) * len(options), dtype=bool),
+        )
         states = sorted(set(states) | set(new.tolist()))
     contexts = grower.state_contexts[states]
     requests = [(s, o, e) for s in range(len(states)) for o in range(len(options)) for e in (False, True)]
@@ -146,7 +152,7 @@ def test_batched_and_unbatched_requests_give_identical_scores_and_states(tiny_mo
         if not one_by_one:
             scores, new = f.score_batch(s, o, e)
         else:
-            parts = [f.score_batch(s[k:k + 1], o[k:k + 1], e[k:k + 1]) for k in range(len(s))]
+            parts = [f.score_batch(s[k : k + 1], o[k : k + 1], e[k : k + 1]) for k in range(len(s))]
             scores, new = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
         return scores, f.state_contexts[new]
 

@@ -5,17 +5,17 @@ from dataclasses import replace
 
 import pytest
 import torch
+
 from cslm_testing import CPU, TINY, toy_text
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.running.folder_lock import LOCK_FILE
+from pysmt.testing import one_line_error, parameters_of, run_pysmt
 from pysmt_cslm import training
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.store import LAST, MODEL, load_checkpoint, load_model, resolve_device, save_checkpoint
 from pysmt_cslm.training import TRAINING_FILES, TrainingLimits, train
 from pysmt_cslm.vocabulary import Shortlist
-
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.running.folder_lock import LOCK_FILE
-from pysmt.testing import one_line_error, parameters_of, run_pysmt
 
 
 def test_validation_perplexity_falls_on_the_toy_language(tmp_path):
@@ -56,8 +56,9 @@ def test_resume_after_an_interruption_reproduces_an_uninterrupted_run(tmp_path, 
     for name, value in whole["model"].items():
         assert torch.equal(value, parts["model"][name]), name
     assert whole["rng"] == parts["rng"] and whole["best"] == parts["best"]
-    assert (tmp_path / "whole" / "log.tsv").read_text().split("\n")[0].split("\t")[:4] == \
-        (tmp_path / "parts" / "log.tsv").read_text().split("\n")[0].split("\t")[:4]
+    assert (tmp_path / "whole" / "log.tsv").read_text().split("\n")[0].split("\t")[:4] == (
+        tmp_path / "parts" / "log.tsv"
+    ).read_text().split("\n")[0].split("\t")[:4]
 
 
 @pytest.mark.slow
@@ -92,8 +93,7 @@ def test_api_job_record_covers_preset_seed_and_validation_text(tmp_path):
     model = tmp_path / "m"
     train(text, model, TINY, CPU, TrainingLimits(max_updates=2, valid_every=2), valid=valid)
     with pytest.raises(PysmtError, match=r"seed: 1234 -> 7"):
-        train(text, model, replace(TINY, seed=7), CPU,
-              TrainingLimits(max_updates=2), valid=valid)
+        train(text, model, replace(TINY, seed=7), CPU, TrainingLimits(max_updates=2), valid=valid)
     with pytest.raises(PysmtError, match=r"--valid: .* -> none"):
         train(text, model, TINY, CPU, TrainingLimits(max_updates=2))
     assert load_checkpoint(model / LAST)["update"] == 2
@@ -115,8 +115,14 @@ def test_perplexity_command(tiny_model, tmp_path):
 def test_shortlist_option_takes_a_given_vocabulary(tmp_path):
     text = toy_text(tmp_path / "text.txt", 60)
     (tmp_path / "target.vocab").write_text("[EOS]\n[UNK]\nq\nr\nx\n")
-    train(text, tmp_path / "m", TINY, CPU, TrainingLimits(max_updates=2, valid_every=2),
-          shortlist=tmp_path / "target.vocab")
+    train(
+        text,
+        tmp_path / "m",
+        TINY,
+        CPU,
+        TrainingLimits(max_updates=2, valid_every=2),
+        shortlist=tmp_path / "target.vocab",
+    )
     assert Shortlist.load(tmp_path / "m" / "target.vocab").words == ["[EOS]", "[UNK]", "q", "r", "x"]
     (tmp_path / "short.vocab").write_text("[EOS]\n[UNK]\nq\n")
     with pytest.raises(PysmtError, match="holds 3 entries but preset 'default' has a softmax of 5"):
@@ -126,17 +132,27 @@ def test_shortlist_option_takes_a_given_vocabulary(tmp_path):
 @pytest.mark.slow  # five commands, each loading torch
 def test_bad_options_are_one_line_errors(tmp_path, tiny_model):
     text = toy_text(tmp_path / "text.txt", 20)
-    one_line_error(run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--device", "mps"),
-                   "--device mps: unknown device; use auto, cpu, cuda or cuda:N")
+    one_line_error(
+        run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--device", "mps"),
+        "--device mps: unknown device; use auto, cpu, cuda or cuda:N",
+    )
     assert not (tmp_path / "m").exists()
-    one_line_error(run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--valid-every", "0"),
-                   "--valid-every", status=2)
-    one_line_error(run_pysmt("cslm", "train", "--text", tmp_path / "nothing.txt", "--out", tmp_path / "m"),
-                   "--text", "no such file")
-    one_line_error(run_pysmt("cslm", "perplexity", "--model", tmp_path / "nothing", "--text", text),
-                   "no such model folder")
-    one_line_error(run_pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "mps"),
-                   "--device mps")
+    one_line_error(
+        run_pysmt("cslm", "train", "--text", text, "--out", tmp_path / "m", "--valid-every", "0"),
+        "--valid-every",
+        status=2,
+    )
+    one_line_error(
+        run_pysmt("cslm", "train", "--text", tmp_path / "nothing.txt", "--out", tmp_path / "m"),
+        "--text",
+        "no such file",
+    )
+    one_line_error(
+        run_pysmt("cslm", "perplexity", "--model", tmp_path / "nothing", "--text", text), "no such model folder"
+    )
+    one_line_error(
+        run_pysmt("cslm", "perplexity", "--model", tiny_model, "--text", text, "--device", "mps"), "--device mps"
+    )
 
 
 def test_bad_settings_are_one_line_errors_before_anything_loads(tmp_path, tiny_model):
@@ -144,14 +160,19 @@ def test_bad_settings_are_one_line_errors_before_anything_loads(tmp_path, tiny_m
         with pytest.raises(PysmtError, match="--device cpu"):
             resolve_device("cuda")
     system = SystemConfig(path=tmp_path / "pysmt.toml", features=[])
-    for params, message in [({"buffer-size": 0}, "feature CSLM0: buffer-size must be at least 1, not 0"),
-                            ({"cache-size": -1}, "feature CSLM0: cache-size must be 0"),
-                            ({"normalization": "softmax"}, "feature CSLM0: normalization must be"),
-                            ({"device": "mps"}, "feature CSLM0: device = mps: unknown device")]:
+    for params, message in [
+        ({"buffer-size": 0}, "feature CSLM0: buffer-size must be at least 1, not 0"),
+        ({"cache-size": -1}, "feature CSLM0: cache-size must be 0"),
+        ({"normalization": "softmax"}, "feature CSLM0: normalization must be"),
+        ({"device": "mps"}, "feature CSLM0: device = mps: unknown device"),
+    ]:
         with pytest.raises(PysmtError, match=message):  # before anything is loaded
             CslmFeature.check_config("CSLM0", parameters_of(CslmFeature, {"model": str(tiny_model), **params}), system)
-    with pytest.raises(PysmtError, match=r"feature CSLM0: missing parameter 'model' \(the model folder: train one with "
-                                         r"`pysmt cslm train .*; its default, .*cslm, does not exist\)"):
+    with pytest.raises(
+        PysmtError,
+        match=r"feature CSLM0: missing parameter 'model' \(the model folder: train one with "
+        r"`pysmt cslm train .*; its default, .*cslm, does not exist\)",
+    ):
         parameters_of(CslmFeature, {}, tmp_path)
 
 

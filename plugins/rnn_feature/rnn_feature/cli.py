@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from pysmt.cli_options import from_command, options_of
-from pysmt.neural import TrainingLimits
 from pysmt.files.textio import require_file
+from pysmt.neural import TrainingLimits
 from pysmt.running.torch_threads import threads_option, use_training_threads
 from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 from rnn_feature.sample_sizes import SampleSizes
@@ -34,19 +34,33 @@ def check_device(device: str) -> None:
 
 
 @rnn.command()
-@click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False),
-              help="Moses phrase table (text or gzip) whose unique pairs are the training data.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Model directory (rerun the same command to resume).")
+@click.option(
+    "--phrase-table",
+    "table",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Moses phrase table (text or gzip) whose unique pairs are the training data.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Model directory (rerun the same command to resume).",
+)
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @options_of(TrainingLimits)
-@click.option("--seed", type=SEED, help="Seed of initialization, validation split and minibatches "
-                                        f"(preset's: {Hyperparameters.seed}).")
+@click.option(
+    "--seed",
+    type=SEED,
+    help=f"Seed of initialization, validation split and minibatches (preset's: {Hyperparameters.seed}).",
+)
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
-def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, force: bool, threads: int | None,
-          **given: Any) -> None:
+def train(
+    table: str, out_dir: str, preset: str, device: str, seed: int | None, force: bool, threads: int | None, **given: Any
+) -> None:
     """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64).
 
     The folder records the job (job.json: preset, seed, the table's size and time). Rerunning the
@@ -69,17 +83,25 @@ def train(table: str, out_dir: str, preset: str, device: str, seed: int | None, 
 
 @rnn.command()
 @click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False), help="Model directory.")
-@click.option("--phrase-table", "table", required=True, type=click.Path(),
-              help="Table to score: a text table (gzip or not), or a binary table folder (pysmt binarize), in "
-                   "which the scores are stored for the decoder's rnn feature.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False),
-              help="For a text table: the scored table (gzip if it ends in .gz), each line's scores with "
-                   "p(target | source) appended.")
+@click.option(
+    "--phrase-table",
+    "table",
+    required=True,
+    type=click.Path(),
+    help="Table to score: a text table (gzip or not), or a binary table folder (pysmt binarize), in "
+    "which the scores are stored for the decoder's rnn feature.",
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    help="For a text table: the scored table (gzip if it ends in .gz), each line's scores with "
+    "p(target | source) appended.",
+)
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--batch-size", default=512, show_default=True, type=COUNT, help="Pairs scored at once.")
 @threads_option
-def score(model_dir: str, table: str, out_path: str | None, device: str, batch_size: int,
-          threads: int | None) -> None:
+def score(model_dir: str, table: str, out_path: str | None, device: str, batch_size: int, threads: int | None) -> None:
     """Score every pair of a phrase table with the RNN: stored in a binary table, for `pysmt decode
     --features rnn` to read instead of running the network (a stopped run resumes), or appended to a
     text table's lines (the paper's way: a fifth score)."""
@@ -108,28 +130,49 @@ def score(model_dir: str, table: str, out_path: str | None, device: str, batch_s
 
 # -- analyses (the paper's Tables 2-3 and Figures 3-5) -----------------------------------------
 
+
 def analysis_command(name: str, help_text: str, selection: bool = False) -> Callable[[Callable], click.Command]:
     """A ``pysmt rnn`` analysis subcommand with the options every analysis shares."""
 
     def decorate(function: Callable) -> click.Command:
         options: list[Callable[[Callable], Callable]] = [
-            click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False),
-                         help="Model directory."),
-            click.option("--phrase-table", "table", required=True, type=click.Path(dir_okay=False),
-                         help="The phrase table the analysis draws from (text or gzip)."),
-            click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-                         help=f"Folder for {name}.md (and its figures)."),
-            click.option("--tm-column", default=2, show_default=True, type=click.IntRange(min=0),
-                         help="Score column holding the translation model's p(e|f), counted from 0 "
-                              "(2 in a Moses table: p(f|e) lex(f|e) p(e|f) lex(e|f))."),
+            click.option(
+                "--model", "model_dir", required=True, type=click.Path(file_okay=False), help="Model directory."
+            ),
+            click.option(
+                "--phrase-table",
+                "table",
+                required=True,
+                type=click.Path(dir_okay=False),
+                help="The phrase table the analysis draws from (text or gzip).",
+            ),
+            click.option(
+                "--out",
+                "out_dir",
+                required=True,
+                type=click.Path(file_okay=False),
+                help=f"Folder for {name}.md (and its figures).",
+            ),
+            click.option(
+                "--tm-column",
+                default=2,
+                show_default=True,
+                type=click.IntRange(min=0),
+                help="Score column holding the translation model's p(e|f), counted from 0 "
+                "(2 in a Moses table: p(f|e) lex(f|e) p(e|f) lex(e|f)).",
+            ),
             click.option("--device", default="auto", show_default=True, help=DEVICE_HELP),
             click.option("--seed", default=0, show_default=True, type=SEED, help="Seed of every random choice."),
             threads_option,
         ]
         if selection:
             options += [
-                click.option("--source", "sources", multiple=True,
-                             help="Analyse this source phrase (repeatable) instead of random ones."),
+                click.option(
+                    "--source",
+                    "sources",
+                    multiple=True,
+                    help="Analyse this source phrase (repeatable) instead of random ones.",
+                ),
                 options_of(SampleSizes),
             ]
         for option in reversed(options):
@@ -139,8 +182,13 @@ def analysis_command(name: str, help_text: str, selection: bool = False) -> Call
     return decorate
 
 
-def load_for_analysis(model_dir: str, table: str, out_dir: str, device: str,  # noqa: ANN201 - (model, source, target)
-                      threads: int | None):
+def load_for_analysis(
+    model_dir: str,
+    table: str,
+    out_dir: str,
+    device: str,  # noqa: ANN201 - (model, source, target)
+    threads: int | None,
+):
     """Check the device, the table and the output folder, then load the model: mistakes cost nothing."""
     from pysmt.files.outputs import check_outputs
     from rnn_feature.store import load_model
@@ -163,8 +211,10 @@ def selected_sources(table: str, sources: tuple[str, ...], sizes: dict[str, Any]
         return {"Chosen source phrases": named_sources(Path(table), list(sources), tm_column)}
     picked = from_command(SampleSizes, sizes)
     sample = sample_table(Path(table), picked, tm_column, seed)
-    return {f"Frequent source phrases (count >= {picked.frequent_min:g}, {picked.min_words}+ words)": sample.frequent,
-            f"Rare source phrases (count <= {picked.rare_max:g}, {picked.min_words}+ words)": sample.rare}
+    return {
+        f"Frequent source phrases (count >= {picked.frequent_min:g}, {picked.min_words}+ words)": sample.frequent,
+        f"Rare source phrases (count <= {picked.rare_max:g}, {picked.min_words}+ words)": sample.rare,
+    }
 
 
 def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
@@ -179,34 +229,65 @@ def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
 
 @analysis_command("top-phrases", "Table 2: top target phrases by the translation model and by the RNN.", selection=True)
 @click.option("--count", default=3, show_default=True, type=COUNT, help="Targets shown per source phrase and scorer.")
-def top_phrases(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                sources: tuple[str, ...], count: int, threads: int | None, **sizes: Any) -> None:
+def top_phrases(
+    model_dir: str,
+    table: str,
+    out_dir: str,
+    tm_column: int,
+    device: str,
+    seed: int,
+    sources: tuple[str, ...],
+    count: int,
+    threads: int | None,
+    **sizes: Any,
+) -> None:
     from rnn_feature.analysis import top_phrases as analyse
 
     model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     groups = selected_sources(table, sources, sizes, tm_column, seed)
-    write_report(out_dir, "top-phrases", "Translation model vs RNN Encoder-Decoder (Table 2)",
-                 analyse(model, source, target, groups, count))
+    write_report(
+        out_dir,
+        "top-phrases",
+        "Translation model vs RNN Encoder-Decoder (Table 2)",
+        analyse(model, source, target, groups, count),
+    )
 
 
 @analysis_command("samples", "Table 3: target phrases sampled from the RNN, best distinct ones first.", selection=True)
 @click.option("--samples", "count", default=50, show_default=True, type=COUNT, help="Samples drawn per source phrase.")
 @click.option("--top", default=5, show_default=True, type=COUNT, help="Best distinct samples shown.")
-def samples_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                    sources: tuple[str, ...], count: int, top: int, threads: int | None, **sizes: Any) -> None:
+def samples_command(
+    model_dir: str,
+    table: str,
+    out_dir: str,
+    tm_column: int,
+    device: str,
+    seed: int,
+    sources: tuple[str, ...],
+    count: int,
+    top: int,
+    threads: int | None,
+    **sizes: Any,
+) -> None:
     from rnn_feature.analysis import samples
 
     model, source, target = load_for_analysis(model_dir, table, out_dir, device, threads)
     groups = selected_sources(table, sources, sizes, tm_column, seed)
-    write_report(out_dir, "samples", "Samples from the RNN Encoder-Decoder (Table 3)",
-                 samples(model, source, target, groups, count, top, seed))
+    write_report(
+        out_dir,
+        "samples",
+        "Samples from the RNN Encoder-Decoder (Table 3)",
+        samples(model, source, target, groups, count, top, seed),
+    )
 
 
 @analysis_command("scatter", "Fig. 3: RNN vs translation-model log-probabilities (scatter.png).")
-@click.option("--pairs", default=20_000, show_default=True, type=COUNT,
-              help="Phrase pairs drawn uniformly from the table.")
-def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int,
-                    pairs: int, threads: int | None) -> None:
+@click.option(
+    "--pairs", default=20_000, show_default=True, type=COUNT, help="Phrase pairs drawn uniformly from the table."
+)
+def scatter_command(
+    model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int, pairs: int, threads: int | None
+) -> None:
     from pysmt.errors import PysmtError
     from rnn_feature.analysis import scatter
     from rnn_feature.table_sample import sample_table
@@ -215,21 +296,48 @@ def scatter_command(model_dir: str, table: str, out_dir: str, tm_column: int, de
     sample = sample_table(Path(table), SampleSizes(pairs=pairs), tm_column, seed)
     if not sample.pairs:
         raise PysmtError(f"--phrase-table {table}: no phrase pairs to plot (the table is empty)")
-    write_report(out_dir, "scatter", "RNN vs translation-model scores (Fig. 3)",
-                 scatter(model, source, target, sample.pairs, Path(out_dir) / "scatter.png"))
+    write_report(
+        out_dir,
+        "scatter",
+        "RNN vs translation-model scores (Fig. 3)",
+        scatter(model, source, target, sample.pairs, Path(out_dir) / "scatter.png"),
+    )
 
 
 @analysis_command("maps", "Fig. 4-5: t-SNE maps of word embeddings and phrase representations (PNG).")
-@click.option("--words", default=1000, show_default=True, type=COUNT,
-              help="Most frequent source words mapped (t-SNE needs at least 3).")
-@click.option("--phrases", default=2000, show_default=True, type=click.IntRange(min=0),
-              help="Random source phrases of 4+ words mapped (0: no phrase map; fewer than 5 found: none).")
-def maps_command(model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int, words: int,
-                 phrases: int, threads: int | None) -> None:
+@click.option(
+    "--words",
+    default=1000,
+    show_default=True,
+    type=COUNT,
+    help="Most frequent source words mapped (t-SNE needs at least 3).",
+)
+@click.option(
+    "--phrases",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Random source phrases of 4+ words mapped (0: no phrase map; fewer than 5 found: none).",
+)
+def maps_command(
+    model_dir: str,
+    table: str,
+    out_dir: str,
+    tm_column: int,
+    device: str,
+    seed: int,
+    words: int,
+    phrases: int,
+    threads: int | None,
+) -> None:
     from rnn_feature.analysis import maps
     from rnn_feature.table_sample import sample_table
 
     model, source, _ = load_for_analysis(model_dir, table, out_dir, device, threads)
     sample = sample_table(Path(table), SampleSizes(long_phrases=phrases), tm_column, seed)
-    write_report(out_dir, "maps", "Word and phrase representations (Fig. 4 and 5)",
-                 maps(model, source, sample.long_phrases, Path(out_dir), words, seed=seed))
+    write_report(
+        out_dir,
+        "maps",
+        "Word and phrase representations (Fig. 4 and 5)",
+        maps(model, source, sample.long_phrases, Path(out_dir), words, seed=seed),
+    )

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.files.array_files import read_arrays
 from pysmt.errors import at_line
+from pysmt.files.array_files import read_arrays
 from pysmt.files.textio import atomic_path, read_lines
 from rnn_feature.vocabulary import Shortlist
 
@@ -72,7 +72,7 @@ class Ragged:
         return torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(lengths.astype(np.int64))
 
     def take(self, index: np.ndarray) -> Ragged:
-        return Ragged.from_lists([self.flat[self.offsets[k]:self.offsets[k + 1]].tolist() for k in index])
+        return Ragged.from_lists([self.flat[self.offsets[k] : self.offsets[k + 1]].tolist() for k in index])
 
 
 @dataclass
@@ -85,14 +85,20 @@ class EncodedPairs:
 
     def save(self, path: Path) -> None:
         with atomic_path(path) as tmp:
-            np.savez(tmp, source_flat=self.source.flat, source_offsets=self.source.offsets,
-                     target_flat=self.target.flat, target_offsets=self.target.offsets)
+            np.savez(
+                tmp,
+                source_flat=self.source.flat,
+                source_offsets=self.source.offsets,
+                target_flat=self.target.flat,
+                target_offsets=self.target.offsets,
+            )
 
     @classmethod
     def load(cls, path: Path) -> EncodedPairs:
         data = read_arrays(path, ["source_flat", "source_offsets", "target_flat", "target_offsets"])
-        return cls(Ragged(data["source_flat"], data["source_offsets"]),
-                   Ragged(data["target_flat"], data["target_offsets"]))
+        return cls(
+            Ragged(data["source_flat"], data["source_offsets"]), Ragged(data["target_flat"], data["target_offsets"])
+        )
 
 
 def count_words(path: Path) -> tuple[Counter[str], Counter[str]]:

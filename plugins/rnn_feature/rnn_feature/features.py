@@ -26,8 +26,16 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pysmt.neural import coverage_warning
-from pysmt.plugin import (Feature, PhrasePair, PysmtError, SystemConfig, TranslationOption, WordScores, parameter,
-                          stored_scores)
+from pysmt.plugin import (
+    Feature,
+    PhrasePair,
+    PysmtError,
+    SystemConfig,
+    TranslationOption,
+    WordScores,
+    parameter,
+    stored_scores,
+)
 from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
 
@@ -102,9 +110,12 @@ class RnnFeature(Feature):
                 if record["made_by"] == made_by:
                     self.stored[spec.name] = values
                 else:
-                    print(f"feature {self.name}: the RNN scores stored in {path} ({name}) were made by another model "
-                          f"than {self.directory}; they are not used (store this model's with pysmt rnn score)",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"feature {self.name}: the RNN scores stored in {path} ({name}) were made by another model "
+                        f"than {self.directory}; they are not used (store this model's with pysmt rnn score)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
 
     def stored_scores(self, table: str) -> np.ndarray | None:
         return self.stored.get(table)
@@ -131,11 +142,15 @@ class RnnFeature(Feature):
         if missing:
             if len(self.cache) + len(missing) > CACHE_LIMIT:
                 self.cache.clear()
-            scores = score_phrases(self.model, self.source, self.target,
-                                   [(source.split(), target) for source, target in missing], self.batch_size)
+            scores = score_phrases(
+                self.model,
+                self.source,
+                self.target,
+                [(source.split(), target) for source, target in missing],
+                self.batch_size,
+            )
             self.cache.update(zip(missing, scores.tolist()))
         return np.array([[value if value == value else self.cache[key]] for key, value in zip(keys, found.tolist())])
-
 
     def check_coverage(self, keys: Sequence[tuple[str, tuple[str, ...]]]) -> None:
         """Warn once (on stderr) when the model knows few of the first phrase pairs' words, on either side
@@ -145,8 +160,9 @@ class RnnFeature(Feature):
         for words, vocabulary, what in ((sources, self.source, "source"), (targets, self.target, "target")):
             if len(words) >= 10:
                 self.coverage_checked = True
-                warning = coverage_warning(self.name, words, vocabulary, f"first phrase pairs' {what} words",
-                                           self.directory)
+                warning = coverage_warning(
+                    self.name, words, vocabulary, f"first phrase pairs' {what} words", self.directory
+                )
                 if warning:
                     print(warning, file=sys.stderr, flush=True)
 
@@ -171,14 +187,17 @@ class ShortlistPenaltyFeature(Feature):
         if params.shortlist is not None:
             return params.shortlist
         if params.model is None:
-            raise PysmtError(f"feature {name}: no shortlist: give shortlist = \"FILE\", or model = \"DIR\" (an RNN "
-                             f"model folder; {system.directory / 'rnn'} does not exist), in its section or with "
-                             f"--param {name}.shortlist=FILE")
+            raise PysmtError(
+                f'feature {name}: no shortlist: give shortlist = "FILE", or model = "DIR" (an RNN '
+                f"model folder; {system.directory / 'rnn'} does not exist), in its section or with "
+                f"--param {name}.shortlist=FILE"
+            )
         return params.model / TARGET_VOCAB
 
     @classmethod
-    def from_config(cls, name: str, params: ShortlistPenaltyParameters, system: SystemConfig
-                    ) -> ShortlistPenaltyFeature:
+    def from_config(
+        cls, name: str, params: ShortlistPenaltyParameters, system: SystemConfig
+    ) -> ShortlistPenaltyFeature:
         return cls(name, Shortlist.load(cls.shortlist_path(name, params, system)))
 
     def evaluate_in_isolation(self, phrases: Sequence[PhrasePair]) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -32,10 +32,18 @@ class Hyperparameters(neural.Hyperparameters):
 
 
 PRESETS = {
-    "paper": Hyperparameters("paper", hidden=1000, embedding=100, maxout=500, output_rank=100,
-                             source_shortlist=15000, target_shortlist=15000),
-    "default": Hyperparameters("default", hidden=256, embedding=100, maxout=128, output_rank=100,
-                               source_shortlist=10000, target_shortlist=10000),
+    "paper": Hyperparameters(
+        "paper", hidden=1000, embedding=100, maxout=500, output_rank=100, source_shortlist=15000, target_shortlist=15000
+    ),
+    "default": Hyperparameters(
+        "default",
+        hidden=256,
+        embedding=100,
+        maxout=128,
+        output_rank=100,
+        source_shortlist=10000,
+        target_shortlist=10000,
+    ),
 }
 
 

@@ -55,8 +55,12 @@ class EncoderDecoder(nn.Module):
     def reset_parameters(self) -> None:
         """Gaussian N(0, 0.01^2) weights, orthogonal recurrent matrices (each square block), zero biases."""
         generator = torch.Generator().manual_seed(self.hp.seed)
-        recurrent = {self.encoder_gates.weight, self.encoder_candidate.weight, self.decoder_gates.weight,
-                     self.decoder_candidate.weight}
+        recurrent = {
+            self.encoder_gates.weight,
+            self.encoder_candidate.weight,
+            self.decoder_gates.weight,
+            self.decoder_candidate.weight,
+        }
         with torch.no_grad():
             for name, parameter in self.named_parameters():
                 if name.endswith("bias"):
@@ -66,7 +70,7 @@ class EncoderDecoder(nn.Module):
                     for block in range(parameter.shape[0] // H):
                         gaussian = torch.randn(H, H, generator=generator, dtype=torch.float64)
                         left, _, _ = torch.linalg.svd(gaussian)  # left singular vectors: orthogonal
-                        parameter[block * H:(block + 1) * H] = left.to(parameter.dtype)
+                        parameter[block * H : (block + 1) * H] = left.to(parameter.dtype)
                 else:
                     parameter.copy_(torch.randn(parameter.shape, generator=generator) * self.hp.init_std)
 
@@ -92,8 +96,7 @@ class EncoderDecoder(nn.Module):
         c_r, c_z, c_h = self.decoder_context(c).chunk(3, dim=1)
         return torch.tanh(self.decoder_init(c)), (c_r, c_z, c_h, self.output_context(c))
 
-    def decoder_step(self, h: torch.Tensor, previous: torch.Tensor, context: tuple[torch.Tensor, ...]
-                     ) -> torch.Tensor:
+    def decoder_step(self, h: torch.Tensor, previous: torch.Tensor, context: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """One GRU step from ``h'_{t-1}`` given the projected previous word ``W' e(y_{t-1})`` (stacked)."""
         c_r, c_z, c_h, _ = context
         x_r, x_z, x_h = previous.chunk(3, dim=1)
@@ -102,15 +105,17 @@ class EncoderDecoder(nn.Module):
         candidate = torch.tanh(x_h + r * (self.decoder_candidate(h) + c_h))
         return z * h + (1 - z) * candidate
 
-    def output_logits(self, h: torch.Tensor, previous_embedding: torch.Tensor, output_context: torch.Tensor
-                      ) -> torch.Tensor:
+    def output_logits(
+        self, h: torch.Tensor, previous_embedding: torch.Tensor, output_context: torch.Tensor
+    ) -> torch.Tensor:
         """Unnormalized scores over the target shortlist: deep output, maxout, factorized softmax."""
         s = self.output_hidden(h) + self.output_previous(previous_embedding) + output_context
         s = s.unflatten(-1, (self.hp.maxout, 2)).amax(dim=-1)
         return self.output_vocabulary(self.output_rank(s))
 
-    def log_probs(self, source: torch.Tensor, source_lengths: torch.Tensor, target: torch.Tensor,
-                  target_lengths: torch.Tensor) -> torch.Tensor:
+    def log_probs(
+        self, source: torch.Tensor, source_lengths: torch.Tensor, target: torch.Tensor, target_lengths: torch.Tensor
+    ) -> torch.Tensor:
         """``log p(y | x)`` per pair: the sum over the target words and the end-of-sequence symbol."""
         c = self.encode(source, source_lengths)
         h, context = self.decoder_start(c)
@@ -128,8 +133,9 @@ class EncoderDecoder(nn.Module):
         gold = torch.cat([target, target.new_zeros(batch, 1)], dim=1)
         gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)[valid]
         # the softmax only where there is a word to predict: padding costs no output layer
-        logits = self.output_logits(hidden[valid], previous[valid],
-                                    context[3].unsqueeze(1).expand(-1, steps, -1)[valid])
+        logits = self.output_logits(
+            hidden[valid], previous[valid], context[3].unsqueeze(1).expand(-1, steps, -1)[valid]
+        )
         # fused: faster than logsumexp
         token_log_probs = torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)
         per_step = token_log_probs.new_zeros(batch, steps)
@@ -138,8 +144,9 @@ class EncoderDecoder(nn.Module):
 
     # -- sampling ------------------------------------------------------------------------------
 
-    def sample(self, source: torch.Tensor, source_lengths: torch.Tensor, max_length: int,
-               generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(
+        self, source: torch.Tensor, source_lengths: torch.Tensor, max_length: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Target phrases drawn from ``p(y | x)``, one per source row, word by word (ancestral sampling).
 
         ``[UNK]`` is never drawn (it is not a phrase anyone could use), so each step samples from

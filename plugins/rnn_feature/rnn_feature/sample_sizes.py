@@ -24,10 +24,12 @@ class SampleSizes:
     phrases (``top-phrases``, ``samples``), which draw :data:`PICKED` frequent and rare ones unless told.
     """
 
-    frequent: int = field(default=0, metadata=option(type=click.IntRange(min=0), default=PICKED,
-                                                     help="Random frequent source phrases."))
-    rare: int = field(default=0, metadata=option(type=click.IntRange(min=0), default=PICKED,
-                                                 help="Random rare source phrases."))
+    frequent: int = field(
+        default=0, metadata=option(type=click.IntRange(min=0), default=PICKED, help="Random frequent source phrases.")
+    )
+    rare: int = field(
+        default=0, metadata=option(type=click.IntRange(min=0), default=PICKED, help="Random rare source phrases.")
+    )
     min_words: int = field(default=4, metadata=option(type=POSITIVE, help="Shortest source phrase considered."))
     #: count(f) >= this: a frequent source phrase
     frequent_min: float = field(default=20.0, metadata=option(help="count(f) from which a source phrase is frequent."))

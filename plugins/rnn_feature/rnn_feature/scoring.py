@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from pysmt.files.textio import atomic_writer
 from pysmt.models.phrase_table import PhraseTable
 from pysmt.plugin import ScoreWriter
-from pysmt.files.textio import atomic_writer
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
@@ -25,15 +25,14 @@ BATCH_SIZE = 512
 CHUNK_LINES = 100_000  # phrase-table lines held at once by `pysmt rnn score`
 
 
-def score_encoded(model: EncoderDecoder, source: Ragged, target: Ragged, batch_size: int = BATCH_SIZE
-                  ) -> np.ndarray:
+def score_encoded(model: EncoderDecoder, source: Ragged, target: Ragged, batch_size: int = BATCH_SIZE) -> np.ndarray:
     """``log p(target_k | source_k)`` for every pair ``k``, float64, in input order."""
     device = next(model.parameters()).device
     order = np.lexsort((source.lengths(), target.lengths()))  # by target length first: the decoder dominates
     scores = np.empty(len(source))
     with torch.inference_mode():
         for lo in range(0, len(order), batch_size):
-            index = order[lo:lo + batch_size]
+            index = order[lo : lo + batch_size]
             src, src_len = source.padded(index)
             tgt, tgt_len = target.padded(index)
             batch = model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device))
@@ -41,8 +40,13 @@ def score_encoded(model: EncoderDecoder, source: Ragged, target: Ragged, batch_s
     return scores
 
 
-def score_phrases(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist,
-                  pairs: Sequence[tuple[Sequence[str], Sequence[str]]], batch_size: int = BATCH_SIZE) -> np.ndarray:
+def score_phrases(
+    model: EncoderDecoder,
+    source_vocab: Shortlist,
+    target_vocab: Shortlist,
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    batch_size: int = BATCH_SIZE,
+) -> np.ndarray:
     """Scores of (source words, target words) pairs."""
     source = Ragged.from_lists([source_vocab.encode(s) for s, _ in pairs])
     target = Ragged.from_lists([target_vocab.encode(t) for _, t in pairs])
@@ -60,8 +64,14 @@ def chunks(lines: Iterator[TableLine], size: int) -> Iterator[list[TableLine]]:
         yield chunk
 
 
-def score_table(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist, table: Path, out: Path,
-                batch_size: int = BATCH_SIZE) -> int:
+def score_table(
+    model: EncoderDecoder,
+    source_vocab: Shortlist,
+    target_vocab: Shortlist,
+    table: Path,
+    out: Path,
+    batch_size: int = BATCH_SIZE,
+) -> int:
     """Copy a phrase table, appending ``p(target | source)`` by the RNN to each line's scores.
 
     The column holds the probability (``exp`` of the log-probability, 17 significant digits),
@@ -84,8 +94,14 @@ def score_table(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Sh
     return done
 
 
-def store_table_scores(model: EncoderDecoder, source_vocab: Shortlist, target_vocab: Shortlist, folder: Path,
-                       made_by: dict[str, str], batch_size: int = BATCH_SIZE) -> Path:
+def store_table_scores(
+    model: EncoderDecoder,
+    source_vocab: Shortlist,
+    target_vocab: Shortlist,
+    folder: Path,
+    made_by: dict[str, str],
+    batch_size: int = BATCH_SIZE,
+) -> Path:
     """Score every entry of a binary phrase table and store the log-probabilities in its folder
     (``stored/rnn.npy``, :class:`~pysmt.plugin.ScoreWriter`), where the ``rnn`` feature of the same model
     reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file."""
@@ -96,10 +112,14 @@ def store_table_scores(model: EncoderDecoder, source_vocab: Shortlist, target_vo
     progress = tqdm(total=len(table), initial=writer.done, unit=" pairs", desc="rnn score", unit_scale=True)
     for first in range(writer.done, len(table), CHUNK_LINES):
         rows = range(first, min(first + CHUNK_LINES, len(table)))
-        starts, lengths = table.target_start[rows.start:rows.stop].tolist(), table.target_len[rows.start:rows.stop]
-        pairs = [(table.sources[int(source_of[k])].split(),
-                  [words[w] for w in table.target_ids[start:start + length].tolist()])
-                 for k, start, length in zip(rows, starts, lengths.tolist())]
+        starts, lengths = table.target_start[rows.start : rows.stop].tolist(), table.target_len[rows.start : rows.stop]
+        pairs = [
+            (
+                table.sources[int(source_of[k])].split(),
+                [words[w] for w in table.target_ids[start : start + length].tolist()],
+            )
+            for k, start, length in zip(rows, starts, lengths.tolist())
+        ]
         writer.write(score_phrases(model, source_vocab, target_vocab, pairs, batch_size).astype(np.float32)[:, None])
         progress.update(len(rows))
     progress.close()

@@ -54,8 +54,7 @@ def build_model(state: dict[str, Any], path: Path) -> EncoderDecoder:
     return model
 
 
-def load_model(directory: Path, device: str | torch.device = "cpu"
-               ) -> tuple[EncoderDecoder, Shortlist, Shortlist]:
+def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[EncoderDecoder, Shortlist, Shortlist]:
     """The best model of a directory, on ``device``, in evaluation mode, with its shortlists."""
     directory = Path(directory)
     path = directory / MODEL

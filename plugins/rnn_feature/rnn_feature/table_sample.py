@@ -123,8 +123,14 @@ def sample_table(path: Path, sizes: SampleSizes, column: int = 2, seed: int = 0)
         count = source_count(lines)
         group = frequent if count >= sizes.frequent_min else rare if count <= sizes.rare_max else None
         if group is not None and group.size:
-            group.offer(lambda: SourcePhrase(source, count, [" ".join(line.target) for line in lines],
-                                             [tm_log_probability(line, path, column) for line in lines]))
+            group.offer(
+                lambda: SourcePhrase(
+                    source,
+                    count,
+                    [" ".join(line.target) for line in lines],
+                    [tm_log_probability(line, path, column) for line in lines],
+                )
+            )
     return TableSample(frequent.items, rare.items, pairs.items, long_phrases.items, sources, long_sources)
 
 
@@ -134,6 +140,10 @@ def named_sources(path: Path, texts: list[str], column: int = 2) -> list[SourceP
     found: dict[str, SourcePhrase] = {}
     for source, lines in grouped(path):
         if source in wanted:
-            found[source] = SourcePhrase(source, source_count(lines), [" ".join(line.target) for line in lines],
-                                         [tm_log_probability(line, path, column) for line in lines])
+            found[source] = SourcePhrase(
+                source,
+                source_count(lines),
+                [" ".join(line.target) for line in lines],
+                [tm_log_probability(line, path, column) for line in lines],
+            )
     return [found.get(" ".join(text.split()), SourcePhrase(" ".join(text.split()), 0.0, [], [])) for text in texts]

@@ -72,8 +72,10 @@ def prepare(table: Path, out: Path, hp: Hyperparameters) -> EncodedPairs:
     source_counts, target_counts = count_words(table)
     source = Shortlist.most_frequent(source_counts, hp.source_shortlist)
     target = Shortlist.most_frequent(target_counts, hp.target_shortlist)
-    log(f"encoding pairs ({len(source_counts):,} source and {len(target_counts):,} target words; "
-        f"shortlists of {len(source):,} and {len(target):,})")
+    log(
+        f"encoding pairs ({len(source_counts):,} source and {len(target_counts):,} target words; "
+        f"shortlists of {len(source):,} and {len(target):,})"
+    )
     pairs = encode_table(table, source, target)
     source.save(out / SOURCE_VOCAB)
     target.save(out / TARGET_VOCAB)
@@ -103,12 +105,18 @@ def perplexity(model: EncoderDecoder, pairs: EncodedPairs, index: np.ndarray, de
 
 def model_state(model: EncoderDecoder, update: int) -> dict:
     """What every checkpoint holds: hyperparameters, weights, vocabulary sizes, the update count."""
-    return {"hyperparameters": model.hp.to_dict(), "model": model.state_dict(), "update": update,
-            "source_size": model.source_embedding.num_embeddings, "target_size": model.target_embedding.num_embeddings}
+    return {
+        "hyperparameters": model.hp.to_dict(),
+        "model": model.state_dict(),
+        "update": update,
+        "source_size": model.source_embedding.num_embeddings,
+        "target_size": model.target_embedding.num_embeddings,
+    }
 
 
-def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits,
-          force: bool = False) -> float:
+def train(
+    table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits, force: bool = False
+) -> float:
     """Train (or resume) a model in ``out``; return the best validation perplexity.
 
     A rerun resumes only the same job (same table, unchanged, same hyperparameters); anything else
@@ -139,7 +147,14 @@ def train(table: Path, out: Path, hp: Hyperparameters, device: torch.device, lim
         loss = -model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device)).mean()
         return loss, loss
 
-    task = TrainingTask(JOB_COMMAND, hp.batch_size, "pairs", "loss", step,
-                        validate=lambda: (perplexity(model, pairs, valid_index, device), {}),
-                        model_state=lambda update: model_state(model, update), save=save_checkpoint)
+    task = TrainingTask(
+        JOB_COMMAND,
+        hp.batch_size,
+        "pairs",
+        "loss",
+        step,
+        validate=lambda: (perplexity(model, pairs, valid_index, device), {}),
+        model_state=lambda update: model_state(model, update),
+        save=save_checkpoint,
+    )
     return train_loop(task, out, model, optimizer, state, hp.seed, limits)

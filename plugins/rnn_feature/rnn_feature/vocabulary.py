@@ -38,7 +38,7 @@ class Shortlist:
     def most_frequent(cls, counts: Counter[str], size: int) -> Shortlist:
         """The ``size - 2`` most frequent words (ties broken by byte order, for reproducibility)."""
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0].encode()))
-        return cls([EOS, UNK] + [w for w, _ in ranked[:max(size - 2, 0)]])
+        return cls([EOS, UNK] + [w for w, _ in ranked[: max(size - 2, 0)]])
 
     def encode(self, words: Iterable[str]) -> list[int]:
         return [self.ids.get(w, UNK_ID) for w in words]

@@ -11,10 +11,12 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+
 from rnn_feature.hyperparameters import preset
 
-TINY = preset("default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30,
-              target_shortlist=30, batch_size=16)
+TINY = preset(
+    "default", hidden=16, embedding=8, maxout=8, output_rank=4, source_shortlist=30, target_shortlist=30, batch_size=16
+)
 WORDS = ["un", "deux", "trois", "quatre", "cinq", "six"]
 ENGLISH = ["one", "two", "three", "four", "five", "six"]
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+from pysmt.testing import run_pysmt
 from rnn_feature.analysis import ranked, top_phrases
 from rnn_feature.data import Ragged
 from rnn_feature.hyperparameters import preset
@@ -17,8 +19,6 @@ from rnn_feature.table_sample import Reservoir, SampleSizes, named_sources, samp
 from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import EOS_ID, UNK_ID, Shortlist
 from rnn_testing import TINY, toy_table
-
-from pysmt.testing import run_pysmt
 
 SMALL = preset("default", hidden=4, embedding=3, maxout=2, output_rank=2, source_shortlist=6, target_shortlist=5)
 
@@ -80,8 +80,9 @@ def write_table(path: Path) -> Path:
 
 def test_table_sample_groups_sources_by_count_and_length(tmp_path):
     table = write_table(tmp_path / "pt.txt")
-    sample = sample_table(table, SampleSizes(frequent=5, rare=5, pairs=100, long_phrases=100, frequent_min=20,
-                                             rare_max=1))
+    sample = sample_table(
+        table, SampleSizes(frequent=5, rare=5, pairs=100, long_phrases=100, frequent_min=20, rare_max=1)
+    )
     assert [p.text for p in sample.frequent] == ["a b c d"]  # "a b" is frequent but short
     assert sample.frequent[0].targets == ["w x y z", "x y", "y"]
     assert sample.frequent[0].tm == pytest.approx([math.log(0.2), math.log(0.5), math.log(0.3)])
@@ -116,11 +117,23 @@ def test_top_phrases_rank_by_each_model(tmp_path):
 def test_analysis_commands_write_markdown_and_png(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=120)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=20, valid_every=20))
-    common = ["--model", str(tmp_path / "m"), "--phrase-table", str(table), "--out", str(tmp_path / "a"),
-              "--device", "cpu"]
+    common = [
+        "--model",
+        str(tmp_path / "m"),
+        "--phrase-table",
+        str(table),
+        "--out",
+        str(tmp_path / "a"),
+        "--device",
+        "cpu",
+    ]
     selection = ["--min-words", "3", "--frequent-min", "1", "--frequent", "2"]
-    for command in (["top-phrases", *selection], ["samples", *selection, "--samples", "10"],
-                    ["scatter", "--pairs", "50"], ["maps", "--words", "6"]):
+    for command in (
+        ["top-phrases", *selection],
+        ["samples", *selection, "--samples", "10"],
+        ["scatter", "--pairs", "50"],
+        ["maps", "--words", "6"],
+    ):
         proc = run_pysmt("rnn", *command, *common)
         assert proc.returncode == 0, proc.stderr
     out = tmp_path / "a"

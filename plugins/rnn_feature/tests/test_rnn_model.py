@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+
 from rnn_feature.data import Ragged
 from rnn_feature.hyperparameters import preset
 from rnn_feature.model import EncoderDecoder
@@ -43,8 +44,12 @@ def reference_log_prob(model, source, target):
         z = sigmoid(Wd_z @ previous + bd_z + Ud_z @ h + C_z @ c)
         h_tilde = np.tanh(Wd @ previous + bd + r * (Ud @ h + C @ c))
         h = z * h + (1 - z) * h_tilde
-        s_wide = (P["output_hidden.weight"] @ h + P["output_hidden.bias"] + P["output_previous.weight"] @ previous
-                  + P["output_context.weight"] @ c)
+        s_wide = (
+            P["output_hidden.weight"] @ h
+            + P["output_hidden.bias"]
+            + P["output_previous.weight"] @ previous
+            + P["output_context.weight"] @ c
+        )
         s = np.maximum(s_wide[0::2], s_wide[1::2])  # maxout over consecutive pairs
         logits = P["output_vocabulary.weight"] @ (P["output_rank.weight"] @ s) + P["output_vocabulary.bias"]
         logits = logits - logits.max()
@@ -81,13 +86,20 @@ def test_paper_preset_shapes_and_parameter_count():
     H, E, M, R, V = 1000, 100, 500, 100, 15000
     assert model.encoder_gates.weight.shape == (2 * H, H) and model.decoder_context.weight.shape == (3 * H, H)
     assert model.output_hidden.weight.shape == (2 * M, H) and model.output_vocabulary.weight.shape == (V, R)
-    expected = (2 * V * E                      # embeddings
-                + 2 * (3 * H * E + 3 * H)      # W, W' stacks with biases
-                + 2 * (3 * H * H)              # U_r, U_z, U and U'_r, U'_z, U'
-                + 2 * H * H                    # V, V'
-                + 3 * H * H                    # C_r, C_z, C
-                + 2 * M * H + 2 * M + 2 * M * E + 2 * M * H   # O_h (bias), O_y, O_c
-                + M * R + R * V + V)           # G_r, G_l (bias)
+    expected = (
+        2 * V * E  # embeddings
+        + 2 * (3 * H * E + 3 * H)  # W, W' stacks with biases
+        + 2 * (3 * H * H)  # U_r, U_z, U and U'_r, U'_z, U'
+        + 2 * H * H  # V, V'
+        + 3 * H * H  # C_r, C_z, C
+        + 2 * M * H
+        + 2 * M
+        + 2 * M * E
+        + 2 * M * H  # O_h (bias), O_y, O_c
+        + M * R
+        + R * V
+        + V
+    )  # G_r, G_l (bias)
     assert sum(p.numel() for p in model.parameters()) == expected == 18_272_000
 
 
@@ -119,8 +131,10 @@ def test_score_is_the_sum_of_per_step_log_probabilities():
 def test_batched_scores_equal_one_at_a_time_scores():
     model = randomized(EncoderDecoder(TINY, 7, 6), seed=2)
     rng = np.random.default_rng(0)
-    pairs = [(rng.integers(0, 7, rng.integers(1, 8)).tolist(), rng.integers(0, 6, rng.integers(1, 8)).tolist())
-             for _ in range(40)]
+    pairs = [
+        (rng.integers(0, 7, rng.integers(1, 8)).tolist(), rng.integers(0, 6, rng.integers(1, 8)).tolist())
+        for _ in range(40)
+    ]
     batched = score_encoded(model, *encoded(pairs), batch_size=16)
     alone = np.array([score_encoded(model, *encoded([pair]))[0] for pair in pairs])
     assert np.allclose(batched, alone, rtol=1e-5, atol=1e-5)
@@ -129,8 +143,7 @@ def test_batched_scores_equal_one_at_a_time_scores():
 
 def test_probabilities_over_all_targets_sum_to_at_most_one():
     """All targets of length <= 2 over a 4-word shortlist: their probabilities sum to less than 1."""
-    small = preset("default", hidden=3, embedding=2, maxout=2, output_rank=2, source_shortlist=4,
-                   target_shortlist=4)
+    small = preset("default", hidden=3, embedding=2, maxout=2, output_rank=2, source_shortlist=4, target_shortlist=4)
     model = randomized(EncoderDecoder(small, 4, 4), scale=0.5, seed=3).double()
     targets = [[a] for a in range(1, 4)] + [[a, b] for a in range(1, 4) for b in range(1, 4)]
     scores = score_encoded(model, *encoded([([2, 3], t) for t in targets]))

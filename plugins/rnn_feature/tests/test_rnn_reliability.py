@@ -12,6 +12,12 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from pysmt.config import SystemConfig
+from pysmt.config_files import load_config, write_toml
+from pysmt.errors import PysmtError
+from pysmt.running.folder_lock import LOCK_FILE
+from pysmt.testing import one_line_error, parameters_of, run_pysmt, write_toy_system
 from rnn_feature.analysis import maps, tsne_minimum
 from rnn_feature.features import RnnFeature
 from rnn_feature.hyperparameters import preset
@@ -20,12 +26,6 @@ from rnn_feature.training import PAIRS, TRAINING_FILES, TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
 from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 
-from pysmt.config import SystemConfig
-from pysmt.config_files import load_config, write_toml
-from pysmt.errors import PysmtError
-from pysmt.running.folder_lock import LOCK_FILE
-from pysmt.testing import one_line_error, parameters_of, run_pysmt, write_toy_system
-
 CPU = torch.device("cpu")
 #: The hyperparameters `pysmt rnn train` uses without --preset and --seed, so the API and the CLI make one job.
 DEFAULT = preset("default")
@@ -33,8 +33,9 @@ DEFAULT = preset("default")
 
 def other_table(path: Path, n: int = 40) -> Path:
     """Like toy_table but in other words: a model trained on it has other shortlists."""
-    return toy_table(path, n, seed=1, source=["red", "green", "blue", "black"],
-                     target=["rouge", "vert", "bleu", "noir"])
+    return toy_table(
+        path, n, seed=1, source=["red", "green", "blue", "black"], target=["rouge", "vert", "bleu", "noir"]
+    )
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -56,6 +57,7 @@ def tiny_model(tmp_path_factory) -> tuple[Path, Path]:
 
 
 # -- pysmt rnn train: the job record ----------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_train_reruns_resume_only_the_same_job(tmp_path):
@@ -152,12 +154,16 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "status", "needle"), [
-    BAD_OPTIONS[0], *(pytest.param(*case, marks=pytest.mark.slow) for case in BAD_OPTIONS[1:])])
+@pytest.mark.parametrize(
+    ("args", "status", "needle"),
+    [BAD_OPTIONS[0], *(pytest.param(*case, marks=pytest.mark.slow) for case in BAD_OPTIONS[1:])],
+)
 def test_bad_options_are_one_line_errors_before_loading(tmp_path, args, status, needle):
     table = toy_table(tmp_path / "pt.gz", n=20)
-    where = {"train": ["--phrase-table", table, "--out", tmp_path / "m"],
-             "score": ["--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "scored.gz"]}
+    where = {
+        "train": ["--phrase-table", table, "--out", tmp_path / "m"],
+        "score": ["--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "scored.gz"],
+    }
     rest = where.get(args[0], ["--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "a"])
     proc = run_pysmt("rnn", *args, *rest)
     line = proc.stderr.strip().splitlines()[-1]
@@ -182,11 +188,11 @@ def test_resolve_device_accepts_only_known_names():
 def test_the_rnn_feature_checks_its_device_before_loading(tmp_path):
     config = SystemConfig(path=tmp_path / "pysmt.toml", features=[])
     with pytest.raises(PysmtError, match=r"^feature RNN0: device = mps: unknown device"):
-        RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(tmp_path), "device": "mps"}),
-                                config)
+        RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(tmp_path), "device": "mps"}), config)
 
 
 # -- outputs that would destroy inputs --------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_score_out_may_not_be_its_phrase_table(tiny_model, tmp_path):
@@ -213,8 +219,10 @@ def test_analysis_out_is_checked_before_loading(tiny_model, tmp_path):
 
 # -- unreadable models, too few points ------------------------------------------------------------
 
-@pytest.mark.parametrize("content", [b"", b"this is a text file, not a model\n", bytes(range(256)) * 8,
-                                     b"PK\x03\x04 a broken zip"])
+
+@pytest.mark.parametrize(
+    "content", [b"", b"this is a text file, not a model\n", bytes(range(256)) * 8, b"PK\x03\x04 a broken zip"]
+)
 def test_a_garbage_model_file_is_one_clear_error(tmp_path, content):
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / MODEL).write_bytes(content)
@@ -230,8 +238,18 @@ def test_a_garbage_model_through_the_command_line(tiny_model, tmp_path):
     for name in (SOURCE_VOCAB, TARGET_VOCAB):
         (tmp_path / "m" / name).write_bytes((model / name).read_bytes())
     (tmp_path / "m" / MODEL).write_text("not a model\n")
-    proc = run_pysmt("rnn", "score", "--model", tmp_path / "m", "--phrase-table", table, "--out", tmp_path / "s.gz",
-                 "--device", "cpu")
+    proc = run_pysmt(
+        "rnn",
+        "score",
+        "--model",
+        tmp_path / "m",
+        "--phrase-table",
+        table,
+        "--out",
+        tmp_path / "s.gz",
+        "--device",
+        "cpu",
+    )
     one_line_error(proc, "model.pt: not a readable pysmt-rnn checkpoint")
     assert not (tmp_path / "s.gz").exists()
     torch.save({"hyperparameters": {"hidden": 3}, "model": {}}, tmp_path / "m" / MODEL)  # a dict, but not ours
@@ -242,8 +260,20 @@ def test_a_garbage_model_through_the_command_line(tiny_model, tmp_path):
 @pytest.mark.slow
 def test_maps_on_too_few_points_says_how_many(tiny_model, tmp_path):
     table, model = tiny_model
-    proc = run_pysmt("rnn", "maps", "--model", model, "--phrase-table", table, "--out", tmp_path / "a", "--words", "2",
-                 "--device", "cpu")
+    proc = run_pysmt(
+        "rnn",
+        "maps",
+        "--model",
+        model,
+        "--phrase-table",
+        table,
+        "--out",
+        tmp_path / "a",
+        "--words",
+        "2",
+        "--device",
+        "cpu",
+    )
     one_line_error(proc, "--words 2", "2 points to map", f"at least {tsne_minimum()}")
     # a model whose shortlist is too small: the same message, from the Python API
     tiny_table = tmp_path / "pt.txt"
@@ -257,6 +287,7 @@ def test_maps_on_too_few_points_says_how_many(tiny_model, tmp_path):
 
 # -- configs derived by tune and filter keep finding the RNN model ----------------------------------
 
+
 @pytest.mark.slow
 def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     """`pysmt tune --features rnn,wp` on SYSTEM/pysmt.toml writes TUNE/pysmt.toml: decoding with it must
@@ -269,16 +300,32 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
     (tmp_path / "dev.src").write_text("a b c\nb c\na\nc a b\n")
     (tmp_path / "dev.ref").write_text("x y z\nz x\nx\nz x y\n")
     tune = tmp_path / "tune"
-    proc = run_pysmt("tune", "-c", system / "pysmt.toml", "--features", "rnn,wp", "--src", tmp_path / "dev.src",
-                 "--ref", tmp_path / "dev.ref", "--out", tune, "--max-iterations", "1", "--restarts", "2")
+    proc = run_pysmt(
+        "tune",
+        "-c",
+        system / "pysmt.toml",
+        "--features",
+        "rnn,wp",
+        "--src",
+        tmp_path / "dev.src",
+        "--ref",
+        tmp_path / "dev.ref",
+        "--out",
+        tune,
+        "--max-iterations",
+        "1",
+        "--restarts",
+        "2",
+    )
     assert proc.returncode == 0, proc.stderr
     tuned = load_config(tune / "pysmt.toml")
     assert {spec.type for spec in tuned.features} >= {"rnn", "wp"}
 
     def decode(config: Path, *extra: str | Path) -> tuple[str, str]:
         nbest = tmp_path / f"nbest-{config.parent.name}-{len(extra)}.txt"
-        run = run_pysmt("decode", "-c", config, "-i", tmp_path / "dev.src", "--nbest", nbest, "--nbest-size", "5",
-                        *extra)
+        run = run_pysmt(
+            "decode", "-c", config, "-i", tmp_path / "dev.src", "--nbest", nbest, "--nbest-size", "5", *extra
+        )
         assert run.returncode == 0, run.stderr
         return run.stdout, nbest.read_text()
 
@@ -295,12 +342,28 @@ def test_tuned_and_filtered_configs_find_the_rnn_model(tmp_path):
 def test_param_names_a_model_folder_elsewhere(tmp_path):
     """Without SYSTEM/rnn the features say how to name the folder; --param rnn.model / wp.model name it."""
     ini = write_toy_system(tmp_path / "system")
-    train(tmp_path / "system" / "phrases.txt", tmp_path / "models" / "m", TINY, CPU,
-          TrainingLimits(max_updates=2, valid_every=2))
+    train(
+        tmp_path / "system" / "phrases.txt",
+        tmp_path / "models" / "m",
+        TINY,
+        CPU,
+        TrainingLimits(max_updates=2, valid_every=2),
+    )
     (tmp_path / "in.txt").write_text("a b c\n")
     (tmp_path / "w.txt").write_text("RNN0= 0.1\nWP0= -0.2\n")
-    command = ["decode", "-c", ini, "-i", tmp_path / "in.txt", "--features", "rnn,wp", "--weights", tmp_path / "w.txt",
-               "--nbest", tmp_path / "nbest.txt"]
+    command = [
+        "decode",
+        "-c",
+        ini,
+        "-i",
+        tmp_path / "in.txt",
+        "--features",
+        "rnn,wp",
+        "--weights",
+        tmp_path / "w.txt",
+        "--nbest",
+        tmp_path / "nbest.txt",
+    ]
     model = tmp_path / "models" / "m"
     proc = run_pysmt(*command, "--param", f"rnn.model={model}", "--param", f"wp.model={model}")
     assert proc.returncode == 0, proc.stderr

@@ -7,6 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+from pysmt.config import SystemConfig
+from pysmt.errors import PysmtError
+from pysmt.phrases import PhrasePair
+from pysmt.testing import one_line_error, parameters_of, run_pysmt
 from rnn_feature.features import RnnFeature, ShortlistPenaltyFeature
 from rnn_feature.hyperparameters import preset
 from rnn_feature.scoring import score_phrases
@@ -15,10 +20,6 @@ from rnn_feature.training import TrainingLimits, train
 from rnn_feature.vocabulary import Shortlist
 from rnn_testing import ENGLISH, TINY, WORDS, toy_table
 
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.phrases import PhrasePair
-from pysmt.testing import one_line_error, parameters_of, run_pysmt
 
 @pytest.mark.slow
 def test_training_loss_falls_on_a_toy_task(tmp_path):
@@ -58,8 +59,9 @@ def system(tmp_path: Path) -> SystemConfig:
 
 def rnn_feature_of(model: Path) -> RnnFeature:
     """The rnn feature of a model folder, on the CPU, as a config section naming it builds one."""
-    return RnnFeature.from_config("RNN0", parameters_of(RnnFeature, {"model": str(model), "device": "cpu"}),
-                                  system(model.parent))
+    return RnnFeature.from_config(
+        "RNN0", parameters_of(RnnFeature, {"model": str(model), "device": "cpu"}), system(model.parent)
+    )
 
 
 @pytest.mark.slow
@@ -67,14 +69,28 @@ def test_the_table_column_and_the_decoder_feature_agree(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=120)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=50, valid_every=25))
     out = tmp_path / "scored.gz"
-    proc = run_pysmt("rnn", "score", "--model", tmp_path / "m", "--phrase-table", table, "--out", out, "--device",
-                     "cpu", "--batch-size", "7")
+    proc = run_pysmt(
+        "rnn",
+        "score",
+        "--model",
+        tmp_path / "m",
+        "--phrase-table",
+        table,
+        "--out",
+        out,
+        "--device",
+        "cpu",
+        "--batch-size",
+        "7",
+    )
     assert proc.returncode == 0, proc.stderr
     lines = gzip.open(out, "rt", encoding="utf-8").read().splitlines()
     assert len(lines) == 120
     feature = rnn_feature_of(tmp_path / "m")
-    pairs = [PhrasePair(f[0], tuple(f[1].split()), table="TM0", table_scores=None) for f in
-             (line.split(" ||| ") for line in lines)]
+    pairs = [
+        PhrasePair(f[0], tuple(f[1].split()), table="TM0", table_scores=None)
+        for f in (line.split(" ||| ") for line in lines)
+    ]
     scores = feature.score_pairs(pairs)
     column = np.array([float(line.split(" ||| ")[2].split()[4]) for line in lines])
     assert [len(line.split(" ||| ")[2].split()) for line in lines] == [5] * 120  # appended, 4 -> 5 scores
@@ -87,8 +103,10 @@ def test_unknown_words_score_through_unk_and_wp_counts_them(tmp_path):
     table = toy_table(tmp_path / "pt.gz", n=60)
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     feature = rnn_feature_of(tmp_path / "m")
-    pairs = [PhrasePair("zebra quagga", ("zèbre", "couagga"), table="TM0", table_scores=None),
-             PhrasePair("one", ("un", "zèbre"), table="TM0", table_scores=None)]
+    pairs = [
+        PhrasePair("zebra quagga", ("zèbre", "couagga"), table="TM0", table_scores=None),
+        PhrasePair("one", ("un", "zèbre"), table="TM0", table_scores=None),
+    ]
     scores = feature.score_pairs(pairs)
     assert np.isfinite(scores).all()
     wp_parameters = parameters_of(ShortlistPenaltyFeature, {"model": str(tmp_path / "m")})
@@ -103,15 +121,21 @@ def test_a_model_of_the_other_direction_is_reported_once_with_its_coverage(tmp_p
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     capsys.readouterr()
     feature = rnn_feature_of(tmp_path / "m")
+
     def pairs(source: list[str], target: list[str]) -> list[PhrasePair]:
-        return [PhrasePair(" ".join(source[k:k + 2]), tuple(target[k:k + 2]), table="TM0", table_scores=None)
-                for k in range(6)]
+        return [
+            PhrasePair(" ".join(source[k : k + 2]), tuple(target[k : k + 2]), table="TM0", table_scores=None)
+            for k in range(6)
+        ]
 
     backwards = pairs(WORDS, ENGLISH)
     feature.score_pairs(backwards)
     err = capsys.readouterr().err
-    assert re.search(r"warning: feature RNN0: only \d+% of the first phrase pairs' source words are in the "
-                     r"model's vocabulary \(.*m\); was it trained on this system's languages", err), err
+    assert re.search(
+        r"warning: feature RNN0: only \d+% of the first phrase pairs' source words are in the "
+        r"model's vocabulary \(.*m\); was it trained on this system's languages",
+        err,
+    ), err
     feature.score_pairs(backwards)
     assert "warning" not in capsys.readouterr().err  # said once
     right = rnn_feature_of(tmp_path / "m")
@@ -143,11 +167,16 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
     system.mkdir()
     pairs = [(e, f) for e, f in zip(ENGLISH, WORDS)] + [("one two", "un deux")]
     (system / "phrases.txt").write_text("".join(f"{e} ||| {f} ||| 0.5 0.5\n" for e, f in pairs))
-    (system / "lm.arpa").write_text("\\data\\\nngram 1=9\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n"
-                                    + "".join(f"-1\t{f}\n" for f in WORDS) + "\n\\2-grams:\n-1\t<s> un\n\n\\end\\\n")
-    (system / "moses.ini").write_text("[feature]\nKENLM order=2 path=lm.arpa\nWordPenalty\nUnknownWordPenalty\n"
-                                      "PhraseDictionaryMemory path=phrases.txt num-features=2\n\n[weight]\n"
-                                      "KENLM0= 0.5\nWordPenalty0= -1\nPhraseDictionaryMemory0= 0.2 0.2\n")
+    (system / "lm.arpa").write_text(
+        "\\data\\\nngram 1=9\nngram 2=1\n\n\\1-grams:\n-99\t<s>\t0\n-1\t</s>\n-1\t<unk>\n"
+        + "".join(f"-1\t{f}\n" for f in WORDS)
+        + "\n\\2-grams:\n-1\t<s> un\n\n\\end\\\n"
+    )
+    (system / "moses.ini").write_text(
+        "[feature]\nKENLM order=2 path=lm.arpa\nWordPenalty\nUnknownWordPenalty\n"
+        "PhraseDictionaryMemory path=phrases.txt num-features=2\n\n[weight]\n"
+        "KENLM0= 0.5\nWordPenalty0= -1\nPhraseDictionaryMemory0= 0.2 0.2\n"
+    )
     five = [(a, b) for a in range(5) for b in range(5)]  # no "six": it stays outside the shortlists
     with gzip.open(tmp_path / "pt.gz", "wt", encoding="utf-8") as out:
         out.writelines(f"{ENGLISH[a]} {ENGLISH[b]} ||| {WORDS[a]} {WORDS[b]} ||| 1 1 1 1\n" for a, b in five)
@@ -155,8 +184,17 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
     target = Shortlist.load(system / "rnn" / "target.vocab")
     (tmp_path / "w.txt").write_text("RNN0= 0.3\nWP0= -0.5\n")
     (tmp_path / "in.txt").write_text("three\nsix\n")
-    command = ["decode", "-c", system / "moses.ini", "-i", tmp_path / "in.txt", "--features", "rnn,wp", "--nbest",
-               tmp_path / "nbest.txt"]
+    command = [
+        "decode",
+        "-c",
+        system / "moses.ini",
+        "-i",
+        tmp_path / "in.txt",
+        "--features",
+        "rnn,wp",
+        "--nbest",
+        tmp_path / "nbest.txt",
+    ]
     one_line_error(run_pysmt(*command), "no weights for feature RNN0")
     proc = run_pysmt(*command, "--weights", tmp_path / "w.txt")
     assert proc.returncode == 0, proc.stderr
@@ -188,16 +226,28 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     binary = tmp_path / "bin"
     assert run_pysmt("binarize", "-c", system, "-o", binary).returncode == 0
     folder = next(binary.glob("*phrase-table*"))
-    score = ["rnn", "score", "--model", system.parent / "rnn", "--phrase-table", folder, "--device", "cpu",
-             "--batch-size", "7"]
+    score = [
+        "rnn",
+        "score",
+        "--model",
+        system.parent / "rnn",
+        "--phrase-table",
+        folder,
+        "--device",
+        "cpu",
+        "--batch-size",
+        "7",
+    ]
     proc = run_pysmt(*score)
     assert proc.returncode == 0, proc.stderr
-    (values, record), = stored_scores(folder).values()
+    ((values, record),) = stored_scores(folder).values()
     assert values.shape == (80, 1) and record["entries"] == 80 and record["made_by"]["feature"] == "rnn"
     config = binary / "pysmt.toml"
     model = [f"rnn.model={system.parent / 'rnn'}"]
-    decoders = {engine: Decoder(configure_system(config, ["rnn"], model), engine=engine, missing_weight=0.4)
-                for engine in ("auto", "python")}
+    decoders = {
+        engine: Decoder(configure_system(config, ["rnn"], model), engine=engine, missing_weight=0.4)
+        for engine in ("auto", "python")
+    }
     plain = Decoder(configure_system(system, ["rnn"]), missing_weight=0.4)  # text table: scored in the search
     rnn = decoders["auto"].features[-1]
     assert rnn.stored_scores("PhraseDictionaryMemory0") is not None and not plain.features[-1].stored
@@ -211,18 +261,30 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     rnn.evaluate_with_source_context = counting
     for line in ["one two three", "four five zebra six one"]:
         auto, python, scored = (d.translate(line, nbest_size=5).hypotheses for d in (*decoders.values(), plain))
-        assert [(c.words, c.scores.tolist(), c.total) for c in auto] == \
-            [(c.words, c.scores.tolist(), c.total) for c in python]
+        assert [(c.words, c.scores.tolist(), c.total) for c in auto] == [
+            (c.words, c.scores.tolist(), c.total) for c in python
+        ]
         assert [c.words for c in auto] == [c.words for c in scored]
         assert [c.total for c in auto] == pytest.approx([c.total for c in scored], abs=1e-5)
     assert asked == [1]  # the compiled builder asked the network about "zebra" (unknown) only
     # another model's scores: not used, and said so
     train(table, tmp_path / "other", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     (tmp_path / "w.txt").write_text("RNN0= 0.4\n")
-    other = run_pysmt("decode", "-c", config, "--features", "rnn", "--param", f"rnn.model={tmp_path / 'other'}",
-                      "--weights", tmp_path / "w.txt", input="one two\n")
+    other = run_pysmt(
+        "decode",
+        "-c",
+        config,
+        "--features",
+        "rnn",
+        "--param",
+        f"rnn.model={tmp_path / 'other'}",
+        "--weights",
+        tmp_path / "w.txt",
+        input="one two\n",
+    )
     assert "were made by another model" in other.stderr
     # a binary table's scores are stored in it: no --out; a text table needs one
     assert "give no --out" in run_pysmt(*score, "--out", tmp_path / "x.gz").stderr
-    assert "--out is needed" in run_pysmt("rnn", "score", "--model", system.parent / "rnn", "--phrase-table",
-                                          table).stderr
+    assert (
+        "--out is needed" in run_pysmt("rnn", "score", "--model", system.parent / "rnn", "--phrase-table", table).stderr
+    )

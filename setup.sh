@@ -5,9 +5,9 @@
 #
 # The time goes on compiling C++ (KenLM once, for the core and its tools; the core; the CSLM's scorer)
 # and on pip's downloads and installs (torch, Ray, numba...), so they overlap: KenLM's libraries build
-# on all cores while the environment is made and pip installs itself and torch; KenLM's tools build
-# in the background (niced: on the cores pip leaves idle) while pip resolves everything else in one go
-# and compiles the core (on all cores: setup.py). pip does not byte-compile what it installs
+# on all cores while the environment is made and pip installs torch and every other dependency in one
+# resolve; KenLM's tools build in the background (niced: on the cores the compiler leaves idle) while
+# pip compiles the core (on all cores: setup.py), then the CSLM's scorer. pip does not byte-compile what it installs
 # (--no-compile): Python compiles each module the first time it is imported, and most of torch's,
 # Ray's and mypy's never are.
 set -euo pipefail
@@ -28,14 +28,17 @@ pip install --upgrade pip $(.venv/bin/python -c \
 # Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
 pip uninstall --yes pysmt 2>/dev/null || true
-# The plugins need torch: pinned to the CPU build first, as an unpinned torch would pull several GB of CUDA packages
-# (users with their own CUDA build of torch install the plugins directly instead).
-pip install --no-compile torch==2.13.0
+# What is installed editable: pysmt (the core compiled here; Ray for --cluster, aiohttp for serve), the plugins and
+# the documented example plugin; the CSLM after them (below).
+editable=('.[test,cluster,serve]' 'plugins/rnn_feature[analysis]' examples/pysmt-example-features)
+# Everything they need from the index, in one resolve, while KenLM's libraries compile: the editable installs after
+# them then only build. The plugins need torch: pinned to the CPU build, as an unpinned torch would pull several GB of
+# CUDA packages (users with their own CUDA build of torch install the plugins directly instead).
+mapfile -t dependencies < <(.venv/bin/python scripts/list-dependencies.py "${editable[@]}" plugins/cslm)
+pip install --no-compile torch==2.13.0 "${dependencies[@]}"
 wait "${background[-1]}"
 in_background nice bash scripts/build-kenlm-tools.sh   # lmplz, build_binary (once)
-# One resolve for pysmt (the core compiled here; Ray for --cluster, aiohttp for serve), the plugins and the test tools.
-pip install --no-compile --no-build-isolation -e '.[test,cluster,serve]' -e 'plugins/rnn_feature[analysis]' \
-    -e examples/pysmt-example-features   # the documented example plugins
+pip install --no-compile --no-build-isolation "${editable[@]/#/--editable=}"
 # The CSLM's compiled scorer builds against pysmt's headers (pysmt.get_include()): in this environment,
 # with pysmt-mt already installed (not in an isolated build environment, which could not find it).
 pip install --no-compile --no-build-isolation -e plugins/cslm

@@ -19,7 +19,7 @@ from tests.helpers import tune_command
 # -- resumable jobs refuse other inputs ---------------------------------------------------------
 
 
-@pytest.mark.slow  # six tune runs
+@pytest.mark.slow  # seven tune runs
 def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"
@@ -32,6 +32,8 @@ def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_s
     src.write_text("a b c\nc b a\nb c a\n")  # the same path, changed content
     one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out)), "--src", "changed since the job started")
     one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--seed", "7")), "seed: 0 -> 7")
+    # MERT's record has no optimizer entry (as before --optimizer existed); another optimizer is another job
+    one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--optimizer", "kbmira")), "optimizer: ")
     again = run_pysmt(*tune_command(tiny_system, src, ref, out, "--force"))
     assert again.returncode == 0 and "decode dev" in again.stderr  # started afresh
 

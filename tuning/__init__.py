@@ -1,4 +1,5 @@
-"""MERT for pysmt (Och 2003): BLEU statistics, upper-envelope line search, the n-best loop.
+"""Tuning for pysmt: BLEU statistics, MERT (Och 2003: upper-envelope line searches), k-best batch MIRA
+(:mod:`tuning.kbmira`: ``from tuning.kbmira import kbmira``), the n-best loop.
 
 ``tuning.optimize`` is the library entry point (usable without the decoder); ``pysmt tune`` runs
 the outer loop of decoding and optimizing (:mod:`tuning.loop`). The optimizer (and numba, which its

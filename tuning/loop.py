@@ -43,6 +43,7 @@ from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.parallel import map_with_shared
 from tuning.bleu import BleuStatistics
+from tuning.kbmira import kbmira
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
 from tuning.optimizer import constant_features, l1_normalized, optimize
@@ -153,6 +154,14 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
+    if options.optimizer != "mert":  # (so that jobs started before --optimizer existed still resume)
+        settings["optimizer"] = {
+            "name": options.optimizer,
+            "c": options.mira_c,
+            "passes": options.mira_passes,
+            "decay": options.mira_decay,
+            "model_bg": options.mira_model_bg,
+        }
     if not Job(out, "tune", settings, inputs).start(options.force):
         for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
             if old.is_dir():
@@ -287,17 +296,30 @@ class Tuner:
         ]
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
-        # the restarts climb where the decoding runs: on the actors, or on --threads local processes
-        mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
-        optimized, _ = optimize(
-            features,
-            stats,
-            weights.tolist(),
-            restarts=self.o.restarts,
-            seed=self.o.seed,
-            fixed=self.fixed.tolist(),
-            mapper=mapper,
-        )
+        if self.o.optimizer == "kbmira":  # one pass after the other: seconds, here, wherever the decoding runs
+            optimized, _ = kbmira(
+                features,
+                stats,
+                weights.tolist(),
+                c=self.o.mira_c,
+                decay=self.o.mira_decay,
+                passes=self.o.mira_passes,
+                model_bg=self.o.mira_model_bg,
+                seed=self.o.seed,
+                fixed=self.fixed.tolist(),
+            )
+        else:
+            # the restarts climb where the decoding runs: on the actors, or on --threads local processes
+            mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
+            optimized, _ = optimize(
+                features,
+                stats,
+                weights.tolist(),
+                restarts=self.o.restarts,
+                seed=self.o.seed,
+                fixed=self.fixed.tolist(),
+                mapper=mapper,
+            )
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 

@@ -17,6 +17,11 @@ from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
 INTERPOLATION = 0.5
+#: The optimizers ``--optimizer`` names.
+OPTIMIZERS = ("mert", "kbmira")
+#: Moses' kbmira defaults (-C, -J, -D); :mod:`tuning.kbmira` holds the same (kept here too, so that the command
+#: line is built without importing the optimizers: a test checks that they agree).
+MIRA_C, MIRA_PASSES, MIRA_DECAY = 0.01, 60, 0.999
 
 
 @dataclass(kw_only=True)
@@ -56,17 +61,59 @@ class TuningOptions:
     max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
     threads: int = field(default=1, metadata=DECODING_THREADS)
     restarts: int = field(
-        default=20, metadata=option(type=click.IntRange(min=0), help="Random restarts of the optimizer.")
+        default=20, metadata=option(type=click.IntRange(min=0), help="Random restarts of MERT's line searches.")
     )
-    seed: int = field(default=0, metadata=option(help="Seed of the optimizer's random restarts and directions."))
-    #: The optimizer's share of the next weights (1: plain MERT); see :func:`tuning.loop.interpolated`.
+    seed: int = field(
+        default=0,
+        metadata=option(help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order."),
+    )
+    #: The optimizer's share of the next weights (1: its alone); see :func:`tuning.loop.interpolated`.
     interpolation: float = field(
         default=INTERPOLATION,
         metadata=option(
             "--historic-interpolation",
             type=click.FloatRange(0.0, 1.0, min_open=True),
             help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
-            "with (1: plain MERT). Keeps iteration 2 from collapsing (README, Tuning).",
+            "with (1: the optimizer's alone), whichever --optimizer, as mert-moses.pl applies it. Keeps MERT's "
+            "iteration 2 from collapsing (README, Tuning).",
+        ),
+    )
+    #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`) or k-best batch MIRA
+    #: (:mod:`tuning.kbmira`).
+    optimizer: str = field(
+        default="mert",
+        metadata=option(
+            type=click.Choice(OPTIMIZERS),
+            help="mert: Och's line searches (--restarts); kbmira: Cherry and Foster's k-best batch MIRA, as Moses' "
+            "kbmira (--mira-*). README, Tuning.",
+        ),
+    )
+    mira_c: float = field(
+        default=MIRA_C,
+        metadata=option(
+            "--mira-c",
+            type=click.FloatRange(0.0, min_open=True),
+            help="kbmira's step-size cap C (Moses' -C): lower regularizes more.",
+        ),
+    )
+    mira_passes: int = field(
+        default=MIRA_PASSES,
+        metadata=option("--mira-passes", type=POSITIVE, help="kbmira's passes over the pool (Moses' -J)."),
+    )
+    mira_decay: float = field(
+        default=MIRA_DECAY,
+        metadata=option(
+            "--mira-decay",
+            type=click.FloatRange(0.0, 1.0, min_open=True),
+            help="Decay of kbmira's background BLEU corpus (Moses' -D).",
+        ),
+    )
+    mira_model_bg: bool = field(
+        default=False,
+        metadata=option(
+            "--mira-model-bg",
+            is_flag=True,
+            help="kbmira's background corpus adds the model's best instead of the hope (Moses' --model-bg).",
         ),
     )
     #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.decoding.cluster`) instead of

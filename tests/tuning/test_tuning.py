@@ -291,7 +291,8 @@ def misleading_system(directory):
     return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
 
 
-def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
+@pytest.mark.parametrize("optimizer", ["mert", "kbmira"])
+def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer):
     ini = misleading_system(tmp_path / "system")
     rng = random.Random(3)
     sources = [" ".join(rng.sample(SOURCE_WORDS, 5)) for _ in range(8)]
@@ -313,6 +314,8 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path):
         "2",
         "--search",
         "normal",
+        "--optimizer",
+        optimizer,
     ]
     first = run_pysmt(*command)
     assert first.returncode == 0, first.stderr

@@ -1,5 +1,5 @@
 """Tuning for pysmt: BLEU statistics, MERT (Och 2003: upper-envelope line searches), k-best batch MIRA
-(:mod:`tuning.kbmira`: ``from tuning.kbmira import kbmira``), the n-best loop.
+(:mod:`tuning.kbmira`: ``from tuning.kbmira import kbmira``), PRO (:mod:`tuning.pro`), the n-best loop.
 
 ``tuning.optimize`` is the library entry point (usable without the decoder); ``pysmt tune`` runs
 the outer loop of decoding and optimizing (:mod:`tuning.loop`). The optimizer (and numba, which its

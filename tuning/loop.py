@@ -48,6 +48,7 @@ from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
 from tuning.optimizer import constant_features, l1_normalized, optimize
 from tuning.options import TuningOptions
+from tuning.pro import pro
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
@@ -154,7 +155,8 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
-    if options.optimizer != "mert":  # (so that jobs started before --optimizer existed still resume)
+    # MERT's record has no optimizer entry, so that jobs started before --optimizer existed still resume
+    if options.optimizer == "kbmira":
         settings["optimizer"] = {
             "name": options.optimizer,
             "c": options.mira_c,
@@ -162,6 +164,8 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
             "decay": options.mira_decay,
             "model_bg": options.mira_model_bg,
         }
+    elif options.optimizer != "mert":
+        settings["optimizer"] = {"name": options.optimizer}
     if not Job(out, "tune", settings, inputs).start(options.force):
         for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
             if old.is_dir():
@@ -296,7 +300,9 @@ class Tuner:
         ]
         for j in np.flatnonzero(constant & ~self.fixed):
             log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
-        if self.o.optimizer == "kbmira":  # one pass after the other: seconds, here, wherever the decoding runs
+        if self.o.optimizer == "pro":  # seconds, here, wherever the decoding runs
+            optimized, _ = pro(features, stats, weights.tolist(), seed=self.o.seed, fixed=self.fixed.tolist())
+        elif self.o.optimizer == "kbmira":  # one pass after the other: seconds, here, wherever the decoding runs
             optimized, _ = kbmira(
                 features,
                 stats,

@@ -18,7 +18,7 @@ from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
 INTERPOLATION = 0.5
 #: The optimizers ``--optimizer`` names.
-OPTIMIZERS = ("mert", "kbmira")
+OPTIMIZERS = ("mert", "kbmira", "pro")
 #: Moses' kbmira defaults (-C, -J, -D); :mod:`tuning.kbmira` holds the same (kept here too, so that the command
 #: line is built without importing the optimizers: a test checks that they agree).
 MIRA_C, MIRA_PASSES, MIRA_DECAY = 0.01, 60, 0.999
@@ -65,7 +65,9 @@ class TuningOptions:
     )
     seed: int = field(
         default=0,
-        metadata=option(help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order."),
+        metadata=option(
+            help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order, PRO's pairs."
+        ),
     )
     #: The optimizer's share of the next weights (1: its alone); see :func:`tuning.loop.interpolated`.
     interpolation: float = field(
@@ -78,14 +80,14 @@ class TuningOptions:
             "iteration 2 from collapsing (README, Tuning).",
         ),
     )
-    #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`) or k-best batch MIRA
-    #: (:mod:`tuning.kbmira`).
+    #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`), k-best batch MIRA
+    #: (:mod:`tuning.kbmira`) or PRO (:mod:`tuning.pro`).
     optimizer: str = field(
         default="mert",
         metadata=option(
             type=click.Choice(OPTIMIZERS),
             help="mert: Och's line searches (--restarts); kbmira: Cherry and Foster's k-best batch MIRA, as Moses' "
-            "kbmira (--mira-*). README, Tuning.",
+            "kbmira (--mira-*); pro: Hopkins and May's pairwise ranking, as Moses' pro. README, Tuning.",
         ),
     )
     mira_c: float = field(

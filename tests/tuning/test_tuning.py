@@ -291,7 +291,7 @@ def misleading_system(directory):
     return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
 
 
-@pytest.mark.parametrize("optimizer", ["mert", "kbmira"])
+@pytest.mark.parametrize("optimizer", ["mert", "kbmira", "pro"])
 def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer):
     ini = misleading_system(tmp_path / "system")
     rng = random.Random(3)

@@ -24,7 +24,7 @@ def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_s
     src, ref = dev
     out = tmp_path / "tune"
     assert run_pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
-    kept = {name: (out / name).read_bytes() for name in ("log.tsv", "pysmt.toml", "weights.txt")}
+    kept = {name: (out / name).read_bytes() for name in ("summary.tsv", "curve.png", "pysmt.toml", "weights.txt")}
     other = tmp_path / "other.ref"
     other.write_text("x\ny\nz\n")
     one_line_error(run_pysmt(*tune_command(tiny_system, src, other, out)), "--ref", "--force", "new --out")

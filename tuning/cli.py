@@ -34,4 +34,4 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
     from tuning.loop import tune as run_tuning
 
     path = run_tuning(options)
-    click.echo(f"pysmt tune: tuned config {path} (log: {options.out / 'log.tsv'})")
+    click.echo(f"pysmt tune: tuned config {path} (per iteration: {options.out / 'summary.tsv'})")

@@ -12,7 +12,8 @@ Everything an iteration produces lives in ``TUNE_DIR/run<N>/`` and is written at
 marks itself done (``decode.done``, ``optimize.done``: its seconds, and the optimizer's predicted
 BLEU; :class:`pysmt.running.jobs.DoneMarkers`), so a rerun skips the steps that finished and an interrupted
 run resumes where it stopped. The folder's lock keeps a second run out (:mod:`pysmt.running.folder_lock`).
-``TUNE_DIR/log.tsv`` holds the per-iteration table.
+``TUNE_DIR/summary.tsv`` holds the per-iteration table (dev BLEU, pool, the optimizer's prediction, seconds,
+and the weights decoded with), ``TUNE_DIR/curve.png`` draws it (when matplotlib is installed).
 ``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.running.jobs`): a rerun with
 other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
 """
@@ -36,6 +37,7 @@ from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.line_streams import TranslationLines
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
+from pysmt.files.figures import MISSING, available
 from pysmt.files.formats import format_labels
 from pysmt.files.outputs import Inputs, check_outputs
 from pysmt.files.textio import atomic_writer, read_lines
@@ -43,6 +45,7 @@ from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.parallel import map_with_shared
 from tuning.bleu import BleuStatistics
+from tuning.curve import tuning_curve
 from tuning.kbmira import kbmira
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
@@ -63,9 +66,11 @@ class Iteration:
     predicted_bleu: float
     decode_s: float
     optimize_s: float
+    weights: np.ndarray  # decoded with
 
 
 def log(message: str) -> None:
+    """A line on stderr, even with ``--quiet``: warnings and the result."""
     print(f"pysmt tune: {message}", file=sys.stderr, flush=True)
 
 
@@ -109,7 +114,7 @@ def from_file(decoder: Decoder, path: Path) -> np.ndarray:
 
 NAN = float("nan")
 #: What a tuning folder holds besides its run folders.
-TUNE_FILES = ("pysmt.toml", "weights.txt", "log.tsv")
+TUNE_FILES = ("pysmt.toml", "weights.txt", "summary.tsv", "curve.png")
 
 
 def interpolated(
@@ -190,7 +195,7 @@ class Tuner:
         )
         config = self.recipe.configure()
         start_job(options, config)
-        log(f"loading {options.config}")
+        self.say(f"loading {options.config}")
         self.decoder = self.recipe.build(config)
         labels = self.decoder.nbest_labels()
         self.fixed = np.concatenate(
@@ -201,6 +206,9 @@ class Tuner:
         self.history: list[Iteration] = []
         self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
         self.cluster: Cluster | None = None  # decoder actors, kept across iterations (see workers)
+        #: Progress bars only on a terminal (None: tqdm's test of stderr), never with --quiet: a redirected log
+        #: gets the iteration lines, not carriage-return updates
+        self.quiet_bars: bool | None = True if options.quiet else None
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
@@ -224,10 +232,12 @@ class Tuner:
             outputs = [text for _, text in read_lines(run / "output.txt")]
             dev_bleu = sacrebleu.corpus_bleu(outputs, self.references).score
             new = self.pool.add(run / "nbest.txt")
-            log(f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool")
+            self.say(
+                f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool"
+            )
             if new == 0 and number > 1:
-                self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, decode_s, 0.0))
-                log("no new candidates: stopping")
+                self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, decode_s, 0.0, weights))
+                self.say("no new candidates: stopping")
                 break
             if steps.done("optimize"):
                 optimized = from_file(self.decoder, run / "optimized.txt")
@@ -240,10 +250,12 @@ class Tuner:
             record = steps.record("optimize")
             predicted = measured(record, "predicted_bleu")
             self.record(
-                Iteration(number, dev_bleu, new, len(self.pool), predicted, decode_s, measured(record, "seconds"))
+                Iteration(
+                    number, dev_bleu, new, len(self.pool), predicted, decode_s, measured(record, "seconds"), weights
+                )
             )
             if np.max(np.abs(optimized - weights)) < WEIGHT_TOLERANCE:
-                log("no weight changed: converged")
+                self.say("no weight changed: converged")
                 break
             weights = optimized
         return self.finish()
@@ -262,6 +274,7 @@ class Tuner:
                     unit=" sent",
                     desc="dev options",
                     file=sys.stderr,
+                    disable=self.quiet_bars,
                 )
             )
             self.warm = True
@@ -269,7 +282,9 @@ class Tuner:
         with (
             atomic_writer(run / "nbest.txt") as nbest,
             atomic_writer(run / "output.txt") as output,
-            tqdm(total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr) as progress,
+            tqdm(
+                total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr, disable=self.quiet_bars
+            ) as progress,
         ):
             emit = TranslationLines(
                 output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size, progress=progress
@@ -293,13 +308,9 @@ class Tuner:
         features, stats = self.pool.arrays()
         pool = CandidatePool.from_lists(features, stats)
         constant = constant_features(pool)
-        names = [
-            f"{name}[{k}]" if hi - lo > 1 else name
-            for name, lo, hi in self.decoder.nbest_labels()
-            for k in range(hi - lo)
-        ]
+        names = self.weight_names()
         for j in np.flatnonzero(constant & ~self.fixed):
-            log(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
+            self.say(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
         if self.o.optimizer == "pro":  # seconds, here, wherever the decoding runs
             optimized, _ = pro(features, stats, weights.tolist(), seed=self.o.seed, fixed=self.fixed.tolist())
         elif self.o.optimizer == "kbmira":  # one pass after the other: seconds, here, wherever the decoding runs
@@ -329,15 +340,38 @@ class Tuner:
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 
+    def say(self, message: str) -> None:
+        """A progress line on stderr, left out with ``--quiet``."""
+        if not self.o.quiet:
+            log(message)
+
+    def weight_names(self) -> list[str]:
+        """Each weight's name: its feature's, with ``[k]`` for the k-th of a feature's several scores."""
+        return [
+            f"{name}[{k}]" if hi - lo > 1 else name
+            for name, lo, hi in self.decoder.nbest_labels()
+            for k in range(hi - lo)
+        ]
+
     def record(self, iteration: Iteration) -> None:
+        """Rewrite ``summary.tsv`` and ``curve.png`` with every iteration so far."""
         self.history.append(iteration)
-        with atomic_writer(self.o.out / "log.tsv") as out:
-            out.write("iteration\tdev_bleu\tnew_candidates\tpool\tpredicted_bleu\tdecode_s\toptimize_s\n")
+        columns = ["iteration", "dev_bleu", "new_candidates", "pool", "predicted_bleu", "decode_s", "optimize_s"]
+        with atomic_writer(self.o.out / "summary.tsv") as out:
+            out.write("\t".join([*columns, *self.weight_names()]) + "\n")
             for it in self.history:
-                out.write(
-                    f"{it.number}\t{it.dev_bleu:.2f}\t{it.new}\t{it.pool}\t{it.predicted_bleu:.2f}\t"
-                    f"{it.decode_s:.1f}\t{it.optimize_s:.1f}\n"
-                )
+                figures = [it.number, f"{it.dev_bleu:.2f}", it.new, it.pool, f"{it.predicted_bleu:.2f}"]
+                figures += [f"{it.decode_s:.1f}", f"{it.optimize_s:.1f}", *(f"{w:.6g}" for w in it.weights)]
+                out.write("\t".join(map(str, figures)) + "\n")
+        if available():
+            tuning_curve(
+                [it.dev_bleu for it in self.history],
+                [it.predicted_bleu for it in self.history],
+                f"pysmt tune --optimizer {self.o.optimizer}",
+                self.o.out / "curve.png",
+            )
+        elif len(self.history) == 1:
+            self.say(f"no curve.png: {MISSING}")
 
     def finish(self) -> Path:
         """Write ``TUNE_DIR/pysmt.toml`` and ``weights.txt`` with the weights of the best decoded iteration."""
@@ -351,7 +385,7 @@ class Tuner:
         with atomic_writer(self.o.out / "weights.txt") as out:
             out.write(weights_text(self.decoder, weights))
         log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")
-        log("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
+        self.say("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
         if best.number == 1 and len(self.history) > 1:
             log(
                 f"warning: the starting weights decoded best (iteration 1 of {len(self.history)}): tuning did not "

@@ -52,7 +52,7 @@ class TuningOptions:
     out: Path = field(
         metadata=option(
             type=click.Path(file_okay=False, path_type=Path),
-            help="Tuning folder: per-iteration n-best lists and weights, log.tsv, the tuned pysmt.toml.",
+            help="Tuning folder: per-iteration n-best lists and weights, summary.tsv, curve.png, the tuned pysmt.toml.",
         )
     )
     nbest_size: int = field(
@@ -116,6 +116,14 @@ class TuningOptions:
             "--mira-model-bg",
             is_flag=True,
             help="kbmira's background corpus adds the model's best instead of the hope (Moses' --model-bg).",
+        ),
+    )
+    quiet: bool = field(
+        default=False,
+        metadata=option(
+            is_flag=True,
+            help="Only warnings and the result on stderr: no progress bars, no line per step. (Without it, progress "
+            "bars appear only on a terminal; a redirected log gets a line per iteration.)",
         ),
     )
     #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.decoding.cluster`) instead of

@@ -6,37 +6,15 @@ are left out and the report says so, since the numbers are all in the tables and
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from pysmt.files.textio import atomic_path
-
-MISSING = "matplotlib is not installed (pip install -e 'plugins/rnn_feature[analysis]'), so no figures were drawn"
-
-
-def available() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
-
-
-def _pyplot() -> Any:  # matplotlib.pyplot, imported only when drawing
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(figure: Any, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+from pysmt.files.figures import pyplot, save_png
 
 
 def learning_curves(curves: Mapping[str, Sequence[tuple[int, float]]], path: Path) -> None:
     """Validation perplexity against updates, one panel per model (``{"RNN": [(update, ppl), ...], ...}``)."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.6), squeeze=False)
     for axis, (name, points) in zip(axes[0], curves.items()):
         if points:
@@ -45,8 +23,7 @@ def learning_curves(curves: Mapping[str, Sequence[tuple[int, float]]], path: Pat
         axis.set_xlabel("updates")
         axis.set_ylabel("perplexity per token")
         axis.grid(alpha=0.3)
-    _save(figure, path)
-    plt.close(figure)
+    save_png(figure, path)
 
 
 def bleu_chart(labels: Sequence[str], series: Mapping[str, Sequence[tuple[float, float | None]]], path: Path) -> None:
@@ -54,7 +31,7 @@ def bleu_chart(labels: Sequence[str], series: Mapping[str, Sequence[tuple[float,
 
     An sd of None (one seed) draws no error bar.
     """
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(1.8 + 1.6 * len(labels), 3.8))
     width = 0.8 / max(len(series), 1)
     for k, (name, values) in enumerate(series.items()):
@@ -71,5 +48,4 @@ def bleu_chart(labels: Sequence[str], series: Mapping[str, Sequence[tuple[float,
     axis.set_ylabel("BLEU (mean ± sd over seeds)")
     axis.legend()
     axis.grid(axis="y", alpha=0.3)
-    _save(figure, path)
-    plt.close(figure)
+    save_png(figure, path)

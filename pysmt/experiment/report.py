@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pysmt.evaluate import mean_sd
-from pysmt.experiment.plots import MISSING, available, bleu_chart, learning_curves
+from pysmt.experiment.plots import bleu_chart, learning_curves
 from pysmt.experiment.settings import CONFIGURATIONS
 from pysmt.experiment.stages import StageResult, duration
+from pysmt.files.figures import MISSING, available
 from pysmt.files.textio import atomic_writer
 
 if TYPE_CHECKING:

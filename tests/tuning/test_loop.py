@@ -33,7 +33,7 @@ def test_a_tune_folder_with_damaged_step_markers_resumes(tiny_system, dev, tmp_p
         (out / "run1" / f"{step}.done").write_text('{"secon')
     again = run_pysmt(*tune_command(tiny_system, src, ref, out))
     assert again.returncode == 0 and "Traceback" not in again.stderr and "decode dev" not in again.stderr
-    row = (out / "log.tsv").read_text().splitlines()[1].split("\t")
+    row = (out / "summary.tsv").read_text().splitlines()[1].split("\t")
     assert row[5] == "nan" and row[6] == "nan"  # the steps' times are unknown, said so
 
 
@@ -44,7 +44,7 @@ def test_tune_says_when_tuning_did_not_move_the_weights(tiny_system, dev, tmp_pa
     out = tmp_path / "tune"
     proc = run_pysmt(*tune_command(tiny_system, src, ref, out, "--max-iterations", "3", "--features", "repeated-word"))
     assert proc.returncode == 0, proc.stderr
-    rows = [line.split("\t") for line in (out / "log.tsv").read_text().splitlines()[1:]]
+    rows = [line.split("\t") for line in (out / "summary.tsv").read_text().splitlines()[1:]]
     best = max(rows, key=lambda row: float(row[1]))[0]
     said = proc.stderr
     assert ("warning: the starting weights decoded best" in said) == (best == "1" and len(rows) > 1)

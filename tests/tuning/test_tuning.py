@@ -319,9 +319,20 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer
     ]
     first = run_pysmt(*command)
     assert first.returncode == 0, first.stderr
-    log = [line.split("\t") for line in (tmp_path / "tune" / "log.tsv").read_text().splitlines()]
+    # stderr is no terminal: a line per iteration, no progress bar's carriage returns
+    assert "\r" not in first.stderr and "pysmt tune: iteration 2: dev BLEU" in first.stderr
+    log = [line.split("\t") for line in (tmp_path / "tune" / "summary.tsv").read_text().splitlines()]
     assert log[0][:2] == ["iteration", "dev_bleu"]
     assert float(log[1][1]) == 0.0 and float(log[-1][1]) == 100.0  # untuned all wrong, tuned all right
+    # each row's weights are those its iteration decoded with
+    for row in log[1:]:
+        decoded_with = (tmp_path / "tune" / f"run{row[0]}" / "weights.txt").read_text().split()
+        values = [float(w) for w in decoded_with if not w.endswith("=")]
+        assert [float(w) for w in row[7:]] == pytest.approx(values, rel=1e-5)
+    named = [line.split() for line in (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()]
+    expected = [name[:-1] if len(ws) == 1 else f"{name[:-1]}[{k}]" for name, *ws in named for k in range(len(ws))]
+    assert log[0][7:] == expected  # one column a weight, named as Moses' n-best lists name the feature
+    assert (tmp_path / "tune" / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     tuned = tmp_path / "tune" / "pysmt.toml"
     decoded = run_pysmt("decode", "-c", tuned, "-i", tmp_path / "dev.src")
     assert decoded.returncode == 0, decoded.stderr
@@ -334,9 +345,10 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer
         abs(float(w)) for line in first if not line.startswith("Unknown") for w in line.split()[1:]
     ) == pytest.approx(1.0)  # the first decode too, as mert-moses.pl
     # a rerun resumes from the files: nothing is decoded again and the result is the same
-    again = run_pysmt(*command)
+    again = run_pysmt(*command, "--quiet")  # (--quiet changes no result: the same job)
     assert again.returncode == 0 and "decode dev" not in again.stderr
     assert (tmp_path / "tune" / "pysmt.toml").read_text() == tuned.read_text()
+    assert "pysmt tune: iteration" not in again.stderr and "pysmt tune: best dev BLEU 100.00" in again.stderr
 
 
 def test_tune_rejects_a_dev_set_of_unequal_sides_before_decoding(tmp_path):

@@ -72,7 +72,7 @@ def test_connections_beyond_the_bound_are_refused_at_once_and_a_port_in_use_is_o
             second.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # those held are served meanwhile
             assert second.recv(1 << 16).startswith(b"HTTP/1.1 200 ")
         assert wait_until(lambda: served(server), 10)  # the two closed: room again
-        assert "refused a connection from 127.0.0.1: 2 connections open" in "".join(server.log)
+        assert wait_until(lambda: "refused a connection from 127.0.0.1: 2 connections open" in "".join(server.log), 10)
         taken = run_pysmt("serve", "-c", tiny_system, "--port", str(server.port), timeout=60)
         one_line_error(taken, f"cannot listen on 127.0.0.1 port {server.port} (--host, --port): Address already in use")
 

@@ -10,7 +10,7 @@ import sacrebleu
 
 from pysmt.errors import PysmtError
 from pysmt.testing import one_line_error, run_pysmt
-from tests.helpers import write_moses_system
+from tests.helpers import slow_cases, write_moses_system
 from tuning.bleu import BleuStatistics, bleu
 from tuning.line_search import PAST_FIRST, PAST_LAST, CandidatePool, line_search, upper_envelopes
 from tuning.nbest import NbestPool, read_nbest
@@ -291,7 +291,8 @@ def misleading_system(directory):
     return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
 
 
-@pytest.mark.parametrize("optimizer", ["mert", "kbmira", "pro"])
+# the other optimizers in the slow tier: their arithmetic is test_kbmira's and test_pro's
+@pytest.mark.parametrize("optimizer", ["mert", *slow_cases("kbmira", "pro")])
 def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer):
     ini = misleading_system(tmp_path / "system")
     rng = random.Random(3)

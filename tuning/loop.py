@@ -225,6 +225,7 @@ class Tuner:
                     out.write(weights_text(self.decoder, weights))
             steps = DoneMarkers(run)
             if not steps.done("decode"):
+                self.say(f"iteration {number}: decode dev ({len(self.source):,} sentences)")
                 start = time.time()
                 self.decode(weights, run)
                 steps.finish("decode", seconds=round(time.time() - start, 3))

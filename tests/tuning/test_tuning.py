@@ -322,6 +322,7 @@ def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer
     assert first.returncode == 0, first.stderr
     # stderr is no terminal: a line per iteration, no progress bar's carriage returns
     assert "\r" not in first.stderr and "pysmt tune: iteration 2: dev BLEU" in first.stderr
+    assert "pysmt tune: iteration 1: decode dev (8 sentences)" in first.stderr  # (a rerun that resumes has none)
     log = [line.split("\t") for line in (tmp_path / "tune" / "summary.tsv").read_text().splitlines()]
     assert log[0][:2] == ["iteration", "dev_bleu"]
     assert float(log[1][1]) == 0.0 and float(log[-1][1]) == 100.0  # untuned all wrong, tuned all right

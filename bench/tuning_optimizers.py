@@ -4,11 +4,14 @@ and test BLEU, for each ``--optimizer`` and seed.
     python -m bench.tuning_optimizers --out ../runs/optimizers                       # Multi30k, 3 iterations
     python -m bench.tuning_optimizers --out ../runs/optimizers --iterations 10 --seeds 0,1,2
     python -m bench.tuning_optimizers --out ../runs/optimizers --optimizers mert --seeds 0
+    python -m bench.tuning_optimizers --system news --out ../runs/optimizers-news --iterations 5
 
-It trains the Multi30k system once (``pysmt train --corpus multi30k/raw/train``, in ``OUT/system``),
-takes the first ``--dev-lines`` (300) lines of ``val`` as the dev set, runs ``pysmt tune`` with
-each optimizer and seed (``OUT/tune-OPTIMIZER-seedS``: the defaults otherwise, the historic
-interpolation included), decodes ``test_2016_flickr`` with each tuned config, and writes
+It trains the system once (in ``OUT/system``): Multi30k (``pysmt train --corpus multi30k/raw/train``;
+dev: the first ``--dev-lines``, 300, lines of ``val``; test: ``test_2016_flickr``) or the paper's
+news system (``pysmt train --preset news``; dev: newstest2012, all of it unless ``--dev-lines``;
+test: newstest2013). It runs ``pysmt tune`` with each optimizer and seed
+(``OUT/tune-OPTIMIZER-seedS``: the defaults otherwise, the historic interpolation and MERT's trust
+region included; ``--features`` as tune takes them), decodes the test set with each tuned config, and writes
 ``OUT/optimizers.md`` (a table per optimizer, and each one's mean and standard deviation over
 seeds) and ``OUT/optimizers.png`` (dev BLEU per iteration, a line per seed, a panel per optimizer).
 Every step is a pysmt command that resumes from what it finds: rerunning the same command redoes
@@ -21,6 +24,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import sacrebleu
@@ -44,7 +48,22 @@ def pysmt(*args: object, stdout: Path | None = None) -> None:
         subprocess.run(command, check=True, stdout=handle)
 
 
-def first_lines(source: Path, target: Path, count: int) -> None:
+#: Each system's training arguments (after ``pysmt train``), dev set and test set (paths without ``.en``/``.fr``).
+SYSTEMS: dict[str, Callable[[Path], tuple[list[object], Path, Path]]] = {
+    "multi30k": lambda data: (
+        ["--corpus", data / "multi30k" / "raw" / "train"],
+        data / "multi30k" / "raw" / "val",
+        data / "multi30k" / "raw" / "test_2016_flickr",
+    ),
+    "news": lambda data: (
+        ["--preset", "news", "--data", data],
+        data / "news" / "newstest2012",
+        data / "news" / "newstest2013",
+    ),
+}
+
+
+def first_lines(source: Path, target: Path, count: int | None) -> None:
     lines = source.read_text(encoding="utf-8").splitlines()[:count]
     if not target.is_file() or target.read_text(encoding="utf-8").splitlines() != lines:
         with atomic_writer(target) as out:
@@ -77,17 +96,21 @@ def main() -> None:
     parser.add_argument("--optimizers", default="mert,kbmira,pro")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--iterations", type=int, default=3)
-    parser.add_argument("--dev-lines", type=int, default=300)
+    parser.add_argument("--system", choices=sorted(SYSTEMS), default="multi30k")
+    parser.add_argument("--dev-lines", type=int, help="The dev set's first lines (multi30k: 300; news: all).")
+    parser.add_argument("--features", default="", help="Features added to the system, as `pysmt tune` takes them.")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    multi30k = args.data / "multi30k" / "raw"
+    train, dev, test = SYSTEMS[args.system](args.data)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     system = out / "system"
     if not (system / "pysmt.toml").is_file():
-        pysmt("train", "--corpus", multi30k / "train", "--out", system)
-    first_lines(multi30k / "val.en", out / "dev.en", args.dev_lines)
-    first_lines(multi30k / "val.fr", out / "dev.fr", args.dev_lines)
+        pysmt("train", *train, "--out", system)
+    dev_lines = args.dev_lines or (300 if args.system == "multi30k" else None)
+    first_lines(dev.with_suffix(".en"), out / "dev.en", dev_lines)
+    first_lines(dev.with_suffix(".fr"), out / "dev.fr", dev_lines)
+    features = ["--features", args.features] if args.features else []
     optimizers, seeds = args.optimizers.split(","), [int(s) for s in args.seeds.split(",")]
     curves: dict[str, dict[int, list[float]]] = {}
     tests: dict[str, dict[int, float]] = {}
@@ -97,13 +120,14 @@ def main() -> None:
             pysmt(
                 "tune", "-c", system / "pysmt.toml", "--src", out / "dev.en", "--ref", out / "dev.fr", "--out", tune,
                 "--optimizer", optimizer, "--seed", seed, "--max-iterations", args.iterations,
-                "--threads", args.threads, "--quiet",
+                "--threads", args.threads, "--quiet", *features,
             )  # fmt: skip
             curves.setdefault(optimizer, {})[seed] = dev_curve(tune)[: args.iterations]
-            tests.setdefault(optimizer, {})[seed] = test_bleu(
-                tune, multi30k / "test_2016_flickr.en", multi30k / "test_2016_flickr.fr"
-            )
-    report = [f"# Optimizers on Multi30k: {args.dev_lines} dev lines of val, up to {args.iterations} iterations\n"]
+            tests.setdefault(optimizer, {})[seed] = test_bleu(tune, test.with_suffix(".en"), test.with_suffix(".fr"))
+    lines = f"the first {dev_lines}" if dev_lines else "all"
+    report = [f"# Optimizers on {args.system}: {lines} lines of {dev.name}, up to {args.iterations} iterations\n"]
+    if args.features:
+        report[0] = report[0].rstrip() + f", --features {args.features}\n"
     for optimizer in optimizers:
         report += [f"\n## {optimizer}\n", "| seed | dev BLEU per iteration | lowest / start | test BLEU |"]
         report.append("|---|---|---|---|")

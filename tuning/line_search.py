@@ -162,13 +162,17 @@ def upper_envelopes(a: np.ndarray, b: np.ndarray, offsets: np.ndarray) -> tuple[
     return lines[:out], starts[:out], counts
 
 
-def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """The best step ``g`` for scores ``a + g * b`` and its corpus BLEU (0-100), by exact envelope sweep.
+def line_search(
+    pool: CandidatePool, a: np.ndarray, b: np.ndarray, low: float = -np.inf, high: float = np.inf
+) -> tuple[float, float]:
+    """The best step ``g`` in ``[low, high]`` for scores ``a + g * b`` and its corpus BLEU (0-100), by exact
+    envelope sweep.
 
     BLEU is constant on the open intervals between change points; the answer is the middle of the
-    best one. Ties go to the interval holding ``g = 0`` (stay where we are), then to the leftmost;
-    an unbounded best interval is entered :data:`PAST_FIRST` before its first change point or
-    :data:`PAST_LAST` after its last.
+    best one (cut to ``[low, high]``, which must hold 0: the bounds of MERT's trust region,
+    :mod:`tuning.optimizer`). Ties go to the interval holding ``g = 0`` (stay where we are), then to
+    the leftmost; an unbounded best interval is entered :data:`PAST_FIRST` before its first change
+    point or :data:`PAST_LAST` after its last (before or after a bound, where that comes first).
     """
     lines, starts, _ = upper_envelopes(a, b, pool.offsets)
     stats = pool.stats[lines]
@@ -183,16 +187,20 @@ def line_search(pool: CandidatePool, a: np.ndarray, b: np.ndarray) -> tuple[floa
     bounds = points[last_of_group]
     totals = np.vstack([base[None, :], base + np.cumsum(deltas, axis=0)[last_of_group]])
     scores = np.atleast_1d(bleu(totals))  # scores[i]: interval (bounds[i-1], bounds[i])
-    best = int(np.argmax(scores))
+    # intervals reaching into [low, high]: from the one holding low (or starting at it) to the one holding high
+    first_in, last_in = int(np.searchsorted(bounds, low, side="right")), int(np.searchsorted(bounds, high))
+    best = first_in + int(np.argmax(scores[first_in : last_in + 1]))
     current = int(np.searchsorted(bounds, 0.0))
     if (current == len(bounds) or bounds[current] != 0.0) and scores[current] == scores[best]:
         return 0.0, float(scores[current])
-    if len(bounds) == 0:
+    left = max(float(bounds[best - 1]) if best > 0 else -np.inf, low)
+    right = min(float(bounds[best]) if best < len(bounds) else np.inf, high)
+    if left == -np.inf and right == np.inf:
         step = 0.0
-    elif best == 0:
-        step = float(bounds[0]) - PAST_FIRST
-    elif best == len(bounds):
-        step = float(bounds[-1]) + PAST_LAST
+    elif left == -np.inf:
+        step = right - PAST_FIRST
+    elif right == np.inf:
+        step = left + PAST_LAST
     else:
-        step = float(bounds[best - 1] + bounds[best]) / 2
+        step = (left + right) / 2
     return step, float(scores[best])

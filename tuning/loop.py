@@ -20,6 +20,7 @@ other ones is refused instead of mixing their n-best lists, unless ``force`` sta
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 import time
@@ -37,9 +38,11 @@ from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.line_streams import TranslationLines
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
+from pysmt.files import progress
 from pysmt.files.figures import MISSING, available
 from pysmt.files.formats import format_labels
 from pysmt.files.outputs import Inputs, check_outputs
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import atomic_writer, read_lines
 from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
@@ -160,8 +163,9 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
-    # MERT's record has no optimizer entry, so that jobs started before --optimizer existed still resume
-    if options.optimizer == "kbmira":
+    if options.optimizer == "mert":  # no optimizer entry: a MERT job of before --optimizer is refused by its region
+        settings["trust_region"] = options.trust_region if math.isfinite(options.trust_region) else "inf"
+    elif options.optimizer == "kbmira":
         settings["optimizer"] = {
             "name": options.optimizer,
             "c": options.mira_c,
@@ -169,7 +173,7 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
             "decay": options.mira_decay,
             "model_bg": options.mira_model_bg,
         }
-    elif options.optimizer != "mert":
+    else:
         settings["optimizer"] = {"name": options.optimizer}
     if not Job(out, "tune", settings, inputs).start(options.force):
         for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
@@ -184,6 +188,7 @@ class Tuner:
 
     def __init__(self, options: TuningOptions) -> None:
         self.o = options
+        progress.quiet = options.quiet  # no bar, not even a model's loading bar (a redirected log gets none anyway)
         self.source, references = read_dev(options)
         #: The system as the actors (``--cluster``) build it too; new features start at weight 0.
         self.recipe = SystemRecipe(
@@ -206,9 +211,6 @@ class Tuner:
         self.history: list[Iteration] = []
         self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
         self.cluster: Cluster | None = None  # decoder actors, kept across iterations (see workers)
-        #: Progress bars only on a terminal (None: tqdm's test of stderr), never with --quiet: a redirected log
-        #: gets the iteration lines, not carriage-return updates
-        self.quiet_bars: bool | None = True if options.quiet else None
 
     def run(self) -> Path:
         weights = np.concatenate(self.decoder.weights)
@@ -263,19 +265,15 @@ class Tuner:
 
     def decode(self, weights: np.ndarray, run: Path) -> None:
         """Decode the dev set with ``weights`` into ``run/nbest.txt`` and ``run/output.txt``."""
-        from tqdm import tqdm
-
         from pysmt.decoding.runner import translate_stream
 
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(
-                tqdm(
-                    map(self.decoder.preprocess, self.source),
+                progress_bar(
+                    iterable=map(self.decoder.preprocess, self.source),
                     total=len(self.source),
                     unit=" sent",
                     desc="dev options",
-                    file=sys.stderr,
-                    disable=self.quiet_bars,
                 )
             )
             self.warm = True
@@ -283,9 +281,7 @@ class Tuner:
         with (
             atomic_writer(run / "nbest.txt") as nbest,
             atomic_writer(run / "output.txt") as output,
-            tqdm(
-                total=len(self.source), unit=" sent", desc="decode dev", file=sys.stderr, disable=self.quiet_bars
-            ) as progress,
+            progress_bar(total=len(self.source), unit=" sent", desc="decode dev") as progress,
         ):
             emit = TranslationLines(
                 output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size, progress=progress
@@ -336,6 +332,7 @@ class Tuner:
                 restarts=self.o.restarts,
                 seed=self.o.seed,
                 fixed=self.fixed.tolist(),
+                trust_region=self.o.trust_region,
                 mapper=mapper,
             )
         step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)

@@ -63,6 +63,18 @@ class _Climber:
     tunable: np.ndarray
     epsilon: float
     random_directions: int
+    #: The trust region: every weight stays between these (-inf and inf: no bound).
+    low: np.ndarray
+    high: np.ndarray
+
+    def steps(self, weights: np.ndarray, direction: np.ndarray) -> tuple[float, float]:
+        """How far the line search may go from ``weights`` along ``direction`` within the trust region."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            to_low, to_high = (self.low - weights) / direction, (self.high - weights) / direction
+        moving = direction != 0.0
+        ends = np.where(direction > 0.0, to_high, to_low)[moving]
+        starts = np.where(direction > 0.0, to_low, to_high)[moving]
+        return min(0.0, float(starts.max(initial=-np.inf))), max(0.0, float(ends.min(initial=np.inf)))
 
     def climb(self, weights: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         weights = weights.copy()
@@ -71,7 +83,10 @@ class _Climber:
         while True:
             start = current
             for j in self.tunable:
-                step, value = line_search(self.pool, scores, self.pool.features[j])
+                low, high = min(0.0, self.low[j] - weights[j]), max(0.0, self.high[j] - weights[j])
+                if low == high:
+                    continue
+                step, value = line_search(self.pool, scores, self.pool.features[j], low, high)
                 if value > current and step != 0.0:
                     weights[j] += step
                     scores += step * self.pool.features[j]
@@ -84,7 +99,10 @@ class _Climber:
                 direction[self.tunable] = rng.standard_normal(len(self.tunable))
                 direction /= np.linalg.norm(direction)
                 slopes = direction @ self.pool.features
-                step, value = line_search(self.pool, scores, slopes)
+                low, high = self.steps(weights, direction)
+                if low == high:
+                    continue
+                step, value = line_search(self.pool, scores, slopes, low, high)
                 if value > current and step != 0.0:
                     weights += step * direction
                     scores += step * slopes
@@ -133,6 +151,7 @@ def optimize(
     fixed: Sequence[bool] | None = None,
     random_directions: int = 3,
     epsilon: float = 0.01,
+    trust_region: float = np.inf,
     mapper: Mapper = in_turn,
 ) -> tuple[np.ndarray, float]:
     """MERT: weights maximizing corpus BLEU of the 1-best candidates, and that BLEU (0-100, sacrebleu's scale).
@@ -141,7 +160,9 @@ def optimize(
     ``stats[i]`` the ``(n_i, 9)`` BLEU statistics of the same candidates (Moses' order, see
     :mod:`tuning.bleu`). ``lower``/``upper`` bound the random restart points (scalars or one value
     per feature; default 0 and 1, as ``mert-moses.pl``). ``fixed`` marks features whose weight must
-    not move. ``mapper`` climbs the starts (a :class:`Mapper`: by default here, one after the other;
+    not move. ``trust_region`` bounds how far each weight may move from ``init``
+    (:func:`trust_region_bounds`; the restarts are then drawn within those bounds instead of
+    ``lower``/``upper``). ``mapper`` climbs the starts (a :class:`Mapper`: by default here, one after the other;
     ``pysmt tune`` climbs them on its processes or its cluster); it does not change the result.
     """
     pool = CandidatePool.from_lists(features, stats)
@@ -152,20 +173,45 @@ def optimize(
     frozen = np.zeros(d, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     constant = constant_features(pool)
     tunable = np.flatnonzero(~frozen & ~constant)
-    low = np.broadcast_to(np.asarray(DEFAULT_LOWER if lower is None else lower, dtype=np.float64), (d,))
-    high = np.broadcast_to(np.asarray(DEFAULT_UPPER if upper is None else upper, dtype=np.float64), (d,))
+    box_low, box_high = trust_region_bounds(init_w, tunable, trust_region)
+    if np.isfinite(trust_region):
+        low, high = box_low, box_high
+    else:
+        low = np.broadcast_to(np.asarray(DEFAULT_LOWER if lower is None else lower, dtype=np.float64), (d,))
+        high = np.broadcast_to(np.asarray(DEFAULT_UPPER if upper is None else upper, dtype=np.float64), (d,))
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(restarts + 1)]
     starts = [_Start(init_w.copy(), rngs[0])]
     for rng in rngs[1:]:
         point = init_w.copy()
         point[tunable] = rng.uniform(low[tunable], high[tunable])
         starts.append(_Start(point, rng))
-    results = mapper(_climb, starts, _Climber(pool, tunable, epsilon, random_directions))
+    climber = _Climber(pool, tunable, epsilon, random_directions, box_low, box_high)
+    results = mapper(_climb, starts, climber)
     best_w, best_bleu = results[0]
     for w, value in results[1:]:
         if value > best_bleu:
             best_w, best_bleu = w, value
     return l1_normalized(best_w, tunable, constant), best_bleu
+
+
+def trust_region_bounds(weights: np.ndarray, tunable: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest value of each weight within the trust region of ``size`` around ``weights``.
+
+    A tunable weight may move by ``size`` times the larger of its own magnitude and the mean
+    magnitude of the tunable weights (so that a weight near 0 may still move); the others stay.
+    ``size`` 1 lets a weight drop to 0 or double, but not change sign unless it is small beside the
+    rest: the sign decides whether the search avoids or seeks a feature, and a pool decoded while
+    avoiding it holds no translation that seeks it more than its n-best lists happened to (MERT's
+    collapse on Multi30k, docs/results.md). ``inf``: no bounds.
+    """
+    low, high = weights.copy(), weights.copy()
+    if not len(tunable):
+        return low, high
+    magnitude = np.abs(weights[tunable])
+    radius = size * np.maximum(magnitude, magnitude.mean()) if np.isfinite(size) else np.inf
+    low[tunable] -= radius
+    high[tunable] += radius
+    return low, high
 
 
 def l1_normalized(weights: np.ndarray, tuned: np.ndarray, constant: np.ndarray) -> np.ndarray:

@@ -17,6 +17,9 @@ from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
 INTERPOLATION = 0.5
+#: How far one MERT iteration may move each weight, in units of the larger of its magnitude and the mean
+#: magnitude: see :func:`tuning.optimizer.trust_region_bounds`.
+TRUST_REGION = 1.0
 #: The optimizers ``--optimizer`` names.
 OPTIMIZERS = ("mert", "kbmira", "pro")
 #: Moses' kbmira defaults (-C, -J, -D); :mod:`tuning.kbmira` holds the same (kept here too, so that the command
@@ -88,6 +91,16 @@ class TuningOptions:
             type=click.Choice(OPTIMIZERS),
             help="mert: Och's line searches (--restarts); kbmira: Cherry and Foster's k-best batch MIRA, as Moses' "
             "kbmira (--mira-*); pro: Hopkins and May's pairwise ranking, as Moses' pro. README, Tuning.",
+        ),
+    )
+    trust_region: float = field(
+        default=TRUST_REGION,
+        metadata=option(
+            "--trust-region",
+            type=click.FloatRange(0.0, min_open=True),
+            help="How far one MERT iteration may move each weight: this many times the larger of its magnitude and "
+            "the mean weight's, so that no weight changes sign at once unless it is small ('inf': Moses' "
+            "unbounded line searches). Keeps the decoder near what the n-best pool has seen (README, Tuning).",
         ),
     )
     mira_c: float = field(

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import IO, BinaryIO, Iterator, TextIO, cast
 
 import numpy as np
-from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
+from pysmt.files.progress import progress_bar
 
 #: Compressed formats read transparently, by their magic bytes (not their names): name, magic, opener.
 COMPRESSED = (("gzip", b"\x1f\x8b", gzip.open), ("bzip2", b"BZh", bz2.open), ("xz", b"\xfd7zXZ\x00", lzma.open))
@@ -132,14 +132,8 @@ def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[
             return
         # the position in the bytes on disk: a gzip file's fileobj, a bz2 or xz file's _fp, a plain file itself
         raw_file = cast(IO[bytes], getattr(handle, "fileobj", None) or getattr(handle, "_fp", None) or handle)
-        with tqdm(
-            total=Path(path).stat().st_size,
-            desc=progress,
-            unit="B",
-            unit_scale=True,
-            delay=2,
-            file=sys.stderr,
-            leave=False,
+        with progress_bar(
+            total=Path(path).stat().st_size, desc=progress, unit="B", unit_scale=True, delay=2, leave=False
         ) as bar:
             for line_no, raw in raw_lines(handle, path):
                 if line_no % 65536 == 0:

@@ -14,7 +14,7 @@ from tests.helpers import slow_cases, write_moses_system
 from tuning.bleu import BleuStatistics, bleu
 from tuning.line_search import PAST_FIRST, PAST_LAST, CandidatePool, line_search, upper_envelopes
 from tuning.nbest import NbestPool, read_nbest
-from tuning.optimizer import constant_features, optimize
+from tuning.optimizer import constant_features, optimize, trust_region_bounds
 
 WORDS = "le la les chat chien est sur tapis . , un une de du maison ! ?".split()
 
@@ -113,6 +113,56 @@ def test_line_search_finds_the_interval_where_the_good_candidate_wins():
     assert line_search(pool, a, -pool.features[1]) == (-1.0 - PAST_FIRST, pytest.approx(100.0))
     # already at the optimum: stay
     assert line_search(pool, pool.scores(np.array([0.0, 1.0])), pool.features[0]) == (0.0, pytest.approx(100.0))
+
+
+def test_a_bounded_line_search_stays_within_its_bounds():
+    pool = one_sentence_pool([[1.0, 0.0], [0.0, 1.0]], [[0, 6, 0, 5, 0, 4, 0, 3, 6], perfect(6)])
+    a = pool.scores(np.array([1.0, 0.0]))  # junk leads; along axis 1 the perfect candidate leads once g > 1
+    assert line_search(pool, a, pool.features[1], -2.0, 3.0) == (2.0, pytest.approx(100.0))  # middle of (1, 3)
+    junk = line_search(pool, a, pool.features[1], -2.0, 0.5)  # the change point lies beyond the bound: stay
+    assert junk[0] == 0.0 and junk[1] < 100.0
+    assert line_search(pool, a, -pool.features[1], -5.0, 1.0) == (-3.0, pytest.approx(100.0))  # middle of (-5, -1)
+    assert line_search(pool, a, pool.features[1], -np.inf, 4.0) == (2.5, pytest.approx(100.0))  # (1, 4)
+    assert line_search(pool, a, -pool.features[1], -np.inf, 1.0) == (-1.0 - PAST_FIRST, pytest.approx(100.0))
+
+
+def test_the_trust_region_scales_with_each_weight_or_the_mean_one():
+    weights = np.array([0.5, -0.1, 0.0, 0.2])  # the last is not tuned; the tuned ones' mean magnitude is 0.2
+    low, high = trust_region_bounds(weights, np.array([0, 1, 2]), 1.0)
+    assert low.tolist() == pytest.approx([0.0, -0.3, -0.2, 0.2]) and high.tolist() == pytest.approx(
+        [1.0, 0.1, 0.2, 0.2]
+    )
+    low, high = trust_region_bounds(weights, np.array([0, 1, 2]), 0.5)
+    assert low.tolist() == pytest.approx([0.25, -0.2, -0.1, 0.2]) and high.tolist() == pytest.approx(
+        [0.75, 0.0, 0.1, 0.2]
+    )
+    low, high = trust_region_bounds(weights, np.array([0, 1, 2]), np.inf)
+    assert low[:3].tolist() == [-np.inf] * 3 and high[:3].tolist() == [np.inf] * 3 and low[3] == high[3] == 0.2
+
+
+def test_the_trust_region_keeps_a_weight_from_rewarding_what_the_pool_only_shows_losing():
+    # the good candidate has a log-probability feature the junk lacks (a swap): it wins only when that
+    # feature's weight turns negative, rewarding the swap, far from where the pool was decoded
+    features = [np.array([[1.0, 0.0], [0.0, -1.0]])] * 2
+    stats = [np.array([[0, 6, 0, 5, 0, 4, 0, 3, 6], perfect(6)], dtype=float)] * 2
+    free, free_bleu = optimize(features, stats, [1.0, 1.0], restarts=3)
+    assert free_bleu == pytest.approx(100.0) and (free < 0.0).any()  # a weight changed sign
+    bounded, bounded_bleu = optimize(features, stats, [1.0, 1.0], restarts=3, trust_region=1.0)
+    assert bounded_bleu < 100.0 and (bounded >= 0.0).all()
+
+
+def test_every_start_climbs_within_the_trust_region():
+    features, stats, _ = toy_nbest(5)
+    init = np.array([0.4, 0.3, -0.2, 0.1])
+    low, high = trust_region_bounds(init, np.arange(4), 0.5)
+    weights, value = optimize(features, stats, init, restarts=4, trust_region=0.5, seed=1)
+    assert value >= CandidatePool.from_lists(features, stats).bleu(init)
+    # the result is L1-normalized, the region is not: compare what scaling keeps, the signs and the ratios
+    assert low[:3].tolist() == pytest.approx([0.2, 0.15, -0.325]) and high[:3].tolist() == pytest.approx(
+        [0.6, 0.45, -0.075]
+    )
+    assert np.sign(weights[:3]).tolist() == [1.0, 1.0, -1.0]
+    assert 0.2 / 0.45 - 1e-9 <= weights[0] / weights[1] <= 0.6 / 0.15 + 1e-9
 
 
 def brute_force_best(pool, a, b):

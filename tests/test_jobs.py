@@ -34,7 +34,9 @@ def test_tune_rerun_with_another_dev_set_is_refused_and_keeps_the_results(tiny_s
     one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--seed", "7")), "seed: 0 -> 7")
     # MERT's record has no optimizer entry, but its trust region; another optimizer is another job
     one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--optimizer", "kbmira")), "optimizer: ")
-    one_line_error(run_pysmt(*tune_command(tiny_system, src, ref, out, "--trust-region", "inf")), "trust_region: 1.0 -> inf")
+    one_line_error(
+        run_pysmt(*tune_command(tiny_system, src, ref, out, "--trust-region", "inf")), "trust_region: 1.0 -> inf"
+    )
     again = run_pysmt(*tune_command(tiny_system, src, ref, out, "--force"))
     assert again.returncode == 0 and "decode dev" in again.stderr  # started afresh
 

@@ -20,8 +20,9 @@ INTERPOLATION = 0.5
 #: How far one MERT iteration may move each weight, in units of the larger of its magnitude and the mean
 #: magnitude: see :func:`tuning.optimizer.trust_region_bounds`.
 TRUST_REGION = 1.0
-#: The optimizers ``--optimizer`` names.
+#: The optimizers ``--optimizer`` names, and the default (chosen from docs/results.md, "Three optimizers").
 OPTIMIZERS = ("mert", "kbmira", "pro")
+OPTIMIZER = "mert"
 #: Moses' kbmira defaults (-C, -J, -D); :mod:`tuning.kbmira` holds the same (kept here too, so that the command
 #: line is built without importing the optimizers: a test checks that they agree).
 MIRA_C, MIRA_PASSES, MIRA_DECAY = 0.01, 60, 0.999
@@ -86,7 +87,7 @@ class TuningOptions:
     #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`), k-best batch MIRA
     #: (:mod:`tuning.kbmira`) or PRO (:mod:`tuning.pro`).
     optimizer: str = field(
-        default="mert",
+        default=OPTIMIZER,
         metadata=option(
             type=click.Choice(OPTIMIZERS),
             help="mert: Och's line searches (--restarts); kbmira: Cherry and Foster's k-best batch MIRA, as Moses' "

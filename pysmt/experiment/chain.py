@@ -340,6 +340,8 @@ class Experiment(RunFolder):
             str(scale.max_iterations),
             "--restarts",
             str(scale.restarts),
+            "--optimizer",
+            self.o.optimizer,
             *self.where_to_decode(),
             *self.force_flag(),
         ]
@@ -351,6 +353,7 @@ class Experiment(RunFolder):
             "nbest_size": scale.nbest_size,
             "max_iterations": scale.max_iterations,
             "restarts": scale.restarts,
+            "optimizer": self.o.optimizer,
         }
         models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
         inputs = {

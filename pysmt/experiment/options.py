@@ -16,6 +16,7 @@ from pysmt.experiment.data import Bitext
 from pysmt.experiment.settings import SCALES, Scale, per_scale, scales_help
 from pysmt.shared_options import CLUSTER
 from pysmt.training.options import PRESET_DATA
+from tuning.options import OPTIMIZER, OPTIMIZERS
 
 
 @dataclass(kw_only=True)
@@ -56,8 +57,16 @@ class ExperimentOptions:
         metadata=option(
             type=POSITIVE,
             default=None,
-            help=f"MERT optimizer seeds per configuration (default: the scale's: {per_scale('seeds')}).",
+            help=f"Tuning seeds per configuration (default: the scale's: {per_scale('seeds')}).",
         )
+    )
+    #: What tunes every configuration and seed (``pysmt tune --optimizer``).
+    optimizer: str = field(
+        default=OPTIMIZER,
+        metadata=option(
+            type=click.Choice(OPTIMIZERS),
+            help="The optimizer that tunes every row (pysmt tune --optimizer; README, Tuning).",
+        ),
     )
     dev_size: int | None = field(
         metadata=option(

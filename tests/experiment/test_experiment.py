@@ -16,6 +16,7 @@ from pysmt.experiment.report import caveat_lines, claims, format_mean_sd, format
 from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
+from tuning.options import OPTIMIZER
 
 REFS = ["le chat est sur le tapis .", "il fait beau aujourd'hui .", "je suis content ."] * 10
 WORSE = ["le chat sur le tapis .", "il fait beau .", "je suis contente ."] * 10
@@ -104,17 +105,20 @@ def test_table1_has_ours_beside_the_papers() -> None:
     assert summary["baseline"]["tests"]["nt13"]["p_bleu"] is None
     single = summarize(evaluation({k: [10.0] for k in keys}, {k: [20.0] for k in keys}, [0.5]))
     assert single["rnn"]["dev"]["bleu_sd"] is None  # JSON null, not NaN
-    assert "| RNN | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 |" in table1(single, "nt13")
-    assert table1(summary, "nt13").splitlines() == [
+    assert "| RNN | mert | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 |" in table1(single, "nt13", "mert")
+    assert table1(summary, "nt13", "kbmira").splitlines() == [
         (
-            "| Configuration | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
+            "| Configuration | tuned by | dev BLEU | test BLEU | Δ test | test chrF | p (BLEU) vs baseline, per seed "
             "| paper dev | paper test |"
         ),
-        "|---|---:|---:|---:|---:|---|---:|---:|",
-        "| Baseline | 10.50 ± 0.71 | 20.25 ± 0.35 |  | 40.50 ± 0.71 |  | 30.64 | 33.30 |",
-        "| RNN | 11.50 ± 0.71 | 21.25 ± 0.35 | +1.00 | 42.50 ± 0.71 | 0.010 / 0.200 | 31.20 | 33.87 |",
-        "| CSLM + RNN | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
-        "| CSLM + RNN + WP | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 | 31.50 | 34.54 |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|",
+        "| Baseline | kbmira | 10.50 ± 0.71 | 20.25 ± 0.35 |  | 40.50 ± 0.71 |  | 30.64 | 33.30 |",
+        "| RNN | kbmira | 11.50 ± 0.71 | 21.25 ± 0.35 | +1.00 | 42.50 ± 0.71 | 0.010 / 0.200 | 31.20 | 33.87 |",
+        "| CSLM + RNN | kbmira | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
+        (
+            "| CSLM + RNN + WP | kbmira | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 "
+            "| 31.50 | 34.54 |"
+        ),
     ]
 
 
@@ -136,7 +140,7 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
         "baseline": [],
         "rnn": [],
         "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
-        "cslm-rnn-wp": ["seed 0: MERT kept the starting weights (iteration 1 decoded best)"],
+        "cslm-rnn-wp": ["seed 0: tuning kept the starting weights (iteration 1 decoded best)"],
     }
     lines = claims(summarize(data), "nt13", caveats).splitlines()
     assert lines[0] == "- RNN vs Baseline: +1.00 BLEU (p < 0.05 in every seed)."
@@ -147,7 +151,7 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
     )
     assert caveat_lines(data) == [
         "CSLM + RNN, seed 0: tuned weight 0 for CSLM0 (the feature was not used)",
-        "CSLM + RNN + WP, seed 0: MERT kept the starting weights (iteration 1 decoded best)",
+        "CSLM + RNN + WP, seed 0: tuning kept the starting weights (iteration 1 decoded best)",
     ]
 
 
@@ -264,7 +268,8 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     report = (run / "report.md").read_text(encoding="utf-8")
     for needed in (
         "## Table 1 on newstest2013",
-        "| CSLM + RNN + WP |",
+        f"| CSLM + RNN + WP | {OPTIMIZER} |",
+        f"every row tuned by `pysmt tune --optimizer {OPTIMIZER}`",
         "| 31.50 | 34.54 |",
         "tok:13a",
         "204,633",

@@ -5,6 +5,7 @@ and test BLEU, for each ``--optimizer`` and seed.
     python -m bench.tuning_optimizers --out ../runs/optimizers --iterations 10 --seeds 0,1,2
     python -m bench.tuning_optimizers --out ../runs/optimizers --optimizers mert --seeds 0
     python -m bench.tuning_optimizers --system news --out ../runs/optimizers-news --iterations 5
+    python -m bench.tuning_optimizers --out ../runs/optimizers-neural --neural 10 --seeds 0,1
 
 It trains the system once (in ``OUT/system``): Multi30k (``pysmt train --corpus multi30k/raw/train``;
 dev: the first ``--dev-lines``, 300, lines of ``val``; test: ``test_2016_flickr``) or the paper's
@@ -14,6 +15,10 @@ test: newstest2013). It runs ``pysmt tune`` with each optimizer and seed
 region included; ``--features`` as tune takes them), decodes the test set with each tuned config, and writes
 ``OUT/optimizers.md`` (a table per optimizer, and each one's mean and standard deviation over
 seeds) and ``OUT/optimizers.png`` (dev BLEU per iteration, a line per seed, a panel per optimizer).
+With ``--neural MINUTES`` it also trains the neural models on that system (``pysmt rnn train`` on its
+phrase table, ``pysmt cslm train`` on its tokenized French side, ``default`` presets, one thread, at
+most MINUTES each, in ``OUT/rnn`` and ``OUT/cslm``) and tunes the ``CSLM + RNN + WP``
+configuration (``--features cslm,rnn,wp``: 17 tuned weights).
 Every step is a pysmt command that resumes from what it finds: rerunning the same command redoes
 only what is missing, and a run with more iterations continues the tunes it finds.
 """
@@ -83,6 +88,15 @@ def test_bleu(tune: Path, source: Path, reference: Path) -> float:
     return sacrebleu.corpus_bleu(hypotheses, [reference.read_text(encoding="utf-8").splitlines()]).score
 
 
+def neural_features(system: Path, out: Path, minutes: float) -> list[object]:
+    """Train the RNN and the CSLM on ``system`` (resumable), and return tune's options for CSLM + RNN + WP."""
+    budget = ["--max-time", minutes, "--threads", 1]
+    pysmt("rnn", "train", "--phrase-table", system / "phrase-table.gz", "--out", out / "rnn", *budget)
+    pysmt("cslm", "train", "--text", system / "corpus" / "train.fr", "--out", out / "cslm", *budget)
+    models = {"rnn": out / "rnn", "wp": out / "rnn", "cslm": out / "cslm"}
+    return ["--features", "cslm,rnn,wp", *(a for f, m in models.items() for a in ("--param", f"{f}.model={m}"))]
+
+
 def spread(values: list[float]) -> str:
     if len(values) < 2:
         return f"{values[0]:.2f}"
@@ -99,6 +113,7 @@ def main() -> None:
     parser.add_argument("--system", choices=sorted(SYSTEMS), default="multi30k")
     parser.add_argument("--dev-lines", type=int, help="The dev set's first lines (multi30k: 300; news: all).")
     parser.add_argument("--features", default="", help="Features added to the system, as `pysmt tune` takes them.")
+    parser.add_argument("--neural", type=float, metavar="MINUTES", help="Train the RNN, CSLM: tune with them, WP.")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     train, dev, test = SYSTEMS[args.system](args.data)
@@ -111,6 +126,8 @@ def main() -> None:
     first_lines(dev.with_suffix(".en"), out / "dev.en", dev_lines)
     first_lines(dev.with_suffix(".fr"), out / "dev.fr", dev_lines)
     features = ["--features", args.features] if args.features else []
+    if args.neural:
+        features = neural_features(system, out, args.neural)
     optimizers, seeds = args.optimizers.split(","), [int(s) for s in args.seeds.split(",")]
     curves: dict[str, dict[int, list[float]]] = {}
     tests: dict[str, dict[int, float]] = {}
@@ -126,8 +143,8 @@ def main() -> None:
             tests.setdefault(optimizer, {})[seed] = test_bleu(tune, test.with_suffix(".en"), test.with_suffix(".fr"))
     lines = f"the first {dev_lines}" if dev_lines else "all"
     report = [f"# Optimizers on {args.system}: {lines} lines of {dev.name}, up to {args.iterations} iterations\n"]
-    if args.features:
-        report[0] = report[0].rstrip() + f", --features {args.features}\n"
+    if features:
+        report[0] = report[0].rstrip() + f", {features[0]} {features[1]}\n"
     for optimizer in optimizers:
         report += [f"\n## {optimizer}\n", "| seed | dev BLEU per iteration | lowest / start | test BLEU |"]
         report.append("|---|---|---|---|")

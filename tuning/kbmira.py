@@ -90,10 +90,7 @@ def kbmira(
     if start.shape != (d,):
         raise ValueError(f"{len(start)} initial weights for {d} features")
     free = np.ones(d) if fixed is None else (~np.asarray(fixed, dtype=bool)).astype(np.float64)
-    by_sentence = [
-        (np.ascontiguousarray(pool.features[:, lo:hi].T), pool.stats[lo:hi])
-        for lo, hi in zip(pool.offsets[:-1], pool.offsets[1:])
-    ]
+    by_sentence = pool.sentences()
     mira = AveragedWeights.starting_at(start)
     background = np.ones(N_STATS)
     rng = np.random.default_rng(seed)

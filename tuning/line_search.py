@@ -70,6 +70,13 @@ class CandidatePool:
             np.ascontiguousarray(np.vstack(features).T, dtype=np.float64), np.vstack(stats).astype(np.float64), offsets
         )
 
+    def sentences(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each sentence's ``(n_i, d)`` candidate features (rows contiguous) and ``(n_i, 9)`` statistics."""
+        return [
+            (np.ascontiguousarray(self.features[:, lo:hi].T), self.stats[lo:hi])
+            for lo, hi in zip(self.offsets[:-1], self.offsets[1:])
+        ]
+
     @property
     def dimension(self) -> int:
         return self.features.shape[0]

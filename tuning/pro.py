@@ -125,9 +125,8 @@ def pro(
     tuned = np.flatnonzero(~frozen & ~constant)
     rng = np.random.default_rng(seed)
     examples = []
-    for lo, hi in zip(pool.offsets[:-1], pool.offsets[1:]):
-        candidates = pool.features[:, lo:hi].T
-        pairs = sampled_pairs(smoothed_bleu(pool.stats[lo:hi], smooth_bp), rng, gamma, keep, min_diff)
+    for candidates, sentence_stats in pool.sentences():
+        pairs = sampled_pairs(smoothed_bleu(sentence_stats, smooth_bp), rng, gamma, keep, min_diff)
         examples.append(candidates[pairs[:, 0]] - candidates[pairs[:, 1]])
     differences = np.vstack(examples)[:, tuned]
     if not len(differences) or not len(tuned):

@@ -377,7 +377,8 @@ def train_loop(
         progress.close()
         signal.signal(signal.SIGTERM, previous)
         release_folder(out)  # taken by start_training_job
-    checkpoint()
+    if update != state["update"] or not (out / LAST).exists():  # a rerun of a finished training changes nothing
+        checkpoint()
     if not (out / MODEL).exists():  # no validation happened yet: the current weights are the best known
         best, _ = task.validate()
         save_best(best)

@@ -46,6 +46,19 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path):
         assert torch.equal(value, parts["model"][name]), name
 
 
+def test_rerunning_a_finished_training_leaves_its_folder_as_it_is(tmp_path):
+    # a tune job records the model folder's content: rerunning the training command must not change it
+    table = toy_table(tmp_path / "pt.gz")
+    limits = TrainingLimits(max_updates=5, valid_every=5)
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), limits)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "m").iterdir() if p.is_file()}
+    train(table, tmp_path / "m", TINY, torch.device("cpu"), limits)
+    after = {p.name: p.read_bytes() for p in (tmp_path / "m").iterdir() if p.is_file()}
+    assert after.keys() == before.keys() and all(
+        after[name] == before[name] for name in before if name != ".pysmt.lock"
+    )
+
+
 def test_resuming_with_another_preset_is_an_error(tmp_path):
     table = toy_table(tmp_path / "pt.gz")
     train(table, tmp_path / "m", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))

@@ -135,6 +135,8 @@ def tune_command(ini: Path, src: Path, ref: Path, out: Path, *extra: str) -> lis
         "1",
         "--restarts",
         "1",
+        "--optimizer",
+        "mert",  # the restarts are MERT's, and its cluster path the longest
         *extra,
     ]
 

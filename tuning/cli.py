@@ -20,7 +20,7 @@ from tuning.options import TuningOptions
 @system_options
 @options_of(TuningOptions)
 def tune(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
-    """Learn the log-linear weights on a dev set by MERT, k-best batch MIRA or PRO (--optimizer), on sacrebleu's BLEU.
+    """Learn the log-linear weights on a dev set by k-best batch MIRA, MERT or PRO (--optimizer), on sacrebleu's BLEU.
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
     change); another system, dev set or setting is refused unless --force. Features a config has

@@ -341,8 +341,8 @@ def misleading_system(directory):
     return write_moses_system(directory, phrases=phrases, reordering=None, arpa=arpa)
 
 
-# the other optimizers in the slow tier: their arithmetic is test_kbmira's and test_pro's
-@pytest.mark.parametrize("optimizer", ["mert", *slow_cases("kbmira", "pro")])
+# the default optimizer in the fast tier, the others in the slow one (their arithmetic: test_tuning.py above, test_pro)
+@pytest.mark.parametrize("optimizer", ["kbmira", *slow_cases("mert", "pro")])
 def test_tune_finds_weights_that_translate_the_dev_set_right(tmp_path, optimizer):
     ini = misleading_system(tmp_path / "system")
     rng = random.Random(3)

@@ -18,6 +18,10 @@ BLEU with each of 20 seeds, and moving at once puts every improving line search 
 matter there is where a line search lands in an unbounded interval, and that follows Moses
 (:data:`tuning.line_search.PAST_FIRST`).
 
+With a ``trust_region``, as ``pysmt tune`` runs it, every line search stays within a box around
+the given weights (:func:`trust_region_bounds`) and the restarts are drawn inside it: the pool was
+decoded at those weights and says little about translations far from them.
+
 Fixed features (``fixed``) keep their weights; features whose value never varies within a
 sentence's list cannot change any decision and keep their weights too (reported by
 :func:`constant_features`).
@@ -198,7 +202,8 @@ def trust_region_bounds(weights: np.ndarray, tunable: np.ndarray, size: float) -
     """The lowest and highest value of each weight within the trust region of ``size`` around ``weights``.
 
     A tunable weight may move by ``size`` times the larger of its own magnitude and the mean
-    magnitude of the tunable weights (so that a weight near 0 may still move); the others stay.
+    magnitude of the tunable weights (so that a weight near 0 may still move; 1 when they are all
+    0); the others stay.
     ``size`` 1 lets a weight drop to 0 or double, but not change sign unless it is small beside the
     rest: the sign decides whether the search avoids or seeks a feature, and a pool decoded while
     avoiding it holds no translation that seeks it more than its n-best lists happened to (MERT's
@@ -208,7 +213,8 @@ def trust_region_bounds(weights: np.ndarray, tunable: np.ndarray, size: float) -
     if not len(tunable):
         return low, high
     magnitude = np.abs(weights[tunable])
-    radius = size * np.maximum(magnitude, magnitude.mean()) if np.isfinite(size) else np.inf
+    floor = magnitude.mean() or 1.0  # every weight 0: the scale is free, take the L1-normalized one's
+    radius = size * np.maximum(magnitude, floor) if np.isfinite(size) else np.inf
     low[tunable] -= radius
     high[tunable] += radius
     return low, high

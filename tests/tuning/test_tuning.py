@@ -136,6 +136,8 @@ def test_the_trust_region_scales_with_each_weight_or_the_mean_one():
     assert low.tolist() == pytest.approx([0.25, -0.2, -0.1, 0.2]) and high.tolist() == pytest.approx(
         [0.75, 0.0, 0.1, 0.2]
     )
+    low, high = trust_region_bounds(np.zeros(3), np.array([0, 1]), 0.5)  # all 0: the scale of normalized weights
+    assert low.tolist() == [-0.5, -0.5, 0.0] and high.tolist() == [0.5, 0.5, 0.0]
     low, high = trust_region_bounds(weights, np.array([0, 1, 2]), np.inf)
     assert low[:3].tolist() == [-np.inf] * 3 and high[:3].tolist() == [np.inf] * 3 and low[3] == high[3] == 0.2
 

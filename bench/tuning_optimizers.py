@@ -20,7 +20,8 @@ phrase table, ``pysmt cslm train`` on its tokenized French side, ``default`` pre
 most MINUTES each, in ``OUT/rnn`` and ``OUT/cslm``) and tunes the ``CSLM + RNN + WP``
 configuration (``--features cslm,rnn,wp``: 17 tuned weights).
 Every step is a pysmt command that resumes from what it finds: rerunning the same command redoes
-only what is missing, and a run with more iterations continues the tunes it finds.
+only what is missing, and a run with more iterations continues the tunes it finds; ``--report-only``
+rewrites the report and plot from the tunes and test outputs there, loading no system.
 """
 
 from __future__ import annotations
@@ -80,19 +81,23 @@ def dev_curve(tune: Path) -> list[float]:
     return [float(row[1]) for row in rows]
 
 
-def test_bleu(tune: Path, source: Path, reference: Path) -> float:
+def test_bleu(tune: Path, source: Path, reference: Path, decode: bool = True) -> float:
+    """BLEU of the tuned config on the test set (decoded into ``OUT/test-TUNE.fr`` unless it is there and newer)."""
     output = tune.parent / f"test-{tune.name}.fr"
     if not output.is_file() or output.stat().st_mtime < (tune / "pysmt.toml").stat().st_mtime:
+        if not decode:
+            sys.exit(f"{tune}: not tuned and tested yet (rerun without --report-only)")
         pysmt("decode", "-c", tune / "pysmt.toml", "-i", source, stdout=output)
     hypotheses = output.read_text(encoding="utf-8").splitlines()
     return sacrebleu.corpus_bleu(hypotheses, [reference.read_text(encoding="utf-8").splitlines()]).score
 
 
-def neural_features(system: Path, out: Path, minutes: float) -> list[object]:
+def neural_features(system: Path, out: Path, minutes: float, train: bool = True) -> list[object]:
     """Train the RNN and the CSLM on ``system`` (resumable), and return tune's options for CSLM + RNN + WP."""
     budget = ["--max-time", minutes, "--threads", 1]
-    pysmt("rnn", "train", "--phrase-table", system / "phrase-table.gz", "--out", out / "rnn", *budget)
-    pysmt("cslm", "train", "--text", system / "corpus" / "train.fr", "--out", out / "cslm", *budget)
+    if train:
+        pysmt("rnn", "train", "--phrase-table", system / "phrase-table.gz", "--out", out / "rnn", *budget)
+        pysmt("cslm", "train", "--text", system / "corpus" / "train.fr", "--out", out / "cslm", *budget)
     models = {"rnn": out / "rnn", "wp": out / "rnn", "cslm": out / "cslm"}
     return ["--features", "cslm,rnn,wp", *(a for f, m in models.items() for a in ("--param", f"{f}.model={m}"))]
 
@@ -115,32 +120,36 @@ def main() -> None:
     parser.add_argument("--features", default="", help="Features added to the system, as `pysmt tune` takes them.")
     parser.add_argument("--neural", type=float, metavar="MINUTES", help="Train the RNN, CSLM: tune with them, WP.")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--report-only", action="store_true", help="Write the report from what is there; run nothing.")
     args = parser.parse_args()
     train, dev, test = SYSTEMS[args.system](args.data)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     system = out / "system"
-    if not (system / "pysmt.toml").is_file():
+    if not (system / "pysmt.toml").is_file() and not args.report_only:
         pysmt("train", *train, "--out", system)
     dev_lines = args.dev_lines or (300 if args.system == "multi30k" else None)
     first_lines(dev.with_suffix(".en"), out / "dev.en", dev_lines)
     first_lines(dev.with_suffix(".fr"), out / "dev.fr", dev_lines)
     features = ["--features", args.features] if args.features else []
     if args.neural:
-        features = neural_features(system, out, args.neural)
+        features = neural_features(system, out, args.neural, train=not args.report_only)
     optimizers, seeds = args.optimizers.split(","), [int(s) for s in args.seeds.split(",")]
     curves: dict[str, dict[int, list[float]]] = {}
     tests: dict[str, dict[int, float]] = {}
     for optimizer in optimizers:
         for seed in seeds:
             tune = out / f"tune-{optimizer}-seed{seed}"
-            pysmt(
-                "tune", "-c", system / "pysmt.toml", "--src", out / "dev.en", "--ref", out / "dev.fr", "--out", tune,
-                "--optimizer", optimizer, "--seed", seed, "--max-iterations", args.iterations,
-                "--threads", args.threads, "--quiet", *features,
-            )  # fmt: skip
+            if not args.report_only:
+                pysmt(
+                    "tune", "-c", system / "pysmt.toml", "--src", out / "dev.en", "--ref", out / "dev.fr",
+                    "--out", tune, "--optimizer", optimizer, "--seed", seed, "--max-iterations", args.iterations,
+                    "--threads", args.threads, "--quiet", *features,
+                )  # fmt: skip
             curves.setdefault(optimizer, {})[seed] = dev_curve(tune)[: args.iterations]
-            tests.setdefault(optimizer, {})[seed] = test_bleu(tune, test.with_suffix(".en"), test.with_suffix(".fr"))
+            tests.setdefault(optimizer, {})[seed] = test_bleu(
+                tune, test.with_suffix(".en"), test.with_suffix(".fr"), decode=not args.report_only
+            )
     lines = f"the first {dev_lines}" if dev_lines else "all"
     report = [f"# Optimizers on {args.system}: {lines} lines of {dev.name}, up to {args.iterations} iterations\n"]
     if features:

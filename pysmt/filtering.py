@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tqdm import tqdm
@@ -29,6 +29,20 @@ def source_phrases(input_path: str | Path, max_length: int, prepare: Callable[[s
             for end in range(start + 1, min(len(words), start + max_length) + 1):
                 phrases.add(" ".join(words[start:end]))
     return phrases
+
+
+def input_phrases(config: SystemConfig, inputs: Iterable[str | Path], *, prepared: bool = False) -> set[str]:
+    """The source phrases the decoder of ``config`` can look up for these inputs: what :func:`filter_system` keeps.
+
+    Unless ``prepared``, each input goes through the system's [processing] first, as ``decode``
+    would take it; phrases are at most the system's maximum phrase length.
+    """
+    source_text, _ = text_processors(None if prepared else config.processing)
+    prepare = source_text.prepare if source_text else None
+    keep: set[str] = set()
+    for path in inputs:
+        keep |= source_phrases(path, config.search.max_phrase_length, prepare)
+    return keep
 
 
 def filter_table(path: str | Path, keep: set[str], out_path: Path) -> tuple[int, int]:
@@ -69,8 +83,7 @@ def filter_system(config: SystemConfig, input_path: str | Path, out_dir: str | P
         }
     )
     check_outputs(outputs, {"--input": input_path, **system_inputs(config)}, folders={"--out": out_dir}, create=True)
-    source_text, _ = text_processors(None if prepared else config.processing)
-    keep = source_phrases(input_path, config.search.max_phrase_length, source_text.prepare if source_text else None)
+    keep = input_phrases(config, [input_path], prepared=prepared)
     with locked_folder(out_dir):  # creates it; a second run into it is refused
         paths = {k: out_dir / filtered_name(k, spec) for k, spec in tables.items()}
         for k, spec in tables.items():

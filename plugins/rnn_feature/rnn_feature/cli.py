@@ -48,6 +48,23 @@ def check_device(device: str) -> None:
     type=click.Path(file_okay=False),
     help="Model directory (rerun the same command to resume).",
 )
+@click.option(
+    "--pairs-for",
+    "pairs_for",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Train only on the pairs the decoder can use for this source file, as `decode` takes it (what "
+    "`pysmt filter` keeps for it; repeatable: the pairs of all the files). Only its words are read.",
+)
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="With --pairs-for: the system whose decoder reads the files (its [processing] and maximum phrase "
+    "length); default: the pysmt.toml beside --phrase-table.",
+)
+@click.option("--prepared", is_flag=True, help="The --pairs-for files are already tokenized and truecased.")
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @options_of(TrainingLimits)
@@ -59,25 +76,44 @@ def check_device(device: str) -> None:
 @click.option("--force", is_flag=True, help="Start afresh: discard the model folder's earlier training.")
 @threads_option
 def train(
-    table: str, out_dir: str, preset: str, device: str, seed: int | None, force: bool, threads: int | None, **given: Any
+    table: str,
+    out_dir: str,
+    pairs_for: tuple[str, ...],
+    config_path: str | None,
+    prepared: bool,
+    preset: str,
+    device: str,
+    seed: int | None,
+    force: bool,
+    threads: int | None,
+    **given: Any,
 ) -> None:
-    """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64).
+    """Train on the unique phrase pairs of a phrase table (Adadelta, minibatches of 64), or with
+    --pairs-for on those the decoder can use for these source files.
 
-    The folder records the job (job.json: preset, seed, the table's size and time). Rerunning the
-    same command resumes it; another table, preset or seed is an error unless --force. The time
-    and update limits, --valid-every, --patience and --device may change between runs.
+    The folder records the job (job.json: preset, seed, the table's size and time, the --pairs-for
+    files). Rerunning the same command resumes it; another table, preset, seed or other files is an
+    error unless --force. The time and update limits, --valid-every, --patience and --device may
+    change between runs.
     """
+    from pysmt.errors import PysmtError
     from pysmt.files.outputs import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
+    from rnn_feature.pairs_for import PairsFor
     from rnn_feature.store import resolve_device
     from rnn_feature.training import train as run_training
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
-    check_outputs({}, {"--phrase-table": table}, folders={"--out": out_dir})
+    if not pairs_for and (config_path or prepared):
+        raise PysmtError(f"{'-c' if config_path else '--prepared'} goes with --pairs-for: give the source files")
+    selection = PairsFor.of(pairs_for, config_path, prepared, table=table) if pairs_for else None
+    check_outputs(
+        {}, {"--phrase-table": table, **(selection.job_inputs() if selection else {})}, folders={"--out": out_dir}
+    )
     hp = make_preset(preset) if seed is None else make_preset(preset, seed=seed)
     limits = from_command(TrainingLimits, given, checkpoint_every=given["valid_every"])
-    best = run_training(Path(table), Path(out_dir), hp, torch_device, limits, force=force)
+    best = run_training(Path(table), Path(out_dir), hp, torch_device, limits, force=force, pairs_for=selection)
     click.echo(f"pysmt rnn train: best validation perplexity {best:.2f}; model in {out_dir}")
 
 

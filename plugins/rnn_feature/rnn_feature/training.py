@@ -39,6 +39,7 @@ from pysmt.neural import (
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
+from rnn_feature.pairs_for import FILTERED, PairsFor
 from rnn_feature.store import (
     LAST,
     MODEL,
@@ -52,7 +53,7 @@ from rnn_feature.vocabulary import Shortlist
 
 PAIRS = "pairs.npz"
 #: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
-TRAINING_FILES = (LAST, MODEL, PAIRS, SOURCE_VOCAB, TARGET_VOCAB, LOG)
+TRAINING_FILES = (LAST, MODEL, PAIRS, SOURCE_VOCAB, TARGET_VOCAB, LOG, FILTERED)
 JOB_COMMAND = "rnn train"
 VALID_SHARE, VALID_MAX = 0.01, 10_000
 
@@ -115,16 +116,24 @@ def model_state(model: EncoderDecoder, update: int) -> dict:
 
 
 def train(
-    table: Path, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits, force: bool = False
+    table: Path,
+    out: Path,
+    hp: Hyperparameters,
+    device: torch.device,
+    limits: TrainingLimits,
+    force: bool = False,
+    pairs_for: PairsFor | None = None,
 ) -> float:
     """Train (or resume) a model in ``out``; return the best validation perplexity.
 
     A rerun resumes only the same job (same table, unchanged, same hyperparameters); anything else
-    is an error unless ``force``, which discards the folder's earlier training first.
+    is an error unless ``force``, which discards the folder's earlier training first. With ``pairs_for``
+    only the table's pairs the decoder can use for those files are trained on (:mod:`rnn_feature.pairs_for`).
     """
     table, out = Path(table), Path(out)
-    start_training_job(out, JOB_COMMAND, hp, {"--phrase-table": table}, TRAINING_FILES, force)
-    pairs = prepare(table, out, hp)
+    inputs = {"--phrase-table": table, **(pairs_for.job_inputs() if pairs_for else {})}
+    start_training_job(out, JOB_COMMAND, hp, inputs, TRAINING_FILES, force)
+    pairs = prepare(pairs_for.filtered_table(table, out) if pairs_for else table, out, hp)
     train_index, valid_index = split(len(pairs), hp.seed)
     if not len(train_index):
         raise PysmtError(f"{table}: no phrase pairs to train on")

@@ -5,7 +5,9 @@ train``, ``tune``, ``decode``, the ``rnn`` analyses) as child processes, exactly
 the experiment tests the toolkit as shipped and the core never imports a plugin. The RNN and the
 CSLM score inside the search (``--features rnn,cslm,wp``), not through an extra phrase-table column:
 the same numbers as ``pysmt rnn score`` gives, computed only for the options the dev and test
-sentences use, and the binarized system stays as it is.
+sentences use, and the binarized system stays as it is. The RNN is trained once per run, transductively:
+on the system's phrase pairs that the dev and test sources can use (``rnn train --pairs-for``), never on
+a reference.
 """
 
 from __future__ import annotations
@@ -264,13 +266,23 @@ class Experiment(RunFolder):
             "valid_every": self.o.scale.valid_every,
         }
 
+    @property
+    def sources(self) -> list[Path]:
+        """The source sides the decoder translates: the dev set's (tuning) and every test set's."""
+        return [self.dev.source, *(self.test_files(test).source for test in self.tests)]
+
     def train_rnn(self) -> None:
-        table = self.system / "phrase-table.gz"
+        """Transductive, once per run: on the system's pairs that the dev and test sources can use (what
+        ``pysmt filter`` keeps for them, prepared as the decoder prepares them), never on a reference."""
+        table, config = self.system / "phrase-table.gz", self.system / "pysmt.toml"
         args = [
             "rnn",
             "train",
             "--phrase-table",
             str(table),
+            *(arg for source in self.sources for arg in ("--pairs-for", str(source))),
+            "-c",
+            str(config),
             "--out",
             str(self.rnn),
             *self.neural_limits(),
@@ -279,7 +291,7 @@ class Experiment(RunFolder):
         self.stages.run(
             "rnn",
             self.neural_options,
-            {"--phrase-table": table},
+            {"--phrase-table": table, "--pairs-for": self.sources, "-c": config},
             lambda m: m.run(args),
             needs=self.needs("rnn", gpu=True),
         )

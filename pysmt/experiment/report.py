@@ -34,6 +34,15 @@ DATA_STATEMENT = (
 )
 
 
+def rnn_training(tests: Sequence[str]) -> str:
+    """How the RNN was trained: transductively, on the pairs the dev and test sources can use (never a reference)."""
+    return (
+        "The RNN was trained transductively: on the phrase pairs of the system's table that the decoder can use for "
+        f"the source sides of the dev set and of {', '.join(tests)} (what `pysmt filter` keeps for them; "
+        "`pysmt rnn train --pairs-for`), once for every configuration and seed; no reference was read."
+    )
+
+
 def format_mean_sd(values: Sequence[float]) -> str:
     """``31.20 ± 0.15`` over seeds; one seed gives the value alone."""
     mean, sd = mean_sd(values)
@@ -78,9 +87,14 @@ def summarize(evaluation: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def paper_bleu(value: float | None) -> str:
+    """The paper's BLEU for a row, or ``–`` for a row the paper does not have."""
+    return "–" if value is None else f"{value:.2f}"
+
+
 def table1(summary: dict[str, Any], test: str, optimizer: str) -> str:
     """Table 1 for one test set: ours (mean ± sd, Δ, p per seed, the ``optimizer`` that tuned the row) beside the
-    paper's dev / test BLEU (tuned by MERT)."""
+    paper's dev / test BLEU (tuned by MERT; ``–`` where the paper has no such row)."""
     base = summary["baseline"]["tests"][test]["bleu_mean"]
     lines = [
         (
@@ -95,8 +109,8 @@ def table1(summary: dict[str, Any], test: str, optimizer: str) -> str:
         p = "" if t["p_bleu"] is None else format_p(t["p_bleu"])
         lines.append(
             f"| {row['label']} | {optimizer} | {format_mean_sd(row['dev']['bleu'])} | {format_mean_sd(t['bleu'])} | "
-            f"{delta} | {format_mean_sd(t['chrf'])} | {p} | {row['paper']['dev']:.2f} | "
-            f"{row['paper']['test']:.2f} |"
+            f"{delta} | {format_mean_sd(t['chrf'])} | {p} | {paper_bleu(row['paper']['dev'])} | "
+            f"{paper_bleu(row['paper']['test'])} |"
         )
     return "\n".join(lines)
 
@@ -229,6 +243,7 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         },
         "threads": o.threads,
         "cluster": o.cluster,
+        "rnn_training": rnn_training(list(experiment.tests)),
     }
     results = {
         "settings": settings,
@@ -250,7 +265,9 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
             f"test: {lines(o.scale.test_size)} of each test set; tuning on {o.scale.nbest_size}-best lists, at most "
             f"{o.scale.max_iterations} iterations, {o.scale.restarts} restarts (MERT's); neural models trained for at "
             f"most {o.budget:g} min each (or until early stopping); system: `{experiment.system}`. The RNN and the "
-            "CSLM score inside the search (`--features`), not as a phrase-table column."
+            "CSLM score inside the search (`--features`), not as a phrase-table column. "
+            + rnn_training(list(experiment.tests))
+            + " The paper has no RNN + WP row (`–`)."
         ),
     ]
     if o.scale.name != "full":

@@ -10,7 +10,7 @@ import pytest
 
 from pysmt.errors import PysmtError
 from pysmt.evaluate import mean_sd, paired_bootstrap, score
-from pysmt.experiment import chain, stages
+from pysmt.experiment import chain, report, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.report import caveat_lines, claims, format_mean_sd, format_p, summarize, table1, tuning_caveats
 from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
@@ -91,8 +91,11 @@ def evaluation(dev: dict[str, list[float]], test: dict[str, list[float]], p: lis
     }
 
 
+KEYS = ["baseline", "rnn", "rnn-wp", "cslm-rnn", "cslm-rnn-wp"]
+
+
 def test_table1_has_ours_beside_the_papers() -> None:
-    keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    keys = KEYS
     summary = summarize(
         evaluation(
             {k: [10.0 + i, 11.0 + i] for i, k in enumerate(keys)},
@@ -114,21 +117,25 @@ def test_table1_has_ours_beside_the_papers() -> None:
         "|---|---|---:|---:|---:|---:|---|---:|---:|",
         "| Baseline | kbmira | 10.50 ± 0.71 | 20.25 ± 0.35 |  | 40.50 ± 0.71 |  | 30.64 | 33.30 |",
         "| RNN | kbmira | 11.50 ± 0.71 | 21.25 ± 0.35 | +1.00 | 42.50 ± 0.71 | 0.010 / 0.200 | 31.20 | 33.87 |",
-        "| CSLM + RNN | kbmira | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
+        # the paper has no RNN + WP row: its columns say so
+        "| RNN + WP | kbmira | 12.50 ± 0.71 | 22.25 ± 0.35 | +2.00 | 44.50 ± 0.71 | 0.010 / 0.200 | – | – |",
+        "| CSLM + RNN | kbmira | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 | 31.48 | 34.64 |",
         (
-            "| CSLM + RNN + WP | kbmira | 13.50 ± 0.71 | 23.25 ± 0.35 | +3.00 | 46.50 ± 0.71 | 0.010 / 0.200 "
+            "| CSLM + RNN + WP | kbmira | 14.50 ± 0.71 | 24.25 ± 0.35 | +4.00 | 48.50 ± 0.71 | 0.010 / 0.200 "
             "| 31.50 | 34.54 |"
         ),
     ]
+    assert summary["rnn-wp"]["paper"] == {"dev": None, "test": None}  # results.json: null
 
 
 def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
-    keys = ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    keys = KEYS
     data = evaluation({k: [10.0] for k in keys}, {k: [20.0 + i] for i, k in enumerate(keys)}, [0.01])
     base = {"LM0": [0.5], "WordPenalty0": [-1.0]}
     data["weights"] = {
         "baseline": {"0": base},
         "rnn": {"0": {**base, "RNN0": [0.1]}},
+        "rnn-wp": {"0": {**base, "RNN0": [0.1], "WP0": [0.2]}},
         "cslm-rnn": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.0]}},
         "cslm-rnn-wp": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3]}},
     }
@@ -139,14 +146,16 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
     assert caveats == {
         "baseline": [],
         "rnn": [],
+        "rnn-wp": [],
         "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
         "cslm-rnn-wp": ["seed 0: tuning kept the starting weights (iteration 1 decoded best)"],
     }
     lines = claims(summarize(data), "nt13", caveats).splitlines()
     assert lines[0] == "- RNN vs Baseline: +1.00 BLEU (p < 0.05 in every seed)."
-    assert lines[1].endswith("Not a result of tuning: seed 0: tuned weight 0 for CSLM0 (the feature was not used).")
-    assert lines[3] == (
-        "- CSLM + RNN vs RNN alone: +1.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
+    assert lines[1] == "- RNN + WP vs Baseline: +2.00 BLEU (p < 0.05 in every seed)."
+    assert lines[2].endswith("Not a result of tuning: seed 0: tuned weight 0 for CSLM0 (the feature was not used).")
+    assert lines[4] == (
+        "- CSLM + RNN vs RNN alone: +2.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
         "did not produce these rows (see above)."
     )
     assert caveat_lines(data) == [
@@ -269,6 +278,9 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     for needed in (
         "## Table 1 on newstest2013",
         f"| CSLM + RNN + WP | {OPTIMIZER} |",
+        "| – | – |",  # RNN + WP: not in the paper
+        "The RNN was trained transductively",
+        "no reference was read",
         f"every row tuned by `pysmt tune --optimizer {OPTIMIZER}`",
         "| 31.50 | 34.54 |",
         "tok:13a",
@@ -286,7 +298,13 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     ):
         assert needed in report, needed
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
-    assert list(results["configurations"]) == ["baseline", "rnn", "cslm-rnn", "cslm-rnn-wp"]
+    assert list(results["configurations"]) == KEYS
+    assert "transductively" in results["settings"]["rnn_training"]
+    job = json.loads((run / "rnn" / "job.json").read_text(encoding="utf-8"))
+    assert [Path(f["path"]).name for label in ("--pairs-for", "--pairs-for (2)") for f in job["inputs"][label]] == [
+        "dev.en",
+        "newstest2013.en",
+    ]
     rnn = results["configurations"]["rnn"]["tests"]["newstest2013"]
     assert len(rnn["bleu"]) == 1 and 0 <= rnn["p_bleu"][0] <= 1
     assert len((run / "decode" / "newstest2013" / "cslm-rnn.seed0.fr").read_text().splitlines()) == 20
@@ -343,12 +361,85 @@ def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: 
     assert after["tune-rnn-seed0"] == ["binarize", "rnn"]
     assert after["tune-cslm-rnn-wp-seed1"] == ["binarize", "cslm", "rnn"]
     assert after["decode-newstest2013-rnn-seed1"] == ["tune-rnn-seed1"] and after["analyses"] == ["rnn"]
-    assert len(after["evaluate"]) == 2 * 4 * 2  # every tuning and test decode
+    assert after["tune-rnn-wp-seed0"] == ["binarize", "rnn"]
+    assert len(after["evaluate"]) == 2 * 5 * 2  # every tuning and test decode
+    assert [step.name for step in steps].count("rnn") == 1  # one RNN for every seed and configuration
     seen: set[str] = set()
     for step in steps:  # the single-machine order runs every stage after those it needs
         assert set(step.after) <= seen, step.name
         seen.add(step.name)
-    assert len(steps) == len(seen) == 1 + 3 + 2 * 4 * 2 + 2
+    assert len(steps) == len(seen) == 1 + 3 + 2 * 5 * 2 + 2
+
+
+class Commands:
+    """A stage's Measure that records the commands instead of running them."""
+
+    def __init__(self) -> None:
+        self.args: list[list[str]] = []
+
+    def run(self, args: list[str], stdout: Path | None = None) -> None:
+        self.args.append(args)
+
+
+def test_the_rnn_trains_once_on_the_pairs_of_the_dev_and_test_sources(tmp_path: Path, monkeypatch) -> None:
+    tests = [write_bitext(tmp_path / "sets", name, 2) for name in ("nt13", "nt14")]
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=2, dev_size=None, budget=1.0, tests=tests
+    )
+    experiment = chain.Experiment(options)
+    stages_run: list[tuple[str, dict]] = []
+    commands = Commands()
+
+    def run(name: str, options: dict, inputs: dict, action, **_: object) -> None:
+        stages_run.append((name, inputs))
+        action(commands)
+
+    monkeypatch.setattr(experiment.stages, "run", run)
+    experiment.train_rnn()
+    data = tmp_path / "run" / "data"
+    sources = [data / "dev.en", data / "nt13.en", data / "nt14.en"]  # the files tuning and test decoding translate
+    assert stages_run == [
+        (
+            "rnn",
+            {
+                "--phrase-table": experiment.system / "phrase-table.gz",
+                "--pairs-for": sources,
+                "-c": experiment.system / "pysmt.toml",
+            },
+        )
+    ]
+    [args] = commands.args
+    assert args[:2] == ["rnn", "train"]
+    assert [args[k + 1] for k, arg in enumerate(args) if arg == "--pairs-for"] == [str(path) for path in sources]
+    assert args[args.index("-c") + 1] == str(experiment.system / "pysmt.toml")
+    assert not any(arg.endswith(".fr") for arg in args)  # never a reference
+
+
+def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path, monkeypatch) -> None:
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0
+    )
+    experiment = chain.Experiment(options)
+    data = evaluation({k: [10.0] for k in KEYS}, {k: [20.0] for k in KEYS}, [0.5])
+    base = {"LM0": [0.5]}
+    features = {"rnn": ["RNN0"], "rnn-wp": ["RNN0", "WP0"], "cslm-rnn": ["CSLM0", "RNN0"]}
+    features["cslm-rnn-wp"] = ["CSLM0", "RNN0", "WP0"]
+    data["weights"] = {k: {"0": {**base, **{name: [0.1] for name in features.get(k, [])}}} for k in KEYS}
+    for key in KEYS:
+        data["dev"][key]["0"]["iteration"] = 2
+    data["signatures"] = {"bleu": "BLEU|sig", "chrf": "chrF|sig"}
+    monkeypatch.setattr(report, "available", lambda: False)  # no figures: this test reads the text
+    experiment.run_dir.mkdir(parents=True)
+    text = report.write_report(experiment, data).read_text(encoding="utf-8")
+    assert (
+        "The RNN was trained transductively: on the phrase pairs of the system's table that the decoder can use for "
+        "the source sides of the dev set and of newstest2013 (what `pysmt filter` keeps for them; `pysmt rnn train "
+        "--pairs-for`), once for every configuration and seed; no reference was read."
+    ) in text
+    assert f"| RNN + WP | {OPTIMIZER} | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 | – | – |" in text
+    results = json.loads((experiment.run_dir / "results.json").read_text(encoding="utf-8"))
+    assert results["settings"]["rnn_training"].startswith("The RNN was trained transductively")
+    assert results["configurations"]["rnn-wp"]["paper"] == {"dev": None, "test": None}
 
 
 def test_a_stage_asks_for_the_memory_its_kind_took_in_this_run(tmp_path: Path) -> None:

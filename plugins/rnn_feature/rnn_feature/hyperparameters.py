@@ -24,7 +24,10 @@ class Hyperparameters(neural.Hyperparameters):
     output_rank: int  # rank of the factorized softmax G = G_l G_r (100)
     source_shortlist: int  # most frequent source words kept; the rest are [UNK] (15,000)
     target_shortlist: int
-    batch_size: int = 64  # phrase pairs per update, drawn uniformly from the unique pairs
+    batch_size: int = 64  # phrase pairs per update; every pair once per epoch
+    sort_batches: int = 20  # minibatches whose pairs are sorted by length together (GroundHog's sort_k_batches)
+    sampled_words: int = 0  # words the training softmax is normalized over besides the minibatch's (0: all)
+    clip_norm: float = 1.0  # the gradient's norm is clipped to this (GroundHog's cutoff)
     rho: float = 0.95  # Adadelta
     epsilon: float = 1e-6
     init_std: float = 0.01  # N(0, std^2) for non-recurrent weights; recurrent ones orthogonal
@@ -33,7 +36,14 @@ class Hyperparameters(neural.Hyperparameters):
 
 PRESETS = {
     "paper": Hyperparameters(
-        "paper", hidden=1000, embedding=100, maxout=500, output_rank=100, source_shortlist=15000, target_shortlist=15000
+        "paper",
+        hidden=1000,
+        embedding=100,
+        maxout=500,
+        output_rank=100,
+        source_shortlist=15000,
+        target_shortlist=15000,
+        sampled_words=2000,
     ),
     "default": Hyperparameters(
         "default",
@@ -43,6 +53,7 @@ PRESETS = {
         output_rank=100,
         source_shortlist=10000,
         target_shortlist=10000,
+        sampled_words=1000,
     ),
 }
 

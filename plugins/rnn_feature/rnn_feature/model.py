@@ -16,15 +16,41 @@ Deep output: ``s' = O_h h'_t + O_y e(y_{t-1}) + O_c c`` (``2 * maxout`` wide), m
 then a softmax through the rank-``output_rank`` factorization ``G_l G_r``. The input projections
 carry biases (the paper omits them from its notation). ``W``-type matrices are stacked per gate
 group so each step is one matrix product per group.
+
+Training may normalize the softmax over a sample of the shortlist instead of all of it
+(:class:`SampledWords`: Jean et al.'s 2015 importance sampling): the softmax is most of a forward
+pass's arithmetic. Scoring, sampling and validation always use the exact softmax. The embeddings
+give sparse gradients (only the rows a minibatch used), which :mod:`rnn_feature.adadelta` updates.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
+from torch.nn import functional
 
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.vocabulary import EOS_ID, UNK_ID
+
+
+@dataclass(frozen=True)
+class SampledWords:
+    """The target words a training minibatch normalizes its softmax over, and their importance weights.
+
+    ``words`` holds first the minibatch's own target words (end-of-sequence included), sorted and
+    each once (``gold`` of them), then words drawn uniformly without replacement from the rest of
+    the shortlist. Each drawn word stands for ``(rest of the shortlist) / (drawn)`` words, so its
+    logit gets ``log_weight`` added: the sampled sum then estimates the partition function.
+    """
+
+    words: torch.Tensor  # int64, (gold + drawn,)
+    gold: int
+    log_weight: float
+
+    def to(self, device: torch.device) -> SampledWords:
+        return SampledWords(self.words.to(device), self.gold, self.log_weight)
 
 
 class EncoderDecoder(nn.Module):
@@ -34,8 +60,8 @@ class EncoderDecoder(nn.Module):
         super().__init__()
         self.hp = hp
         H, E, M, R = hp.hidden, hp.embedding, hp.maxout, hp.output_rank
-        self.source_embedding = nn.Embedding(source_size, E)  # e(x)
-        self.target_embedding = nn.Embedding(target_size, E)  # e(y)
+        self.source_embedding = nn.Embedding(source_size, E, sparse=True)  # e(x)
+        self.target_embedding = nn.Embedding(target_size, E, sparse=True)  # e(y)
         self.encoder_input = nn.Linear(E, 3 * H)  # [W_r; W_z; W]
         self.encoder_gates = nn.Linear(H, 2 * H, bias=False)  # [U_r; U_z]
         self.encoder_candidate = nn.Linear(H, H, bias=False)  # U
@@ -105,18 +131,44 @@ class EncoderDecoder(nn.Module):
         candidate = torch.tanh(x_h + r * (self.decoder_candidate(h) + c_h))
         return z * h + (1 - z) * candidate
 
+    def output_features(
+        self, h: torch.Tensor, previous_embedding: torch.Tensor, output_context: torch.Tensor
+    ) -> torch.Tensor:
+        """The softmax's input ``G_r s``: deep output, maxout over pairs, the factorization's first half."""
+        s = self.output_hidden(h) + self.output_previous(previous_embedding) + output_context
+        return self.output_rank(s.unflatten(-1, (self.hp.maxout, 2)).amax(dim=-1))
+
     def output_logits(
         self, h: torch.Tensor, previous_embedding: torch.Tensor, output_context: torch.Tensor
     ) -> torch.Tensor:
         """Unnormalized scores over the target shortlist: deep output, maxout, factorized softmax."""
-        s = self.output_hidden(h) + self.output_previous(previous_embedding) + output_context
-        s = s.unflatten(-1, (self.hp.maxout, 2)).amax(dim=-1)
-        return self.output_vocabulary(self.output_rank(s))
+        return self.output_vocabulary(self.output_features(h, previous_embedding, output_context))
+
+    def token_log_probs(self, features: torch.Tensor, gold: torch.Tensor, sampled: SampledWords | None) -> torch.Tensor:
+        """``log p(gold word)`` for each row of ``features`` (``G_r s``): exact, or over ``sampled`` words."""
+        if sampled is None:
+            logits = self.output_vocabulary(features)
+        else:
+            rows = functional.embedding(sampled.words, self.output_vocabulary.weight, sparse=True)
+            weights = torch.full((len(sampled.words),), sampled.log_weight, device=features.device)
+            weights[: sampled.gold] = 0.0
+            logits = features @ rows.T + self.output_vocabulary.bias.index_select(0, sampled.words) + weights
+            gold = torch.searchsorted(sampled.words[: sampled.gold], gold)
+        # fused: faster than logsumexp
+        return torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)
 
     def log_probs(
-        self, source: torch.Tensor, source_lengths: torch.Tensor, target: torch.Tensor, target_lengths: torch.Tensor
+        self,
+        source: torch.Tensor,
+        source_lengths: torch.Tensor,
+        target: torch.Tensor,
+        target_lengths: torch.Tensor,
+        sampled: SampledWords | None = None,
     ) -> torch.Tensor:
-        """``log p(y | x)`` per pair: the sum over the target words and the end-of-sequence symbol."""
+        """``log p(y | x)`` per pair: the sum over the target words and the end-of-sequence symbol.
+
+        With ``sampled`` (training only) the softmax is normalized over those words: an estimate.
+        """
         c = self.encode(source, source_lengths)
         h, context = self.decoder_start(c)
         batch, steps = target.shape[0], target.shape[1] + 1
@@ -133,11 +185,10 @@ class EncoderDecoder(nn.Module):
         gold = torch.cat([target, target.new_zeros(batch, 1)], dim=1)
         gold = torch.where(positions == target_lengths.unsqueeze(1), torch.full_like(gold, EOS_ID), gold)[valid]
         # the softmax only where there is a word to predict: padding costs no output layer
-        logits = self.output_logits(
+        features = self.output_features(
             hidden[valid], previous[valid], context[3].unsqueeze(1).expand(-1, steps, -1)[valid]
         )
-        # fused: faster than logsumexp
-        token_log_probs = torch.log_softmax(logits, dim=-1).gather(1, gold.unsqueeze(1)).squeeze(1)
+        token_log_probs = self.token_log_probs(features, gold, sampled)
         per_step = token_log_probs.new_zeros(batch, steps)
         per_step[valid] = token_log_probs
         return per_step.sum(dim=1)

@@ -1,8 +1,12 @@
 """Training the encoder-decoder on a phrase table's unique pairs (``pysmt rnn train``).
 
-Minibatches of ``batch_size`` pairs are drawn uniformly (with replacement) from the training pairs
-by a seeded numpy generator; Adadelta (rho 0.95, epsilon 1e-6) minimizes the mean negative log-
-likelihood per pair. A held-out set (1% of the pairs, at most 10,000) gives validation perplexity
+Training runs through the pairs in shuffled epochs of length-bucketed minibatches of ``batch_size``
+pairs (:mod:`rnn_feature.batches`: every pair once per epoch, as GroundHog does); Adadelta (rho
+0.95, epsilon 1e-6) minimizes the mean negative log-likelihood per pair, updating only the
+embedding and softmax rows a minibatch used, with the gradient's norm clipped at ``clip_norm``
+(:mod:`rnn_feature.adadelta`). With ``sampled_words`` the training softmax is normalized over the
+minibatch's target words and that many others drawn uniformly (:class:`~rnn_feature.model.SampledWords`);
+validation and scoring stay exact. A held-out set (1% of the pairs, at most 10,000) gives validation perplexity
 per target token (end-of-sequence included) every ``valid_every`` updates; the best model is kept in
 ``model.pt``. Training stops at ``max_updates``, after ``max_time`` seconds of training in all
 (resumed runs included), or when validation perplexity has not improved ``patience`` times in a row.
@@ -36,9 +40,11 @@ from pysmt.neural import (
     start_training_job,
     train_loop,
 )
+from rnn_feature.adadelta import SparseAdadelta
+from rnn_feature.batches import EpochBatches
 from rnn_feature.data import EncodedPairs, count_words, encode_table
 from rnn_feature.hyperparameters import Hyperparameters
-from rnn_feature.model import EncoderDecoder
+from rnn_feature.model import EncoderDecoder, SampledWords
 from rnn_feature.pairs_for import FILTERED, PairsFor
 from rnn_feature.store import (
     LAST,
@@ -49,7 +55,7 @@ from rnn_feature.store import (
     load_checkpoint,
     save_checkpoint,
 )
-from rnn_feature.vocabulary import Shortlist
+from rnn_feature.vocabulary import EOS_ID, Shortlist
 
 PAIRS = "pairs.npz"
 #: What a training run writes into its folder (besides job.json): all that ``force`` deletes.
@@ -104,6 +110,24 @@ def perplexity(model: EncoderDecoder, pairs: EncodedPairs, index: np.ndarray, de
     return math.exp(-total / tokens)
 
 
+def sample_words(
+    target: torch.Tensor, lengths: torch.Tensor, vocabulary: int, drawn: int, rng: np.random.Generator
+) -> SampledWords | None:
+    """The minibatch's own target words (end-of-sequence included, padding not) and ``drawn`` others,
+    uniformly without replacement; None when ``drawn`` is 0 (the exact softmax)."""
+    if drawn <= 0:
+        return None
+    real = np.arange(target.shape[1])[None, :] < lengths.numpy()[:, None]
+    gold = np.union1d(target.numpy()[real], [EOS_ID])
+    rest = np.setdiff1d(np.arange(vocabulary), gold, assume_unique=True)
+    drawn = min(drawn, len(rest))
+    if not drawn:
+        return None
+    others = rng.choice(rest, drawn, replace=False) if drawn < len(rest) else rest
+    words = torch.from_numpy(np.concatenate([gold, others]).astype(np.int64))
+    return SampledWords(words, len(gold), math.log(len(rest) / drawn))
+
+
 def model_state(model: EncoderDecoder, update: int) -> dict:
     """What every checkpoint holds: hyperparameters, weights, vocabulary sizes, the update count."""
     return {
@@ -146,14 +170,28 @@ def train(
         state = dict(FRESH_STATE)
         model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
     model.to(device).train()
-    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon)
+    optimizer = SparseAdadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon, clip_norm=hp.clip_norm)
+    batches = EpochBatches(
+        train_index, pairs.source.lengths(), pairs.target.lengths(), hp.batch_size, hp.sort_batches, hp.seed
+    )
+    update = state["update"]
+    log(f"{len(train_index):,} training pairs: {batches.per_epoch:,} updates an epoch")
 
     def step(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """The mean negative log-likelihood of a minibatch of pairs drawn uniformly from the training pairs."""
-        batch = train_index[rng.integers(0, len(train_index), hp.batch_size)]
+        """The mean negative log-likelihood of the next minibatch of the epoch (its softmax sampled or exact)."""
+        nonlocal update
+        batch = batches.batch(update)
+        update += 1
         src, src_len = pairs.source.padded(batch)
         tgt, tgt_len = pairs.target.padded(batch)
-        loss = -model.log_probs(src.to(device), src_len.to(device), tgt.to(device), tgt_len.to(device)).mean()
+        sampled = sample_words(tgt, tgt_len, model.target_embedding.num_embeddings, hp.sampled_words, rng)
+        loss = -model.log_probs(
+            src.to(device),
+            src_len.to(device),
+            tgt.to(device),
+            tgt_len.to(device),
+            sampled.to(device) if sampled else None,
+        ).mean()
         return loss, loss
 
     task = TrainingTask(

@@ -477,6 +477,15 @@ PYBIND11_MODULE(_core, m) {
           "A phrase table supplying candidates; its scores are the model's columns from `column`")
       .def("add_scores", &pysmt::OptionBuilder::add_scores, py::kw_only(), "scores"_a, "column"_a,
            "A context-free feature's compiled scores, the model's columns from `column`")
+      .def(
+          "add_stored",
+          [](pysmt::OptionBuilder &b, int table, int column, const py::array_t<float, py::array::c_style> &values) {
+            if (values.ndim() != 2) throw std::invalid_argument("stored columns: the table's entries x scores");
+            b.add_stored(table, column, values.data(), values.shape(0), static_cast<int>(values.shape(1)));
+          },
+          py::kw_only(), "table"_a, "column"_a, "values"_a.noconvert(), py::keep_alive<1, 4>(),
+          "Scores stored with table `table` (its number) that count as its own columns from `column`: float32, its "
+          "entries x scores, NaN where an entry has none (a per-sentence feature's StoredColumns)")
       .def("set_python_columns", &pysmt::OptionBuilder::set_python_columns, "columns"_a,
            "The model's columns context-free Python features score (finish() is given them)")
       .def("set_weights", &pysmt::OptionBuilder::set_weights, "weights"_a,

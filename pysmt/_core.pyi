@@ -443,6 +443,10 @@ class OptionBuilder:
         """
         A context-free feature's compiled scores, the model's columns from `column`
         """
+    def add_stored(self, *, table: typing.SupportsInt | typing.SupportsIndex, column: typing.SupportsInt | typing.SupportsIndex, values: numpy.typing.NDArray[numpy.float32]) -> None:
+        """
+        Scores stored with table `table` (its number) that count as its own columns from `column`: float32, its entries x scores, NaN where an entry has none (a per-sentence feature's StoredColumns)
+        """
     def add_table(self, *, table: PhraseTableView, column: typing.SupportsInt | typing.SupportsIndex, limit: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         A phrase table supplying candidates; its scores are the model's columns from `column`

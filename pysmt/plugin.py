@@ -18,7 +18,8 @@
 * :class:`ContextTable`: compiled bookkeeping for an n-gram feature (its states are numbered contexts of
   the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``;
 * scores stored with a binary phrase table: :class:`StoredScores` (what a per-sentence feature
-  declares to have the decoder read them), :func:`stored_scores` (reading them) and
+  declares to have the decoder read them), :class:`StoredColumns` (to have them count as the table's
+  own columns, in the table limit's ranking), :func:`stored_scores` (reading them) and
   :class:`ScoreWriter` (storing them, as ``pysmt rnn score`` does);
 * compiled work in place of Python: :class:`CompiledScores` with :class:`WordScores` (a context-free
   score or estimate that sums a value per target word, computed by the option builder), and
@@ -40,6 +41,7 @@ from pysmt.features.base import (
     CompiledScores,
     Feature,
     StatefulFeature,
+    StoredColumns,
     StoredScores,
 )
 from pysmt.features.parameters import NoParameters, parameter
@@ -62,6 +64,7 @@ __all__ = [
     "ScoreWriter",
     "Sentence",
     "StatefulFeature",
+    "StoredColumns",
     "StoredScores",
     "SystemConfig",
     "TranslationOption",

@@ -340,3 +340,22 @@ class StoredScores(Protocol):
         """The feature's scores of phrase table ``table``'s entries (the phrase-table feature's name): an
         (entries x ``num_scores``) array, NaN where an entry has none; None when none are stored."""
         ...
+
+
+@runtime_checkable
+class StoredColumns(Protocol):
+    """A per-sentence feature (:meth:`Feature.evaluate_with_source_context`) whose scores stored with a phrase
+    table are that table's own columns (Moses' extra phrase-table column): read by both option builders
+    when they score the table's pairs in isolation, so that they take part in the table limit's ranking
+    (weighted by the feature's weights), before the sentence's options are chosen. ``pysmt rnn score``'s
+    scores are such a column under the RNN's ``mode = "column"``.
+
+    A pair a column covers (a row without NaN) is not asked of ``evaluate_with_source_context`` (its
+    per-sentence score is 0 there); the others (other tables' pairs, unknown words) are, after the table
+    limit. For a table with a column, :meth:`StoredScores.stored_scores` is not read.
+    """
+
+    def stored_columns(self, table: str) -> np.ndarray | None:
+        """The feature's scores of phrase table ``table``'s entries as the table's columns: an (entries x
+        ``num_scores``) array, NaN where an entry has none; None when the table has no such column."""
+        ...

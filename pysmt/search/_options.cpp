@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace pysmt {
 
@@ -27,6 +28,16 @@ void OptionBuilder::add_table(std::shared_ptr<const PhraseTableView> table, int 
 
 void OptionBuilder::add_scores(std::shared_ptr<IsolationScores> scores, int column) {
   scorers_.push_back(Scorer{std::move(scores), column});
+  clear();
+}
+
+void OptionBuilder::add_stored(int table, int column, const float *values, int64_t entries, int count) {
+  if (table < 0 || static_cast<size_t>(table) >= tables_.size() ||
+      static_cast<size_t>(entries) != tables_[static_cast<size_t>(table)].view->size())
+    throw std::invalid_argument("stored columns need a row for each of a known table's entries");
+  if (column < 0 || count < 0 || column + count > dims_)
+    throw std::invalid_argument("stored columns outside the model's width");
+  stored_.push_back(Stored{table, column, count, values});
   clear();
 }
 
@@ -69,6 +80,12 @@ void OptionBuilder::score(int32_t table, int64_t entry, double *scores, double *
     const Table &t = tables_[static_cast<size_t>(table)];
     const float *values = t.view->scores(entry);
     for (int k = 0; k < t.view->num_scores(); ++k) scores[t.column + k] = static_cast<double>(values[k]);
+    for (const Stored &s : stored_) {  // model.py's evaluate_pairs: stored columns, where the row has no NaN
+      if (s.table != table) continue;
+      const float *row = s.values + entry * s.count;
+      if (std::none_of(row, row + s.count, [](float v) { return std::isnan(v); }))
+        for (int k = 0; k < s.count; ++k) scores[s.column + k] = static_cast<double>(row[k]);
+    }
   }
   target_words(table, entry, words_buffer_);
   PairView pair{words_buffer_.data(), static_cast<int>(words_buffer_.size()), table < 0, &vocabulary_};

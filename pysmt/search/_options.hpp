@@ -46,6 +46,10 @@ class OptionBuilder {
   void add_table(std::shared_ptr<const PhraseTableView> table, int column, int limit);
   // A context-free feature's compiled scores, the model's columns [column, column + num_scores).
   void add_scores(std::shared_ptr<IsolationScores> scores, int column);
+  // Scores stored with table `table` that are its own columns [column, column + count) (a per-sentence
+  // feature's StoredColumns): `values` holds `count` floats for each of the table's `entries` (kept alive
+  // by the caller); an entry with a NaN among them has none (its columns stay 0).
+  void add_stored(int table, int column, const float *values, int64_t entries, int count);
   // The model's columns that context-free Python features score (finish() receives them).
   void set_python_columns(std::vector<int> columns);
   // New weights: the ranked pairs are forgotten (their ranks change).
@@ -93,6 +97,10 @@ class OptionBuilder {
     std::shared_ptr<IsolationScores> scores;
     int column;
   };
+  struct Stored {
+    int table, column, count;
+    const float *values;
+  };
   // A pair's target words, as TargetVocabulary numbers, into `out`.
   void target_words(int32_t table, int64_t entry, std::vector<int32_t> &out);
   // Its unweighted scores and estimates in isolation, but for the Python columns; leaves its target
@@ -107,6 +115,7 @@ class OptionBuilder {
   int dims_, max_phrase_length_;
   std::vector<Table> tables_;
   std::vector<Scorer> scorers_;
+  std::vector<Stored> stored_;
   std::vector<int> python_columns_;
   std::vector<double> weights_;
   TargetVocabulary vocabulary_;

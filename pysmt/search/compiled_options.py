@@ -13,7 +13,9 @@ has not seen before, as with the Python builder; per-sentence features and plugi
 features get the sentence's :class:`~pysmt.phrases.TranslationOption` s, made only when such a
 feature is there (:meth:`CompiledOptions.materialize`). A per-sentence feature whose scores are stored
 with a binary table (:class:`~pysmt.features.base.StoredScores`: the RNN's, by ``pysmt rnn score``) is
-read from there, and asked only about the options they do not cover.
+read from there, and asked only about the options they do not cover. Stored scores that are their table's
+columns (:class:`~pysmt.features.base.StoredColumns`: the RNN's under ``mode = "column"``) the compiled
+builder reads itself when it scores the table's pairs in isolation, before the table limit.
 """
 
 from __future__ import annotations
@@ -62,12 +64,24 @@ class CompiledOptions:
             ]
         )
         self.contextual = [f for f in model.features if with_source_context(f)]
+        #: Per-sentence features' stored columns: (table number, entries x scores) of each table that has them.
+        self.columns: dict[Feature, list[tuple[int, np.ndarray]]] = {}
+        for k, columns in model.columns.items():
+            feature = model.features[k]
+            self.columns[feature] = [
+                (t, columns[name])
+                for t, table in enumerate(self.tables)
+                if (name := cast(Feature, table).name) in columns
+            ]
+            for t, values in self.columns[feature]:
+                self.core.add_stored(table=t, column=model.offsets[k], values=np.ascontiguousarray(values, np.float32))
         #: Per-sentence features' stored scores: (table number, entries x scores) of each table that has them.
         self.stored: dict[Feature, list[tuple[int, np.ndarray]]] = {
             f: [
                 (t, found)
                 for t, table in enumerate(self.tables)
-                if (found := f.stored_scores(cast(Feature, table).name)) is not None
+                if t not in [c for c, _ in self.columns.get(f, [])]
+                and (found := f.stored_scores(cast(Feature, table).name)) is not None
             ]
             for f in self.contextual
             if isinstance(f, StoredScores)
@@ -75,7 +89,7 @@ class CompiledOptions:
         #: Whether each sentence's options must all be made as Python objects (for plugins' stateful
         #: features called from Python and per-sentence features without stored scores: they are given them).
         self.objects = any(compiled_scorer(model.stateful[k]) is None for k in model.deferred) or any(
-            not self.stored.get(f) for f in self.contextual
+            not (self.stored.get(f) or self.columns.get(f)) for f in self.contextual
         )
         self.set_weights()
 
@@ -119,6 +133,9 @@ class CompiledOptions:
             k = self.model.features.index(feature)
             lo, hi = self.model.offsets[k], self.model.offsets[k + 1]
             asked = np.ones(count, dtype=bool)
+            for table, stored in self.columns.get(feature, []):  # scored in isolation already
+                rows = np.flatnonzero(tables == table)
+                asked[rows[~np.isnan(stored[entries[rows]]).any(axis=1)]] = False
             for table, stored in self.stored.get(feature, []):
                 rows = np.flatnonzero(tables == table)
                 found = np.asarray(stored[entries[rows]], dtype=np.float64)

@@ -14,7 +14,16 @@ from typing import cast
 
 import numpy as np
 
-from pysmt.features.base import FORBIDDEN, CompiledTwin, Feature, PhraseSource, StatefulFeature, with_source_context
+from pysmt.errors import FeatureError
+from pysmt.features.base import (
+    FORBIDDEN,
+    CompiledTwin,
+    Feature,
+    PhraseSource,
+    StatefulFeature,
+    StoredColumns,
+    with_source_context,
+)
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.hypothesis import Hypothesis, Request
 from pysmt.search.plugin_results import StatefulCalls, checked_evaluation
@@ -40,6 +49,16 @@ def weighted_rows(scores: np.ndarray, estimates: np.ndarray, weights: np.ndarray
         forbidden = (scores == FORBIDDEN).any(axis=1)
         isolation[forbidden] = future[forbidden] = FORBIDDEN
     return isolation, future
+
+
+def column_row(columns: dict[str, np.ndarray], pair: PhrasePair) -> np.ndarray | None:
+    """A pair's scores in a feature's stored columns (:class:`~pysmt.features.base.StoredColumns`, by table
+    name), or None when its table has none or its row has a NaN (no stored score)."""
+    stored = columns.get(pair.table) if pair.table is not None and pair.entry >= 0 else None
+    if stored is None:
+        return None
+    row = stored[pair.entry]
+    return None if np.isnan(row).any() else row
 
 
 def weighted_sum(weights: Sequence[float], scores: Sequence[float]) -> float:
@@ -69,6 +88,23 @@ class LogLinearModel:
         self.offsets = np.cumsum([0] + [f.num_scores for f in self.features]).tolist()
         self.dims = self.offsets[-1]
         self.phrase_tables = [f for f in self.features if isinstance(f, PhraseSource)]
+        #: Per-sentence features' stored columns (:class:`StoredColumns`): by feature number, by table name.
+        self.columns: dict[int, dict[str, np.ndarray]] = {}
+        for k, feature in enumerate(self.features):
+            if with_source_context(feature) and isinstance(feature, StoredColumns):
+                found = {
+                    t.name: values
+                    for t in cast(list[Feature], self.phrase_tables)
+                    if (values := feature.stored_columns(t.name)) is not None
+                }
+                for table, values in found.items():
+                    if values.dtype != np.float32 or values.shape[1:] != (feature.num_scores,):
+                        raise FeatureError(
+                            f"feature {feature.name}: its stored columns of {table} must be float32, "
+                            f"{feature.num_scores} a row, not {values.dtype} of shape {list(values.shape)}"
+                        )
+                if found:
+                    self.columns[k] = found
         stateful = [f for f in self.features if isinstance(f, StatefulFeature)]
         immediate = [f for f in stateful if isinstance(f, CompiledTwin)]
         self.stateful: list[StatefulFeature] = immediate + [f for f in stateful if f not in immediate]
@@ -109,8 +145,15 @@ class LogLinearModel:
         return scores, estimates
 
     def evaluate_pairs(self, pairs: Sequence[PhrasePair]) -> None:
-        """Score phrase pairs with the context-free features (once per pair; cached by the caller)."""
+        """Score phrase pairs with the context-free features, and per-sentence features' stored columns (once per
+        pair; cached by the caller)."""
         scores, estimates = self.collect([f for f in self.features if not with_source_context(f)], pairs)
+        for k, columns in self.columns.items():  # per-sentence features' stored columns: the tables' own
+            lo, hi = self.offsets[k], self.offsets[k + 1]
+            for i, pair in enumerate(pairs):
+                row = column_row(columns, pair)
+                if row is not None:
+                    scores[i, lo:hi] = row
         isolation, future = weighted_rows(scores, estimates, self.weights)
         for pair, row, estimate, weighted, best in zip(pairs, scores, estimates, isolation.tolist(), future.tolist()):
             pair.scores, pair.estimates, pair.isolation, pair.future = row, estimate, weighted, best
@@ -130,11 +173,19 @@ class LogLinearModel:
         self, options: Sequence[TranslationOption]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-sentence features' scores of a sentence's options (full-width rows), with their weighted
-        scores and estimates; None without such features or options."""
+        scores and estimates; None without such features or options. A feature's stored columns cover
+        their options already (:meth:`evaluate_pairs`): it is asked only about the others."""
         contextual = [f for f in self.features if with_source_context(f)]
         if not contextual or not options:
             return None
-        scores, estimates = self.collect(contextual, options)
+        columned = [self.features[k] for k in self.columns]
+        scores, estimates = self.collect([f for f in contextual if f not in columned], options)
+        for k, columns in self.columns.items():
+            lo, hi = self.offsets[k], self.offsets[k + 1]
+            asked = [i for i, option in enumerate(options) if column_row(columns, option.pair) is None]
+            if asked:
+                s, e = self.collect([self.features[k]], [options[i] for i in asked])
+                scores[asked, lo:hi], estimates[asked, lo:hi] = s[:, lo:hi], e[:, lo:hi]
         return (scores, *weighted_rows(scores, estimates, self.weights))
 
     def apply_contextual(

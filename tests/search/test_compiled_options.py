@@ -1,8 +1,9 @@
 """The compiled option builder against the Python one (pysmt/search/options.py, the specification):
 the same spans, the same options in the same order, with the same scores to the last bit, on random
 systems with one or two phrase tables, table limits, unknown words, and plugin features scored from
-Python (context-free and per-sentence, some forbidding pairs), sentence after sentence (the ranked
-pairs are kept across sentences, and forgotten with new weights).
+Python (context-free and per-sentence, some forbidding pairs; a per-sentence one with stored columns of
+the first table, ranked by its table limit), sentence after sentence (the ranked pairs are kept across
+sentences, and forgotten with new weights).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from pysmt.features.base import Feature
+from pysmt.features.base import Feature, StoredColumns
+from pysmt.models.phrase_table import PhraseTable
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.testing import registered, write_toy_system
 
@@ -59,6 +61,43 @@ class SpanPosition(Feature):
         return np.array([[0.13 * option.start - 0.05 * option.end] for option in options]), None
 
 
+class StoredColumn(Feature):
+    """Per sentence, with stored columns of the first phrase table (:class:`StoredColumns`, as the RNN's ``mode =
+    "column"``): a value per entry, NaN (none) for every fourth; the other options are scored per sentence, with
+    an estimate. Its hook is never asked about an option its column covers."""
+
+    default_label = "Column"
+
+    def __init__(self, name, entries):
+        super().__init__(name, 1)
+        rows = np.arange(entries)
+        self.values = np.where(rows % 4 == 3, np.nan, -0.3 * ((rows * 7) % 5) - 0.1).astype(np.float32)[:, None]
+
+    @classmethod
+    def from_config(cls, name, params, system):
+        table = next(spec for spec in system.features if spec.type == "phrase-table")
+        return cls(name, len(PhraseTable(table.params["path"])))
+
+    def default_weights(self):
+        return [0.45]
+
+    def stored_columns(self, table):
+        return self.values if table == "PhraseDictionaryMemory0" else None
+
+    def evaluate_with_source_context(self, options):
+        for option in options:
+            pair = option.pair
+            assert pair.table != "PhraseDictionaryMemory0" or np.isnan(self.values[pair.entry, 0]), "covered"
+        return (
+            np.array([[0.17 * len(option.target) - 0.02 * option.start] for option in options]),
+            np.array([[0.05 * len(option.target)] for option in options]),
+        )
+
+
+def test_a_feature_with_stored_columns_declares_them():
+    assert isinstance(StoredColumn("Column0", 3), StoredColumns)
+
+
 def table_text(draw, pairs_count: int) -> str:
     pairs = sorted(
         {
@@ -80,7 +119,11 @@ def table_text(draw, pairs_count: int) -> str:
 def systems(draw):
     tables = [table_text(draw, draw(st.integers(4, 14))) for _ in range(draw(st.integers(1, 2)))]
     limits = [draw(st.sampled_from([0, 1, 2, 3, 20])) for _ in tables]
-    plugins = draw(st.sampled_from([(), ("letters",), ("position",), ("letters", "position")]))
+    plugins = draw(
+        st.sampled_from(
+            [(), ("letters",), ("position",), ("letters", "position"), ("column",), ("letters", "column", "position")]
+        )
+    )
     sentences = [" ".join(draw(st.lists(st.sampled_from(SRC + ["q"]), min_size=1, max_size=7))) for _ in range(3)]
     return tables, limits, plugins, draw(st.booleans()), sentences
 
@@ -125,7 +168,7 @@ def test_the_compiled_builder_makes_the_python_builders_options(tmp_path_factory
     )
     ini.write_text(ini.read_text().replace("table-limit=20", f"table-limit={limits[0]}", 1))
     TargetLetters.forbid = forbid
-    with registered(letters=TargetLetters, position=SpanPosition):
+    with registered(letters=TargetLetters, position=SpanPosition, column=StoredColumn):
         python, compiled = (Decoder(load_config(ini), engine=engine) for engine in ("python", "auto"))
         assert compiled.compiled_options is not None
         for weights in (None, [[w * 1.5 for w in f] for f in python.weights]):  # new weights: ranked again

@@ -13,6 +13,14 @@ Scores of a binary phrase table's pairs stored beforehand by the same model (``p
 --phrase-table SYSTEM-bin/TABLE``: a :class:`~pysmt.plugin.StoredScores` column) are read instead: the
 decoder takes them for the options they cover and asks the network only about the rest (other
 tables' pairs, unknown words), so decoding with the RNN costs what decoding without it does.
+
+``mode`` says where stored scores enter the model. ``search`` (the default): in the search, after the
+table limit chose the options, as the network's scores do. ``column``: as an extra column of the phrase
+table (Moses' semantics, the paper's way: a :class:`~pysmt.plugin.StoredColumns` column), scored with the
+table's pairs in isolation, so that they take part, with the feature's weight, in the table limit's
+ranking; pairs without stored scores (other tables', unknown words) get the network's scores in the search,
+as under ``search``. A column must exist: ``mode = "column"`` without this model's scores stored with
+any phrase table is an error naming the table and the ``pysmt rnn score`` command.
 """
 
 from __future__ import annotations
@@ -46,6 +54,9 @@ if TYPE_CHECKING:
 CACHE_LIMIT = 2_000_000
 
 
+#: Where the stored scores enter the model (the ``mode`` parameter; the first is the default).
+MODES = ("search", "column")
+
 #: Where ``pysmt rnn train --out SYSTEM/rnn`` puts the model: the features' default.
 MODEL_HELP = "the model folder: train one with `pysmt rnn train --phrase-table TABLE --out SYSTEM/rnn`"
 
@@ -55,12 +66,36 @@ class RnnParameters:
     model: Path = parameter(Path("rnn"), help=MODEL_HELP)
     device: str = parameter("auto", help="cpu, cuda[:N] or auto (a GPU when there is one)")
     batch_size: int = parameter(512, help="phrase pairs scored in one batch")
+    mode: str = parameter(
+        "search",
+        help="search: scores enter after the table limit; column: the scores pysmt rnn score stored with a "
+        "binary phrase table are its extra column, ranked by the table limit (Moses' semantics)",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
 class ShortlistPenaltyParameters:
     model: Path | None = parameter(Path("rnn"), help=MODEL_HELP + " (its target shortlist is used)")
     shortlist: Path | None = parameter(None, help="a shortlist file, one word a line (instead of the model's)")
+
+
+def stored_tables(system: SystemConfig) -> list[tuple[str, Path, list[tuple[str, np.ndarray, dict]]]]:
+    """The system's phrase tables (feature name, path) with the RNN scores stored with them (their name, values
+    and record; none for a text table)."""
+    tables = []
+    for spec in system.features:
+        if spec.type != "phrase-table":
+            continue
+        path = Path(str(spec.params.get("path", "")))
+        found = [
+            (stored, values, record)
+            for stored, (values, record) in (stored_scores(path).items() if path.is_dir() else [])
+            if isinstance(record.get("made_by"), dict)
+            and record["made_by"].get("feature") == "rnn"
+            and record.get("scores") == 1
+        ]
+        tables.append((spec.name, path, found))
+    return tables
 
 
 class RnnFeature(Feature):
@@ -76,6 +111,7 @@ class RnnFeature(Feature):
         self.model, self.source, self.target = load_model(params.model, device)
         self.batch_size = params.batch_size
         self.directory = params.model
+        self.mode = params.mode
         self.cache: dict[tuple[str, tuple[str, ...]], float] = {}
         self.coverage_checked = False
         #: Scores of phrase tables' entries stored by this model, by phrase-table feature name (:meth:`use_stored`).
@@ -88,7 +124,35 @@ class RnnFeature(Feature):
         if params.batch_size < 1:
             raise PysmtError(f"feature {name}: batch-size must be at least 1, not {params.batch_size}")
         resolve_device(params.device, f"feature {name}: device =")
+        if params.mode not in MODES:
+            raise PysmtError(f"feature {name}: mode must be {' or '.join(MODES)}, not {params.mode!r}")
         check_model(params.model)
+        if params.mode == "column":
+            cls.check_column(name, params, system)
+
+    @classmethod
+    def check_column(cls, name: str, params: RnnParameters, system: SystemConfig) -> None:
+        """Refuse ``mode = "column"`` when no phrase table stores this model's scores: Moses' column must exist."""
+        made_by = stored_by(params.model)
+        tables = stored_tables(system)
+        if any(record["made_by"] == made_by for _, _, found in tables for _, _, record in found):
+            return
+        if not tables:
+            raise PysmtError(f"feature {name}: mode = column needs a phrase table, and the system has none")
+        why = [
+            f"{path} is a text table (binarize the system with pysmt binarize)"
+            if not path.is_dir()
+            else f"{path} stores another model's"
+            if found
+            else f"{path} stores none"
+            for _, path, found in tables
+        ]
+        binary = [path for _, path, _ in tables if path.is_dir()]
+        raise PysmtError(
+            f"feature {name}: mode = column needs the scores of {params.model} stored with the phrase table "
+            f"(its extra column), but {'; '.join(why)}: store them with pysmt rnn score --model {params.model} "
+            f"--phrase-table {binary[0] if binary else 'SYSTEM-bin/TABLE'}"
+        )
 
     @classmethod
     def from_config(cls, name: str, params: RnnParameters, system: SystemConfig) -> RnnFeature:
@@ -100,25 +164,25 @@ class RnnFeature(Feature):
         """Take the scores this model stored with the system's binary phrase tables; say on stderr when a table
         stores another model's (they are not used)."""
         made_by = stored_by(self.directory)
-        for spec in system.features:
-            path = Path(str(spec.params.get("path", "")))
-            if spec.type != "phrase-table" or not path.is_dir():
-                continue
-            for name, (values, record) in stored_scores(path).items():
-                if record.get("made_by", {}).get("feature") != "rnn" or record.get("scores") != 1:
-                    continue
+        for table, path, found in stored_tables(system):
+            for stored, values, record in found:
                 if record["made_by"] == made_by:
-                    self.stored[spec.name] = values
+                    self.stored[table] = values
                 else:
                     print(
-                        f"feature {self.name}: the RNN scores stored in {path} ({name}) were made by another model "
+                        f"feature {self.name}: the RNN scores stored in {path} ({stored}) were made by another model "
                         f"than {self.directory}; they are not used (store this model's with pysmt rnn score)",
                         file=sys.stderr,
                         flush=True,
                     )
 
     def stored_scores(self, table: str) -> np.ndarray | None:
-        return self.stored.get(table)
+        """This model's scores stored with ``table``, read instead of the network's (``mode = "search"``)."""
+        return self.stored.get(table) if self.mode == "search" else None
+
+    def stored_columns(self, table: str) -> np.ndarray | None:
+        """This model's scores stored with ``table`` as the table's extra column (``mode = "column"``)."""
+        return self.stored.get(table) if self.mode == "column" else None
 
     def evaluate_with_source_context(self, options: Sequence[TranslationOption]) -> tuple[np.ndarray, None]:
         """A sentence's options scored in one batch (what the decoder asks, after the table limit)."""

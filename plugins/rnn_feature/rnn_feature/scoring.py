@@ -15,8 +15,6 @@ import torch
 from tqdm import tqdm
 
 from pysmt.files.textio import atomic_writer
-from pysmt.models.phrase_table import PhraseTable
-from pysmt.plugin import ScoreWriter
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
@@ -104,7 +102,13 @@ def store_table_scores(
 ) -> Path:
     """Score every entry of a binary phrase table and store the log-probabilities in its folder
     (``stored/rnn.npy``, :class:`~pysmt.plugin.ScoreWriter`), where the ``rnn`` feature of the same model
-    reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file."""
+    reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file.
+
+    The binary table's modules are imported here: training and scoring pairs need torch and numpy,
+    not pysmt's compiled core (:mod:`rnn_feature.device_run`)."""
+    from pysmt.models.phrase_table import PhraseTable
+    from pysmt.plugin import ScoreWriter
+
     table = PhraseTable(folder)
     writer = ScoreWriter(folder, "rnn", 1, made_by)
     source_of = np.repeat(np.arange(len(table.block_start) - 1), np.diff(table.block_start))

@@ -158,9 +158,20 @@ def train(
     inputs = {"--phrase-table": table, **(pairs_for.job_inputs() if pairs_for else {})}
     start_training_job(out, JOB_COMMAND, hp, inputs, TRAINING_FILES, force)
     pairs = prepare(pairs_for.filtered_table(table, out) if pairs_for else table, out, hp)
-    train_index, valid_index = split(len(pairs), hp.seed)
-    if not len(train_index):
+    if not len(pairs):
         raise PysmtError(f"{table}: no phrase pairs to train on")
+    return train_prepared(pairs, out, hp, device, limits)
+
+
+def train_prepared(
+    pairs: EncodedPairs, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits
+) -> float:
+    """Train (or resume) on pairs already encoded with the shortlists in ``out``; the best validation perplexity.
+
+    What :func:`train` runs once the job is recorded, and what a device run (:mod:`rnn_feature.device_run`)
+    runs on a machine that has the encoded pairs but not the table.
+    """
+    train_index, valid_index = split(len(pairs), hp.seed)
     torch.manual_seed(hp.seed)
     state = resumable_state(out / LAST, hp, load_checkpoint)
     if state is not None:

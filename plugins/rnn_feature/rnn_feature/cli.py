@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +15,9 @@ from pysmt.neural import TrainingLimits
 from pysmt.running.torch_threads import threads_option, use_training_threads
 from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 from rnn_feature.sample_sizes import SampleSizes
+
+if TYPE_CHECKING:
+    from rnn_feature.pairs_for import PairsFor
 
 
 @click.group()
@@ -33,6 +37,51 @@ def check_device(device: str) -> None:
     resolve_device(device)
 
 
+def pairs_for_options(verb: str) -> Callable[[Callable], Callable]:
+    """``--pairs-for FILE`` (repeatable), ``-c`` and ``--prepared``: the pairs the decoder can use for source files."""
+
+    def decorate(function: Callable) -> Callable:
+        for option in reversed(
+            [
+                click.option(
+                    "--pairs-for",
+                    "pairs_for",
+                    multiple=True,
+                    type=click.Path(dir_okay=False),
+                    help=f"{verb} the pairs the decoder can use for this source file, as `decode` takes it (what "
+                    "`pysmt filter` keeps for it; repeatable: the pairs of all the files). Only its words are read.",
+                ),
+                click.option(
+                    "-c",
+                    "--config",
+                    "config_path",
+                    type=click.Path(dir_okay=False),
+                    help="With --pairs-for: the system whose decoder reads the files (its [processing] and maximum "
+                    "phrase length); default: the pysmt.toml beside --phrase-table.",
+                ),
+                click.option(
+                    "--prepared", is_flag=True, help="The --pairs-for files are already tokenized and truecased."
+                ),
+            ]
+        ):
+            function = option(function)
+        return function
+
+    return decorate
+
+
+def pairs_for_selection(
+    pairs_for: tuple[str, ...], config_path: str | None, prepared: bool, table: str
+) -> PairsFor | None:
+    """The checked --pairs-for selection (a :class:`rnn_feature.pairs_for.PairsFor`), or None without files."""
+    from pysmt.errors import PysmtError
+    from rnn_feature.pairs_for import PairsFor
+
+    if not pairs_for and (config_path or prepared):
+        raise PysmtError(f"{'-c' if config_path else '--prepared'} goes with --pairs-for: give the source files")
+    return PairsFor.of(pairs_for, config_path, prepared, table=table) if pairs_for else None
+
+
 @rnn.command()
 @click.option(
     "--phrase-table",
@@ -48,23 +97,7 @@ def check_device(device: str) -> None:
     type=click.Path(file_okay=False),
     help="Model directory (rerun the same command to resume).",
 )
-@click.option(
-    "--pairs-for",
-    "pairs_for",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Train only on the pairs the decoder can use for this source file, as `decode` takes it (what "
-    "`pysmt filter` keeps for it; repeatable: the pairs of all the files). Only its words are read.",
-)
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="With --pairs-for: the system whose decoder reads the files (its [processing] and maximum phrase "
-    "length); default: the pysmt.toml beside --phrase-table.",
-)
-@click.option("--prepared", is_flag=True, help="The --pairs-for files are already tokenized and truecased.")
+@pairs_for_options("Train only on")
 @click.option("--preset", default="default", show_default=True, type=click.Choice(sorted(PRESETS)))
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @options_of(TrainingLimits)
@@ -96,18 +129,14 @@ def train(
     error unless --force. The time and update limits, --valid-every, --patience and --device may
     change between runs.
     """
-    from pysmt.errors import PysmtError
     from pysmt.files.outputs import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
-    from rnn_feature.pairs_for import PairsFor
     from rnn_feature.store import resolve_device
     from rnn_feature.training import train as run_training
 
     use_training_threads(threads)
     torch_device = resolve_device(device)
-    if not pairs_for and (config_path or prepared):
-        raise PysmtError(f"{'-c' if config_path else '--prepared'} goes with --pairs-for: give the source files")
-    selection = PairsFor.of(pairs_for, config_path, prepared, table=table) if pairs_for else None
+    selection = pairs_for_selection(pairs_for, config_path, prepared, table)
     check_outputs(
         {}, {"--phrase-table": table, **(selection.job_inputs() if selection else {})}, folders={"--out": out_dir}
     )
@@ -134,13 +163,25 @@ def train(
     help="For a text table: the scored table (gzip if it ends in .gz), each line's scores with "
     "p(target | source) appended.",
 )
+@pairs_for_options("With a binary table: score only")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--batch-size", default=512, show_default=True, type=COUNT, help="Pairs scored at once.")
 @threads_option
-def score(model_dir: str, table: str, out_path: str | None, device: str, batch_size: int, threads: int | None) -> None:
+def score(
+    model_dir: str,
+    table: str,
+    out_path: str | None,
+    pairs_for: tuple[str, ...],
+    config_path: str | None,
+    prepared: bool,
+    device: str,
+    batch_size: int,
+    threads: int | None,
+) -> None:
     """Score every pair of a phrase table with the RNN: stored in a binary table, for `pysmt decode
     --features rnn` to read instead of running the network (a stopped run resumes), or appended to a
-    text table's lines (the paper's way: a fifth score)."""
+    text table's lines (the paper's way: a fifth score). With --pairs-for, a binary table's pairs the
+    decoder can use for those files only (the others stay unscored: the decoder asks the network)."""
     from pysmt.errors import PysmtError
     from pysmt.files.outputs import check_outputs
     from rnn_feature.scoring import score_table, store_table_scores
@@ -153,12 +194,20 @@ def score(model_dir: str, table: str, out_path: str | None, device: str, batch_s
         raise PysmtError(f"--out: the scores of binary table {table} are stored in its folder; give no --out")
     if not binary and not out_path:
         raise PysmtError(f"--out is needed: where to write {table} with its scores appended")
+    if not binary and pairs_for:
+        raise PysmtError(f"--pairs-for: only for a binary table (a text table's lines all get a score: filter {table})")
+    selection = pairs_for_selection(pairs_for, config_path, prepared, table)
     if out_path:
         check_outputs({"--out": out_path}, {"--phrase-table": table, "--model": model_dir})
     model, source, target = load_model(Path(model_dir), device)
     if binary:
-        stored = store_table_scores(model, source, target, Path(table), stored_by(Path(model_dir)), batch_size)
-        click.echo(f"pysmt rnn score: the scores of {table}'s pairs stored in {stored}")
+        made_by, only = stored_by(Path(model_dir)), None
+        if selection is not None:
+            only = selection.source_phrases()
+            made_by["pairs_for"] = hashlib.sha256("\n".join(sorted(only)).encode()).hexdigest()
+        stored = store_table_scores(model, source, target, Path(table), made_by, batch_size, only)
+        which = f"the pairs for {selection.names}" if selection else "the pairs"
+        click.echo(f"pysmt rnn score: the scores of {table}'s {which} stored in {stored}")
     else:
         n = score_table(model, source, target, Path(table), Path(str(out_path)), batch_size)
         click.echo(f"pysmt rnn score: {n:,} pairs scored into {out_path}")

@@ -98,6 +98,12 @@ def stored_tables(system: SystemConfig) -> list[tuple[str, Path, list[tuple[str,
     return tables
 
 
+def made_by_this(record: dict, made_by: dict[str, str]) -> bool:
+    """Whether stored scores were made by this model (:func:`~rnn_feature.store.stored_by`); their record may say
+    more (``pairs_for``: only the pairs of ``rnn score --pairs-for``'s files were scored, the others are NaN)."""
+    return all(record["made_by"].get(key) == value for key, value in made_by.items())
+
+
 class RnnFeature(Feature):
     """``log p(target phrase | source phrase)`` by the RNN Encoder-Decoder: one score."""
 
@@ -135,7 +141,7 @@ class RnnFeature(Feature):
         """Refuse ``mode = "column"`` when no phrase table stores this model's scores: Moses' column must exist."""
         made_by = stored_by(params.model)
         tables = stored_tables(system)
-        if any(record["made_by"] == made_by for _, _, found in tables for _, _, record in found):
+        if any(made_by_this(record, made_by) for _, _, found in tables for _, _, record in found):
             return
         if not tables:
             raise PysmtError(f"feature {name}: mode = column needs a phrase table, and the system has none")
@@ -166,7 +172,7 @@ class RnnFeature(Feature):
         made_by = stored_by(self.directory)
         for table, path, found in stored_tables(system):
             for stored, values, record in found:
-                if record["made_by"] == made_by:
+                if made_by_this(record, made_by):
                     self.stored[table] = values
                 else:
                     print(

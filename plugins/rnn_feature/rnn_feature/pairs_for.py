@@ -70,20 +70,31 @@ class PairsFor:
         path = out / FILTERED
         if path.is_file():  # written atomically: whole, and of this job (the record said so)
             return path
-        from pysmt.config_files import load_config
-        from pysmt.filtering import filter_table, input_phrases
+        from pysmt.filtering import filter_table
 
-        names = ", ".join(str(source) for source in self.sources)
-        how = "as given (--prepared)" if self.prepared else f"as {self.config}'s decoder prepares them"
-        keep = input_phrases(load_config(self.config), self.sources, prepared=self.prepared)
-        kept, read = filter_table(table, keep, path)
+        kept, read = filter_table(table, self.source_phrases(), path)
         if not kept:
             path.unlink()
-            raise PysmtError(f"--pairs-for: none of the {read:,} pairs of {table} has a source phrase in {names}")
+            raise PysmtError(f"--pairs-for: none of the {read:,} pairs of {table} has a source phrase in {self.names}")
         print(
             f"pysmt rnn train: --pairs-for: kept {kept:,} of {read:,} pairs of {table} (their source phrases "
-            f"occur in {names}, {how}) -> {path}",
+            f"occur in {self.names}, {self.how}) -> {path}",
             file=sys.stderr,
             flush=True,
         )
         return path
+
+    def source_phrases(self) -> set[str]:
+        """The source phrases the decoder can look up in the files: what ``pysmt filter`` keeps a table's lines for."""
+        from pysmt.config_files import load_config
+        from pysmt.filtering import input_phrases
+
+        return input_phrases(load_config(self.config), self.sources, prepared=self.prepared)
+
+    @property
+    def names(self) -> str:
+        return ", ".join(str(source) for source in self.sources)
+
+    @property
+    def how(self) -> str:
+        return "as given (--prepared)" if self.prepared else f"as {self.config}'s decoder prepares them"

@@ -7,6 +7,7 @@ both go through :func:`score_encoded`, so they give the same numbers.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -99,10 +100,14 @@ def store_table_scores(
     folder: Path,
     made_by: dict[str, str],
     batch_size: int = BATCH_SIZE,
+    only: set[str] | None = None,
 ) -> Path:
     """Score every entry of a binary phrase table and store the log-probabilities in its folder
     (``stored/rnn.npy``, :class:`~pysmt.plugin.ScoreWriter`), where the ``rnn`` feature of the same model
     reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file.
+    With ``only`` (source phrases, ``rnn score --pairs-for``), only the entries of those source phrases are
+    scored; the others stay NaN, and the feature asks the network about them as about any pair without a
+    stored score.
 
     The binary table's modules are imported here: training and scoring pairs need torch and numpy,
     not pysmt's compiled core (:mod:`rnn_feature.device_run`)."""
@@ -111,20 +116,33 @@ def store_table_scores(
 
     table = PhraseTable(folder)
     writer = ScoreWriter(folder, "rnn", 1, made_by)
-    source_of = np.repeat(np.arange(len(table.block_start) - 1), np.diff(table.block_start))
+    sources = len(table.block_start) - 1
+    source_of = np.repeat(np.arange(sources), np.diff(table.block_start))
+    wanted = None if only is None else np.array([table.sources[k] in only for k in range(sources)], dtype=bool)
+    if wanted is not None:
+        kept = int(np.diff(table.block_start)[wanted].sum())
+        print(
+            f"pysmt rnn score: {kept:,} of {len(table):,} entries have a --pairs-for source phrase (the others: NaN)",
+            file=sys.stderr,
+            flush=True,
+        )
     words = table.vocabulary
     progress = tqdm(total=len(table), initial=writer.done, unit=" pairs", desc="rnn score", unit_scale=True)
     for first in range(writer.done, len(table), CHUNK_LINES):
-        rows = range(first, min(first + CHUNK_LINES, len(table)))
-        starts, lengths = table.target_start[rows.start : rows.stop].tolist(), table.target_len[rows.start : rows.stop]
+        rows = np.arange(first, min(first + CHUNK_LINES, len(table)))
+        picked = rows if wanted is None else rows[wanted[source_of[rows]]]
+        starts, lengths = table.target_start[picked].tolist(), table.target_len[picked].tolist()
         pairs = [
             (
                 table.sources[int(source_of[k])].split(),
                 [words[w] for w in table.target_ids[start : start + length].tolist()],
             )
-            for k, start, length in zip(rows, starts, lengths.tolist())
+            for k, start, length in zip(picked.tolist(), starts, lengths)
         ]
-        writer.write(score_phrases(model, source_vocab, target_vocab, pairs, batch_size).astype(np.float32)[:, None])
+        values = np.full((len(rows), 1), np.nan, dtype=np.float32)
+        if pairs:
+            values[picked - first, 0] = score_phrases(model, source_vocab, target_vocab, pairs, batch_size)
+        writer.write(values)
         progress.update(len(rows))
     progress.close()
     return writer.finish()

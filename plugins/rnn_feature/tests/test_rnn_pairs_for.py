@@ -132,3 +132,63 @@ def test_pairs_for_mistakes_are_one_line_errors(tmp_path):
     )
     one_line_error(proc, "--pairs-for", "missing.en: no such file")
     assert not (tmp_path / "cli").exists()
+
+
+def test_rnn_score_pairs_for_scores_only_the_pairs_of_those_files(tmp_path):
+    """`pysmt rnn score --pairs-for` on a binary table: the entries of the files' source phrases get the scores
+    an unrestricted run gives, the others NaN (the decoder asks the network about them); the record says so,
+    and the `rnn` feature's column takes them as this model's."""
+    import math
+
+    import numpy as np
+
+    from pysmt.binarize import binarize_system
+    from pysmt.config_files import configure_system
+    from pysmt.decoder import Decoder
+    from pysmt.models.binary_table import stored_scores
+    from pysmt.models.phrase_table import PhraseTable
+    from rnn_feature.scoring import store_table_scores
+    from rnn_feature.store import load_model, stored_by
+
+    table = raw_text_system(tmp_path / "system")
+    dev, test = texts(tmp_path)
+    train(table, tmp_path / "m", TINY, CPU, TrainingLimits(max_updates=2, valid_every=2))
+    config = binarize_system(load_config(table.parent / "pysmt.toml"), tmp_path / "bin")
+    folder = next((tmp_path / "bin").glob("*phrase-table*"))
+    proc = run_pysmt(
+        "rnn", "score", "--model", tmp_path / "m", "--phrase-table", folder, "--pairs-for", dev, "--pairs-for", test
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"6 of {len(PHRASES.splitlines())} entries have a --pairs-for source phrase" in proc.stderr
+    ((restricted, record),) = stored_scores(folder).values()
+    assert record["made_by"]["pairs_for"] and record["made_by"].items() >= stored_by(tmp_path / "m").items()
+    restricted = np.array(restricted)
+    phrases = PhraseTable(folder)
+    sources = {entry.row: source for source in ("a", "b", ",", "a ,", ".", "b .") for entry in phrases.lookup(source)}
+    assert [row for row in range(len(phrases)) if not math.isnan(restricted[row, 0])] == sorted(sources)
+    model, source_vocab, target_vocab = load_model(tmp_path / "m")
+    store_table_scores(model, source_vocab, target_vocab, folder, stored_by(tmp_path / "m"))  # every entry
+    ((whole, _),) = stored_scores(folder).values()
+    assert np.array_equal(np.array(whole)[sorted(sources)], restricted[sorted(sources)])
+    assert not np.isnan(np.array(whole)).any()
+    # the restricted scores are this model's column
+    store_table_scores(model, source_vocab, target_vocab, folder, record["made_by"], only={"a", "b"})
+    params = [f"rnn.model={tmp_path / 'm'}", "rnn.device=cpu", "rnn.mode=column"]
+    rnn = Decoder(configure_system(config, ["rnn"], params), missing_weight=0.1).features[-1]
+    assert np.isnan(rnn.stored_columns("PhraseDictionaryMemory0")).sum() == len(phrases) - 2
+    # a text table's lines all get a score: --pairs-for is refused there
+    one_line_error(
+        run_pysmt(
+            "rnn",
+            "score",
+            "--model",
+            tmp_path / "m",
+            "--phrase-table",
+            table,
+            "--out",
+            tmp_path / "s.gz",
+            "--pairs-for",
+            dev,
+        ),
+        "--pairs-for: only for a binary table",
+    )

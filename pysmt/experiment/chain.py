@@ -1,13 +1,14 @@
 """The chain of stages behind ``pysmt experiment``: data, system, neural models, MERT, decoding, scores.
 
-Every stage runs the public ``pysmt`` commands (``train``, ``binarize``, ``rnn train``, ``cslm
-train``, ``tune``, ``decode``, the ``rnn`` analyses) as child processes, exactly as a user would, so
-the experiment tests the toolkit as shipped and the core never imports a plugin. The RNN and the
-CSLM score inside the search (``--features rnn,cslm,wp``), not through an extra phrase-table column:
-the same numbers as ``pysmt rnn score`` gives, computed only for the options the dev and test
-sentences use, and the binarized system stays as it is. The RNN is trained once per run, transductively:
-on the system's phrase pairs that the dev and test sources can use (``rnn train --pairs-for``), never on
-a reference.
+Every stage runs the public ``pysmt`` commands (``train``, ``binarize``, ``rnn train``, ``rnn score``,
+``cslm train``, ``tune``, ``decode``, the ``rnn`` analyses) as child processes, exactly as a user would, so
+the experiment tests the toolkit as shipped and the core never imports a plugin. The RNN is trained once
+per run, transductively: on the system's phrase pairs that the dev and test sources can use (``rnn train
+--pairs-for``), never on a reference. It enters the model as the paper's extra phrase-table column: ``rnn
+score --pairs-for`` stores its scores of those pairs with the binarized phrase table (the others stay
+unscored: no dev or test sentence looks them up), and every configuration with the RNN decodes and tunes
+with ``--param rnn.mode=column``, so that the RNN's score takes part in the table limit's ranking. The
+CSLM (and WP) score inside the search (``--features``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pysmt.experiment.settings import (
     FULL_SCALE_PEAK_MB,
     PLUGINS,
     PRESET,
+    RNN_MODE,
     SRC,
     TEST,
     TGT,
@@ -37,11 +39,14 @@ from pysmt.experiment.settings import (
 from pysmt.experiment.stages import Measure, Needs, Stages, Step, log
 from pysmt.features.registry import available
 from pysmt.files.textio import atomic_path, atomic_writer
+from pysmt.running.jobs import content_files
 from pysmt.training.options import PRESETS
 from tuning.loop import TUNE_FILES
 
 #: The scores of every run, written by the evaluate stage under RUN_DIR (the report reads them).
 EVALUATION = "evaluation.json"
+#: The folder of a binary phrase table where features' scores are stored (``rnn score`` writes there).
+STORED = "stored"
 
 
 def check_plugins() -> None:
@@ -95,7 +100,8 @@ class Experiment(RunFolder):
         self.config = self.run_dir / "system-bin" / "pysmt.toml"
         self.rnn, self.cslm = self.run_dir / "rnn", self.run_dir / "cslm"
         runs = options.seeds * len(CONFIGURATIONS)
-        total = self.data_stages + (options.system is None) + 5 + runs + runs * len(self.tests)
+        # binarize, rnn, score-rnn, cslm, analyses, evaluate; the tunings and test decodes
+        total = self.data_stages + (options.system is None) + 6 + runs + runs * len(self.tests)
         self.stages = Stages(self.run_dir, total, options.force)
 
     @property
@@ -109,13 +115,16 @@ class Experiment(RunFolder):
         """The stages after the data's, in the order a single machine runs them, each with those it needs."""
 
         def models(configuration: Configuration) -> list[str]:
-            return sorted({"rnn" if feature in ("rnn", "wp") else feature for feature in configuration.features})
+            """The stages whose models a configuration's features read (the RNN's column with the ``rnn`` feature)."""
+            needed = {"rnn" if feature in ("rnn", "wp") else feature for feature in configuration.features}
+            return sorted(needed | ({"score-rnn"} if "rnn" in configuration.features else set()))
 
         steps = [Step("system", [], self.train_system)] if self.o.system is None else []
         built = ["system"] if self.o.system is None else []
         steps += [
             Step("binarize", built, self.binarize),
             Step("rnn", built, self.train_rnn),
+            Step("score-rnn", ["binarize", "rnn"], self.score_rnn),
             Step("cslm", [*built, "rnn"], self.train_cslm),
         ]
         for seed in self.seeds:
@@ -296,6 +305,61 @@ class Experiment(RunFolder):
             needs=self.needs("rnn", gpu=True),
         )
 
+    def binarized_tables(self) -> list[Path]:
+        """The binarized system's phrase tables (folders), as its pysmt.toml names them."""
+        from pysmt.config_files import load_config
+
+        config = load_config(self.config)
+        tables = [
+            Path(str(spec.params["path"]))
+            for spec in config.features
+            if spec.type == "phrase-table" and Path(str(spec.params.get("path", ""))).is_dir()
+        ]
+        if not tables:
+            raise PysmtError(f"{self.config}: no binary phrase table to store the RNN's scores with")
+        return tables
+
+    def binarized_files(self, folder: Path) -> list[Path]:
+        """A folder of the binarized system without the scores stored with its tables (the score-rnn stage's
+        output, written after the baseline's tunings may have started): what a stage records of it."""
+        return [path for path in content_files(folder) if STORED not in path.relative_to(folder).parts]
+
+    def score_rnn(self) -> None:
+        """The RNN's phrase-table column: ``rnn score`` stores its scores with the binarized phrase tables, only
+        for the pairs the dev and test sources can use (those the RNN was trained on); the others stay NaN."""
+        tables = self.binarized_tables()
+
+        def action(measure: Measure) -> None:
+            for table in tables:
+                measure.run(
+                    [
+                        "rnn",
+                        "score",
+                        "--model",
+                        str(self.rnn),
+                        "--phrase-table",
+                        str(table),
+                        *(arg for source in self.sources for arg in ("--pairs-for", str(source))),
+                        "-c",
+                        str(self.config),
+                        "--threads",
+                        str(self.o.threads),
+                    ]
+                )
+
+        self.stages.run(
+            "score-rnn",
+            {"mode": RNN_MODE},
+            {
+                "--model": self.rnn,
+                "--phrase-table": [path for table in tables for path in self.binarized_files(table)],
+                "--pairs-for": self.sources,
+                "-c": self.config,
+            },
+            action,
+            needs=self.needs("score", gpu=True),
+        )
+
     def train_cslm(self) -> None:
         text = self.system / "corpus" / f"train.{TGT}"
 
@@ -329,8 +393,12 @@ class Experiment(RunFolder):
         return ["--shortlist", str(vocab)] if shared else []
 
     def model_params(self, configuration: Configuration) -> list[str]:
+        """Each feature's model folder; the RNN as its phrase-table column (``rnn.mode=column``)."""
         folders = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
-        return [arg for feature in configuration.features for arg in ("--param", f"{feature}.model={folders[feature]}")]
+        params = [f"{feature}.model={folders[feature]}" for feature in configuration.features]
+        if "rnn" in configuration.features:
+            params.append(f"rnn.mode={RNN_MODE}")
+        return [arg for param in params for arg in ("--param", param)]
 
     def tune(self, configuration: Configuration, seed: int) -> None:
         scale, out = self.o.scale, self.tune_dir(configuration, seed)
@@ -361,6 +429,7 @@ class Experiment(RunFolder):
             args += ["--features", ",".join(configuration.features), *self.model_params(configuration)]
         options = {
             "features": list(configuration.features),
+            **({"rnn_mode": RNN_MODE} if "rnn" in configuration.features else {}),
             "seed": seed,
             "nbest_size": scale.nbest_size,
             "max_iterations": scale.max_iterations,
@@ -368,11 +437,13 @@ class Experiment(RunFolder):
             "optimizer": self.o.optimizer,
         }
         models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
-        inputs = {
-            "system": self.config.parent,
+        inputs: dict[str, Any] = {
+            "system": self.binarized_files(self.config.parent),
             "dev": [self.dev.source, self.dev.target],
             **{f"{f} model": models[f] for f in configuration.features},
         }
+        if "rnn" in configuration.features:
+            inputs["rnn column"] = [table / STORED for table in self.binarized_tables()]
         self.stages.run(
             tune_stage(configuration, seed),
             options,

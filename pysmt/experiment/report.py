@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysmt.evaluate import mean_sd
 from pysmt.experiment.plots import bleu_chart, learning_curves
-from pysmt.experiment.settings import CONFIGURATIONS
+from pysmt.experiment.settings import CONFIGURATIONS, RNN_MODE
 from pysmt.experiment.stages import StageResult, duration
 from pysmt.files.figures import MISSING, available
 from pysmt.files.textio import atomic_writer
@@ -41,6 +41,15 @@ def rnn_training(tests: Sequence[str]) -> str:
         f"the source sides of the dev set and of {', '.join(tests)} (what `pysmt filter` keeps for them; "
         "`pysmt rnn train --pairs-for`), once for every configuration and seed; no reference was read."
     )
+
+
+#: How the RNN enters the model, as the paper's: its scores are the phrase table's extra column.
+RNN_COLUMN = (
+    "The RNN's score is an extra phrase-table column, as in the paper: `pysmt rnn score --pairs-for` stored it "
+    "with the binarized phrase table for those same pairs (the only ones the dev and test sentences look up), and "
+    f"every configuration with the RNN was tuned and decoded with `--param rnn.mode={RNN_MODE}`, so that the table "
+    "limit ranked each phrase's translations by it beside the table's own scores."
+)
 
 
 def format_mean_sd(values: Sequence[float]) -> str:
@@ -244,6 +253,7 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         "threads": o.threads,
         "cluster": o.cluster,
         "rnn_training": rnn_training(list(experiment.tests)),
+        "rnn_mode": RNN_MODE,
     }
     results = {
         "settings": settings,
@@ -264,9 +274,11 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
             f"configuration; dev: {lines(o.dev_size)} of newstest2012; "
             f"test: {lines(o.scale.test_size)} of each test set; tuning on {o.scale.nbest_size}-best lists, at most "
             f"{o.scale.max_iterations} iterations, {o.scale.restarts} restarts (MERT's); neural models trained for at "
-            f"most {o.budget:g} min each (or until early stopping); system: `{experiment.system}`. The RNN and the "
-            "CSLM score inside the search (`--features`), not as a phrase-table column. "
+            f"most {o.budget:g} min each (or until early stopping); system: `{experiment.system}`. "
             + rnn_training(list(experiment.tests))
+            + " "
+            + RNN_COLUMN
+            + " The CSLM and WP score inside the search (`--features`)."
             + " The paper has no RNN + WP row (`–`)."
         ),
     ]

@@ -299,7 +299,12 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
         assert needed in report, needed
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     assert list(results["configurations"]) == KEYS
-    assert "transductively" in results["settings"]["rnn_training"]
+    assert "transductively" in results["settings"]["rnn_training"] and results["settings"]["rnn_mode"] == "column"
+    assert "| score-rnn |" in report and "an extra phrase-table column, as in the paper" in report
+    [stored] = (run / "system-bin").glob("*phrase-table*/stored/rnn.json")  # the RNN's column, for the dev and test
+    assert json.loads(stored.read_text(encoding="utf-8"))["made_by"]["pairs_for"]  # pairs only
+    for key in ("rnn", "rnn-wp", "cslm-rnn", "cslm-rnn-wp"):  # the test decodes read the tuned configs: column too
+        assert 'mode = "column"' in (run / "tune" / key / "seed0" / "pysmt.toml").read_text(encoding="utf-8"), key
     job = json.loads((run / "rnn" / "job.json").read_text(encoding="utf-8"))
     assert [Path(f["path"]).name for label in ("--pairs-for", "--pairs-for (2)") for f in job["inputs"][label]] == [
         "dev.en",
@@ -357,18 +362,30 @@ def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: 
     steps = tiny_plan(tmp_path)
     after = {step.name: step.after for step in steps}
     assert after["binarize"] == after["rnn"] == ["system"] and after["cslm"] == ["system", "rnn"]
+    assert after["score-rnn"] == ["binarize", "rnn"]  # the RNN's column, stored with the binarized table
     assert after["tune-baseline-seed1"] == ["binarize"]  # it need not wait for the networks
-    assert after["tune-rnn-seed0"] == ["binarize", "rnn"]
-    assert after["tune-cslm-rnn-wp-seed1"] == ["binarize", "cslm", "rnn"]
+    assert after["tune-rnn-seed0"] == ["binarize", "rnn", "score-rnn"]
+    assert after["tune-cslm-rnn-wp-seed1"] == ["binarize", "cslm", "rnn", "score-rnn"]
     assert after["decode-newstest2013-rnn-seed1"] == ["tune-rnn-seed1"] and after["analyses"] == ["rnn"]
-    assert after["tune-rnn-wp-seed0"] == ["binarize", "rnn"]
+    assert after["tune-rnn-wp-seed0"] == ["binarize", "rnn", "score-rnn"]
     assert len(after["evaluate"]) == 2 * 5 * 2  # every tuning and test decode
     assert [step.name for step in steps].count("rnn") == 1  # one RNN for every seed and configuration
+    assert [step.name for step in steps][:5] == ["system", "binarize", "rnn", "score-rnn", "cslm"]
     seen: set[str] = set()
     for step in steps:  # the single-machine order runs every stage after those it needs
         assert set(step.after) <= seen, step.name
         seen.add(step.name)
-    assert len(steps) == len(seen) == 1 + 3 + 2 * 5 * 2 + 2
+    assert len(steps) == len(seen) == 1 + 4 + 2 * 5 * 2 + 2
+
+
+def test_the_stage_count_is_the_plans(tmp_path: Path) -> None:
+    """`[n/N]`: N counts the data's stages and every stage of the plan."""
+    for seeds in (1, 2):
+        options = chain.ExperimentOptions(
+            data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds, dev_size=None, budget=1.0
+        )
+        experiment = chain.Experiment(options)
+        assert experiment.stages.total == experiment.data_stages + len(experiment.plan())
 
 
 class Commands:
@@ -415,6 +432,104 @@ def test_the_rnn_trains_once_on_the_pairs_of_the_dev_and_test_sources(tmp_path: 
     assert not any(arg.endswith(".fr") for arg in args)  # never a reference
 
 
+def binarized_experiment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[chain.Experiment, list]:
+    """A tiny experiment whose system is binarized (a toy system), with a test set nt13; its stages record
+    what they would run (name, options, inputs, commands) instead of running it."""
+    from pysmt.binarize import binarize_system
+    from pysmt.config_files import configure_system
+    from pysmt.testing import write_toy_system
+
+    tests = [write_bitext(tmp_path / "sets", "nt13", 2)]
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0, tests=tests
+    )
+    experiment = chain.Experiment(options)
+    binarize_system(configure_system(write_toy_system(tmp_path / "text", reordering=None)), experiment.config.parent)
+    ran: list = []
+
+    def run(name: str, options: dict, inputs: dict, action, **_: object) -> None:
+        commands = Commands()
+        action(commands)
+        ran.append((name, options, inputs, commands.args))
+
+    monkeypatch.setattr(experiment.stages, "run", run)
+    return experiment, ran
+
+
+def test_the_rnn_column_is_scored_for_the_dev_and_test_pairs_of_the_binarized_table(tmp_path, monkeypatch) -> None:
+    experiment, ran = binarized_experiment(tmp_path, monkeypatch)
+    [table] = experiment.binarized_tables()  # as the binarized system's pysmt.toml names it
+    assert table.parent == experiment.config.parent and "phrase-table" in table.name
+    (table / "stored").mkdir()
+    (table / "stored" / "rnn.npy").write_bytes(b"scores")  # the stage's own output: not one of its inputs
+    experiment.score_rnn()
+    data = tmp_path / "run" / "data"
+    sources = [data / "dev.en", data / "nt13.en"]
+    [(name, options, inputs, [args])] = ran
+    assert name == "score-rnn" and options == {"mode": "column"}
+    assert args == [
+        "rnn",
+        "score",
+        "--model",
+        str(experiment.rnn),
+        "--phrase-table",
+        str(table),
+        "--pairs-for",
+        str(sources[0]),
+        "--pairs-for",
+        str(sources[1]),
+        "-c",
+        str(experiment.config),
+        "--threads",
+        "2",
+    ]
+    assert inputs["--model"] == experiment.rnn and inputs["--pairs-for"] == sources
+    assert inputs["-c"] == experiment.config
+    assert inputs["--phrase-table"] and all(path.parent == table for path in inputs["--phrase-table"])
+    assert table / "stored" / "rnn.npy" not in inputs["--phrase-table"]
+
+
+def test_every_configuration_with_the_rnn_tunes_with_its_column(tmp_path, monkeypatch) -> None:
+    experiment, ran = binarized_experiment(tmp_path, monkeypatch)
+    [table] = experiment.binarized_tables()
+    (table / "stored").mkdir()
+    (table / "stored" / "rnn.npy").write_bytes(b"scores")
+    for configuration in chain.CONFIGURATIONS:
+        experiment.tune(configuration, 0)
+    commands = {name: args for name, _, _, [args] in ran}
+    data, out = tmp_path / "run" / "data", tmp_path / "run" / "tune"
+    common = ["tune", "-c", str(experiment.config), "--src", str(data / "dev.en"), "--ref", str(data / "dev.fr")]
+    settings = ["--seed", "0", "--nbest-size", "10", "--max-iterations", "2", "--restarts", "2"]
+    rnn, cslm = f"rnn.model={experiment.rnn}", f"cslm.model={experiment.cslm}"
+    expected = {
+        "baseline": [],
+        "rnn": ["--features", "rnn", "--param", rnn, "--param", "rnn.mode=column"],
+        "rnn-wp": [
+            *("--features", "rnn,wp", "--param", rnn, "--param", f"wp.model={experiment.rnn}"),
+            *("--param", "rnn.mode=column"),
+        ],
+        "cslm-rnn": ["--features", "cslm,rnn", "--param", cslm, "--param", rnn, "--param", "rnn.mode=column"],
+        "cslm-rnn-wp": [
+            *("--features", "cslm,rnn,wp", "--param", cslm, "--param", rnn, "--param", f"wp.model={experiment.rnn}"),
+            *("--param", "rnn.mode=column"),
+        ],
+    }
+    for key, features in expected.items():
+        folder = experiment.tune_dir(next(c for c in chain.CONFIGURATIONS if c.key == key), 0)
+        assert folder == out / key / "seed0"
+        assert commands[f"tune-{key}-seed0"] == [
+            *common,
+            *("--out", str(folder), *settings, "--optimizer", OPTIMIZER, "--threads", "2"),
+            *features,
+        ], key
+    for name, options, inputs, _ in ran:
+        system = inputs["system"]  # the binarized system, without the column that score-rnn stores in it
+        assert experiment.config in system and table / "stored" / "rnn.npy" not in system
+        with_rnn = name != "tune-baseline-seed0"
+        assert options.get("rnn_mode") == ("column" if with_rnn else None)
+        assert inputs.get("rnn column") == ([table / "stored"] if with_rnn else None), name
+
+
 def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path, monkeypatch) -> None:
     options = chain.ExperimentOptions(
         data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0
@@ -437,8 +552,17 @@ def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path
         "--pairs-for`), once for every configuration and seed; no reference was read."
     ) in text
     assert f"| RNN + WP | {OPTIMIZER} | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 | – | – |" in text
+    assert (
+        "The RNN's score is an extra phrase-table column, as in the paper: `pysmt rnn score --pairs-for` stored it "
+        "with the binarized phrase table for those same pairs (the only ones the dev and test sentences look up), and "
+        "every configuration with the RNN was tuned and decoded with `--param rnn.mode=column`, so that the table "
+        "limit ranked each phrase's translations by it beside the table's own scores. The CSLM and WP score inside "
+        "the search (`--features`)."
+    ) in text
+    assert "not as a phrase-table column" not in text
     results = json.loads((experiment.run_dir / "results.json").read_text(encoding="utf-8"))
     assert results["settings"]["rnn_training"].startswith("The RNN was trained transductively")
+    assert results["settings"]["rnn_mode"] == "column"
     assert results["configurations"]["rnn-wp"]["paper"] == {"dev": None, "test": None}
 
 

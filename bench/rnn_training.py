@@ -10,8 +10,9 @@ a fresh process: a short warm-up run, then a resumed run of ``--updates`` more, 
 the checkpoint and writing the last one included: a fraction of a second beside the updates). It
 prints one line per run and a table of pairs/s with the after/before ratio, and the epochs an hour
 of that training gives on 5.47 M pairs (the whole table of `pysmt train --preset news`) and on the
-0.65 M of them `pysmt rnn train --pairs-for` keeps for newstest2012 and newstest2013. Results go to ``DIR/results.jsonl`` as they come; a rerun skips the runs already
-there, so the command resumes.
+0.65 M of them `pysmt rnn train --pairs-for` keeps for newstest2012 and newstest2013. Results go
+to ``DIR/results.jsonl`` as they come; a rerun skips the runs already there, so the command resumes.
+The code before the change needs its compiled core built in its worktree (its training imported it).
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ def test_training_threads_are_the_cpus_available_unless_given(monkeypatch):
     from pysmt.running import torch_threads
 
     monkeypatch.setattr(torch_threads.os, "sched_getaffinity", lambda pid: {0, 2, 5})  # as taskset -c 0,2,5 gives
+    monkeypatch.setattr(torch_threads, "busy_elsewhere", lambda: 0.0)  # nothing else runs
     for name in torch_threads.THREAD_VARIABLES:
         monkeypatch.setenv(name, "9")  # (restored after the test)
     before = torch.get_num_threads()
@@ -61,6 +62,34 @@ def test_training_threads_are_the_cpus_available_unless_given(monkeypatch):
         assert [os.environ[name] for name in torch_threads.THREAD_VARIABLES] == ["1", "1"]
     finally:
         torch.set_num_threads(before)
+
+
+def test_training_takes_one_thread_beside_a_busy_process_unless_told(monkeypatch):
+    import torch
+
+    from pysmt.running import torch_threads
+
+    monkeypatch.setattr(torch_threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(torch_threads, "busy_elsewhere", lambda: 0.9)  # another process keeps a CPU busy
+    for name in torch_threads.THREAD_VARIABLES:
+        monkeypatch.setenv(name, "9")
+    before = torch.get_num_threads()
+    try:
+        assert torch_threads.use_training_threads(None) == 1 and torch.get_num_threads() == 1
+        assert torch_threads.use_training_threads(2) == 2  # --threads is obeyed
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_busy_process_is_seen():
+    from pysmt.running.torch_threads import busy_elsewhere
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        assert busy_elsewhere(0.5) >= 0.5
+    finally:
+        busy.kill()
+        busy.wait()
 
 
 @pytest.mark.slow  # torch in two fresh processes

@@ -31,6 +31,8 @@ from pysmt.shared_options import (
     TEMP_DIR,
     memory_option,
     only_one_place,
+    search_overrides,
+    search_setting_options,
     split_names,
     system_options,
 )
@@ -133,6 +135,7 @@ cluster_option = command_option("cluster", CLUSTER)
 @command_option("threads", DECODING_THREADS, default=1)
 @cluster_option
 @command_option("search", SEARCH)
+@search_setting_options
 @click.option(
     "--prepared",
     is_flag=True,
@@ -152,6 +155,7 @@ def decode(
     cluster: str | None,
     search: str | None,
     prepared: bool,
+    **settings: Any,
 ) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
 
@@ -167,10 +171,18 @@ def decode(
     from pysmt.files.outputs import check_outputs, standard_inputs
 
     only_one_place(threads, cluster)
+    overrides = search_overrides(settings)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": input_path} if input_path else standard_inputs()
     check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
-    recipe = SystemRecipe(config_path, tuple(split_names(features)), params, weights_path, search)  # type: ignore[arg-type]
+    recipe = SystemRecipe(
+        config_path,
+        tuple(split_names(features)),
+        params,
+        weights_path,
+        search,  # type: ignore[arg-type]
+        overrides=overrides,
+    )
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)
     text_of = partial(
@@ -310,6 +322,7 @@ def rescore(
 @main.command()
 @system_options
 @options_of(ServeOptions)
+@search_setting_options
 def serve(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
     """Serve a system over HTTP: Moses' XML-RPC protocol (/RPC2) and a JSON interface (/translate).
 
@@ -322,8 +335,16 @@ def serve(config_path: str, features: str | None, params: tuple[str, ...], **giv
         from pysmt.serving.server import serve as run_server
     except ImportError as err:
         raise missing_extra(f"pysmt serve ({err.name} is not installed)", "serve") from None
+    overrides = search_overrides(given)
     run_server(
-        from_command(ServeOptions, given, config=Path(config_path), features=split_names(features), params=list(params))
+        from_command(
+            ServeOptions,
+            given,
+            config=Path(config_path),
+            features=split_names(features),
+            params=list(params),
+            search_settings=overrides,
+        )
     )
 
 

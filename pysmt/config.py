@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -27,19 +28,120 @@ class SearchConfig:
     #: Cube pruning with stateful plugin features: pops per round, whose new candidates are scored together.
     pops_per_round: int = 32
 
-    def validate(self, where: str) -> None:
+    def validate(self, where: str, names: Mapping[str, str] | None = None) -> None:
+        """Check (and type) every value; an error names ``where`` and the setting, as ``names`` calls each field
+        (default: ``[search] stack-size``; a command line's: ``--stack``, where ``where`` is empty)."""
+
+        def name(key: str) -> str:
+            called = (names or {}).get(key) or f"[search] {key.replace('_', '-')}"
+            return f"{where}: {called}" if where else called
+
         for f in fields(SearchConfig):
             kind = {"int": int, "float": float, "str": str}.get(str(f.type), str)
-            value = typed_value(getattr(self, f.name), kind, f"{where}: [search] {f.name.replace('_', '-')}")
-            setattr(self, f.name, value)
+            setattr(self, f.name, typed_value(getattr(self, f.name), kind, name(f.name)))
         if self.algorithm not in ("normal", "cube"):
-            raise PysmtError(f"{where}: search algorithm must be 'normal' or 'cube', not {self.algorithm!r}")
-        if min(self.stack_size, self.pop_limit, self.max_phrase_length, self.pops_per_round) < 1:
-            raise PysmtError(f"{where}: stack-size, pop-limit, max-phrase-length and pops-per-round must be positive")
+            raise PysmtError(f"{name('algorithm')} must be 'normal' or 'cube', not {self.algorithm!r}")
+        for key in ("stack_size", "pop_limit", "max_phrase_length", "pops_per_round"):
+            if getattr(self, key) < 1:
+                raise PysmtError(f"{name(key)} must be positive, not {getattr(self, key)}")
         if not 0.0 <= self.beam_threshold < 1.0:
-            raise PysmtError(f"{where}: beam-threshold must be in [0, 1)")
+            raise PysmtError(f"{name('beam_threshold')} must be in [0, 1), not {self.beam_threshold:g}")
         if self.distortion_limit < -1:
-            raise PysmtError(f"{where}: distortion-limit must be -1 (unlimited) or more")
+            raise PysmtError(f"{name('distortion_limit')} must be -1 (unlimited) or more, not {self.distortion_limit}")
+
+
+#: The command-line option of each search setting a command may override, as Moses names it (``-stack``,
+#: ``-cube-pruning-pop-limit``, ``-beam-threshold``, ``-distortion-limit``, ``-max-phrase-length``, ``-ttable-limit``).
+SEARCH_OPTIONS = {
+    "stack_size": "--stack",
+    "pop_limit": "--pop-limit",
+    "beam_threshold": "--beam-threshold",
+    "distortion_limit": "--distortion-limit",
+    "max_phrase_length": "--max-phrase-length",
+    "table_limit": "--table-limit",
+}
+
+
+@dataclass(frozen=True)
+class SearchOverrides:
+    """Search settings given on a command line (None: not given), each overriding the config's, as Moses'
+    ``-stack``, ``-cube-pruning-pop-limit``, ``-beam-threshold``, ``-distortion-limit``, ``-max-phrase-length``,
+    ``-ttable-limit`` (one value: every phrase table's ``table-limit``) and ``-weight-overwrite`` do. Checked
+    when made, with the config's own checks; plain data, so it travels with a recipe to actors and workers."""
+
+    stack_size: int | None = None
+    pop_limit: int | None = None
+    beam_threshold: float | None = None
+    distortion_limit: int | None = None
+    max_phrase_length: int | None = None
+    table_limit: int | None = None
+    #: ``--weight-overwrite``: (feature name, its weights), in the order given.
+    weights: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        self.search(SearchConfig()).validate("", SEARCH_OPTIONS)
+        if self.table_limit is not None and self.table_limit < 0:
+            raise PysmtError(f"--table-limit must be 0 (keep all) or more, not {self.table_limit}")
+
+    def given(self) -> dict[str, Any]:
+        """The settings given, by field name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) not in (None, ())}
+
+    def search(self, search: SearchConfig) -> SearchConfig:
+        """``search`` with the given search settings replacing its own."""
+        changes = {key: value for key, value in self.given().items() if hasattr(search, key)}
+        return replace(search, **changes)
+
+    def weight_overwrite(self) -> str:
+        """``--weight-overwrite``'s value, as Moses writes it: ``Name= w1 w2 Name2= w3``."""
+        return " ".join(f"{name}= {' '.join(repr(w) for w in values)}" for name, values in self.weights)
+
+    def recorded(self) -> dict[str, Any]:
+        """What a job or a report records of them: each given setting by its option's name (``pop_limit`` for
+        ``--pop-limit``), the weights by feature."""
+        record: dict[str, Any] = {
+            SEARCH_OPTIONS[key].removeprefix("--").replace("-", "_"): value
+            for key, value in self.given().items()
+            if key != "weights"
+        }
+        if self.weights:
+            record["weight_overwrite"] = {name: list(values) for name, values in self.weights}
+        return record
+
+    def arguments(self, weights: bool = True) -> list[str]:
+        """The command-line arguments that give these settings again (``weights``: ``--weight-overwrite`` too)."""
+        args = [
+            arg
+            for key, value in self.given().items()
+            if key != "weights"
+            for arg in (SEARCH_OPTIONS[key], repr(value) if isinstance(value, float) else str(value))
+        ]
+        return [*args, "--weight-overwrite", self.weight_overwrite()] if weights and self.weights else args
+
+
+def parse_weight_overwrite(text: str) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Moses' ``-weight-overwrite "Name= w1 w2 Name2= w3"``: a word ending in ``=`` names a feature, the numbers
+    after it are its weights. A malformed value is an error naming the option and the word."""
+    where = f"--weight-overwrite {text!r}"
+    named: list[tuple[str, list[float]]] = []
+    for word in text.split():
+        if word.endswith("="):
+            name = word[:-1]
+            if not name or "=" in name:
+                raise PysmtError(f"{where}: {word!r} is no feature name (expected 'Name= w1 w2 Name2= w3 ...')")
+            if name in (known for known, _ in named):
+                raise PysmtError(f"{where}: {name} is given twice")
+            named.append((name, []))
+        elif not named:
+            raise PysmtError(f"{where}: expected a feature name first ('Name= w1 w2 Name2= w3 ...'), found {word!r}")
+        else:
+            named[-1][1].append(typed_value(word, float, f"{where}: {named[-1][0]}'s weight {len(named[-1][1]) + 1}"))
+    if not named:
+        raise PysmtError(f"{where}: expected 'Name= w1 w2 Name2= w3 ...'")
+    for name, values in named:
+        if not values:
+            raise PysmtError(f"{where}: {name} has no weights")
+    return tuple((name, tuple(values)) for name, values in named)
 
 
 def typed_value(value: Any, kind: type, where: str) -> Any:
@@ -126,6 +228,8 @@ class SystemConfig:
     processing: ProcessingConfig | None = None
     #: The weights file (``--weights``) whose weights replaced the config's, if any: named in messages.
     weights_file: str | None = None
+    #: The features whose weights ``--weight-overwrite`` gave: named in messages.
+    overwritten: tuple[str, ...] = ()
 
     @property
     def directory(self) -> Path:

@@ -37,12 +37,22 @@ from typing import Any
 
 import tomli_w
 
-from pysmt.config import PROCESSING_PATHS, FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig, finite_weights
+from pysmt.config import (
+    PROCESSING_PATHS,
+    FeatureSpec,
+    ProcessingConfig,
+    SearchConfig,
+    SearchOverrides,
+    SystemConfig,
+    finite_weights,
+)
 from pysmt.errors import PysmtError, at_line
+from pysmt.features.parameters import declarations
 from pysmt.features.registry import (
     add_feature_types,
     apply_params,
     default_label,
+    feature_class,
     feature_params,
     path_parameters,
     registered_names,
@@ -354,15 +364,49 @@ def configure_system(
     features: Sequence[str] = (),
     params: Sequence[str] = (),
     weights_path: str | Path | None = None,
+    overrides: SearchOverrides | None = None,
 ) -> SystemConfig:
-    """A system config as a command is told: the file, plus ``--features``, ``--param`` and ``--weights``.
+    """A system config as a command is told: the file, plus ``--features``, ``--param``, ``--weights`` and the
+    search settings (``--stack``, ..., ``--weight-overwrite``: :class:`~pysmt.config.SearchOverrides`).
 
-    Features added with ``--features`` join the config first, so ``--param`` and ``--weights`` can
-    address them too. Nothing is loaded yet: every model file has only been checked to exist.
+    Features added with ``--features`` join the config first, so ``--param``, ``--weights`` and
+    ``--weight-overwrite`` can address them too; ``--weight-overwrite`` comes last (as in Moses, it wins over
+    every other weight). Nothing is loaded yet: every model file has only been checked to exist.
     """
     config = load_config(config_path)
     specs = apply_params(add_feature_types(config, list(features)), params, Path.cwd())
     config = replace(config, features=specs)
     if weights_path:
         config = config.with_weights(read_weights_file(weights_path), str(weights_path))
-    return config
+    return apply_overrides(config, overrides) if overrides is not None else config
+
+
+def apply_overrides(config: SystemConfig, overrides: SearchOverrides) -> SystemConfig:
+    """``config`` with the command line's search settings: ``[search]``'s replaced, ``--table-limit`` as every
+    phrase table's ``table-limit`` (every feature that declares one), ``--weight-overwrite``'s weights for the
+    features it names (which must exist, each with as many weights as it has)."""
+    features = list(config.features)
+    if overrides.table_limit is not None:
+        tables = [
+            k for k, spec in enumerate(features) if "table-limit" in declarations(feature_class(spec.type).parameters)
+        ]
+        if not tables:
+            raise PysmtError(f"--table-limit: {config.path} has no phrase table")
+        for k in tables:
+            spec = features[k]
+            limit = {"table-limit": overrides.table_limit}
+            given = feature_params(spec.type, spec.name, limit, config.directory, "--table-limit", defaults=False)
+            features[k] = replace(spec, params={**spec.params, **given})
+    names = [spec.name for spec in features]
+    for name, weights in overrides.weights:
+        if name not in names:
+            raise PysmtError(f"--weight-overwrite: the system has no feature {name}; it has {', '.join(names)}")
+        k = names.index(name)
+        have = features[k].weights
+        if have is not None and len(have) != len(weights):
+            raise PysmtError(
+                f"--weight-overwrite: {name} has {len(have)} weight{'s' if len(have) != 1 else ''}, not {len(weights)}"
+            )
+        features[k] = replace(features[k], weights=list(weights))
+    overwritten = tuple(name for name, _ in overrides.weights)
+    return replace(config, features=features, search=overrides.search(config.search), overwritten=overwritten)

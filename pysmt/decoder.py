@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from pysmt import _core
-from pysmt.config import ProcessingConfig, SearchConfig, SystemConfig
+from pysmt.config import ProcessingConfig, SearchConfig, SearchOverrides, SystemConfig
 from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError
 from pysmt.features.registry import add_feature_types, build_features
@@ -166,9 +166,11 @@ class Decoder:
         algorithm: Literal["normal", "cube"] | None = None,
         missing_weight: float | None = None,
         engine: Literal["auto", "python"] = "auto",
+        overrides: SearchOverrides = SearchOverrides(),
     ) -> Decoder:
         """The decoder of a system config file with ``features`` added (as ``--features`` adds them), ``params``
-        set (``FEATURE.key=value``, as ``--param``) and ``weights`` read from a file (as ``--weights``)."""
+        set (``FEATURE.key=value``, as ``--param``), ``weights`` read from a file (as ``--weights``) and the
+        command line's search settings (``overrides``: ``--stack`` ... ``--weight-overwrite``)."""
         return SystemRecipe(
             os.fspath(config),
             tuple(features),
@@ -177,6 +179,7 @@ class Decoder:
             algorithm,
             missing_weight,
             engine,
+            overrides,
         ).build()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -308,7 +311,8 @@ class Decoder:
 @dataclass(frozen=True)
 class SystemRecipe:
     """How to build a decoder from paths: what a command is told (``-c``, ``--features``, ``--param``,
-    ``--weights``, ``--search``), and what a cluster actor or a server worker is sent instead of a decoder
+    ``--weights``, ``--search``, the search settings ``--stack`` ... ``--weight-overwrite``), and what a cluster
+    actor or a server worker is sent instead of a decoder
     (paths travel, models do not: each builds the system itself, where binarized tables are memory-mapped
     and shared)."""
 
@@ -319,6 +323,7 @@ class SystemRecipe:
     algorithm: Literal["normal", "cube"] | None = None
     missing_weight: float | None = None
     engine: Literal["auto", "python"] = "auto"
+    overrides: SearchOverrides = SearchOverrides()
 
     def __post_init__(self) -> None:
         """Every path made absolute where the command was typed: actors and workers build the system in other
@@ -332,7 +337,7 @@ class SystemRecipe:
 
     def configure(self) -> SystemConfig:
         """The system's config as the command line makes it (nothing loaded, every model file checked to exist)."""
-        return configure_system(self.config, self.features, self.params, self.weights)
+        return configure_system(self.config, self.features, self.params, self.weights, self.overrides)
 
     def build(self, config: SystemConfig | None = None) -> Decoder:
         """The decoder, from ``config`` when the caller has read it already (:meth:`configure`)."""

@@ -13,8 +13,8 @@ from typing import Any, get_args, get_type_hints
 
 import click
 
-from pysmt.cli_options import POSITIVE, Option, option
-from pysmt.config import SearchConfig
+from pysmt.cli_options import POSITIVE, Option, command_option, option
+from pysmt.config import SEARCH_OPTIONS, SearchConfig, SearchOverrides, parse_weight_overwrite
 from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
 from pysmt.running.memory_budget import MemorySize
 
@@ -51,6 +51,66 @@ TEMP_DIR = option(
     help="Folder for temporary files (sorted runs); default: beside the files being made. Made if "
     "missing; what is left there is removed at the end, also on failure.",
 )
+
+
+#: The search settings a command line overrides (:class:`~pysmt.config.SearchOverrides`), by field: each option
+#: as pysmt spells Moses' (README, *For Moses users*). Types only here: the values are checked by the config's
+#: checks when the overrides are made (:func:`search_overrides`), so a bad one is one line naming its option.
+SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
+    "stack_size": option(
+        SEARCH_OPTIONS["stack_size"],
+        type=int,
+        help="Stack size: hypotheses kept per stack (Moses' -stack; [search] stack-size).",
+    ),
+    "pop_limit": option(
+        SEARCH_OPTIONS["pop_limit"],
+        type=int,
+        help="Cube pruning's pops per stack (Moses' -cube-pruning-pop-limit; [search] pop-limit).",
+    ),
+    "beam_threshold": option(
+        SEARCH_OPTIONS["beam_threshold"],
+        type=float,
+        help="Drop hypotheses this many times worse than a stack's best, in [0, 1) (Moses' -beam-threshold; "
+        "[search] beam-threshold).",
+    ),
+    "distortion_limit": option(
+        SEARCH_OPTIONS["distortion_limit"],
+        type=int,
+        help="Longest reordering jump, 0: monotone, -1: unlimited (Moses' -distortion-limit; [search] "
+        "distortion-limit).",
+    ),
+    "max_phrase_length": option(
+        SEARCH_OPTIONS["max_phrase_length"],
+        type=int,
+        help="Longest source phrase looked up (Moses' -max-phrase-length; [search] max-phrase-length).",
+    ),
+    "table_limit": option(
+        SEARCH_OPTIONS["table_limit"],
+        type=int,
+        help="Translations kept per source phrase in every phrase table, 0: all (Moses' -ttable-limit; each table's "
+        "table-limit).",
+    ),
+    "weights": option(
+        "--weight-overwrite",
+        metavar="'NAME= W1 W2 NAME2= W3'",
+        help="Weights of the named features, overriding every other (Moses' -weight-overwrite).",
+    ),
+}
+
+
+def search_setting_options(function: Any) -> Any:
+    """The search settings' options (:data:`SEARCH_SETTINGS`): shared by decode, tune, serve and experiment."""
+    for name, metadata in reversed(SEARCH_SETTINGS.items()):
+        function = command_option(f"search_{name}", metadata)(function)
+    return function
+
+
+def search_overrides(given: dict[str, Any]) -> SearchOverrides:
+    """The search settings a command was given (its keyword arguments from :func:`search_setting_options`,
+    taken out of ``given``), checked."""
+    values = {name: given.pop(f"search_{name}", None) for name in SEARCH_SETTINGS}
+    weights = values.pop("weights")
+    return SearchOverrides(**values, weights=parse_weight_overwrite(weights) if weights is not None else ())
 
 
 def system_options(function: Any) -> Any:

@@ -12,23 +12,30 @@ from typing import Any
 import click
 
 from pysmt.cli_options import from_command, options_of
-from pysmt.shared_options import only_one_place, split_names, system_options
+from pysmt.shared_options import only_one_place, search_overrides, search_setting_options, split_names, system_options
 from tuning.options import TuningOptions
 
 
 @click.command()
 @system_options
 @options_of(TuningOptions)
+@search_setting_options
 def tune(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
     """Learn the log-linear weights on a dev set by k-best batch MIRA, MERT or PRO (--optimizer), on sacrebleu's BLEU.
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
     change); another system, dev set or setting is refused unless --force. Features a config has
     no weights for (e.g. added with --features) start at their default weights (a plugin's
-    default_weights()), else at 0; the unknown-word penalty stays fixed.
+    default_weights()), else at 0; the unknown-word penalty stays fixed. Search settings (--stack ...) apply to
+    every decode and are kept in the tuned config; --weight-overwrite gives the starting weights.
     """
     options = from_command(
-        TuningOptions, given, config=Path(config_path), features=split_names(features), params=list(params)
+        TuningOptions,
+        given,
+        config=Path(config_path),
+        features=split_names(features),
+        params=list(params),
+        search_settings=search_overrides(given),
     )
     only_one_place(options.threads, options.cluster)
     from tuning.loop import tune as run_tuning

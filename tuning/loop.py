@@ -163,6 +163,8 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
+    if options.search_settings.given():  # none: the record of a job from before the search settings' options
+        settings["search_settings"] = options.search_settings.recorded()
     if options.optimizer == "mert":  # no optimizer entry: a MERT job of before --optimizer is refused by its region
         settings["trust_region"] = options.trust_region if math.isfinite(options.trust_region) else "inf"
     elif options.optimizer == "kbmira":
@@ -197,6 +199,7 @@ class Tuner:
             tuple(options.params),
             algorithm=options.search,  # type: ignore[arg-type]
             missing_weight=0.0,
+            overrides=options.search_settings,
         )
         config = self.recipe.configure()
         start_job(options, config)

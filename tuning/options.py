@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from pysmt.cli_options import POSITIVE, option
+from pysmt.config import SearchOverrides
 from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
 
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
@@ -146,6 +147,10 @@ class TuningOptions:
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     search: str | None = field(default=None, metadata=SEARCH)
+    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``: their options are
+    #: :data:`pysmt.shared_options.SEARCH_SETTINGS`): every decode of the dev set uses them, ``--weight-overwrite``
+    #: gives the starting weights, and the tuned pysmt.toml keeps the search settings.
+    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
     #: Start afresh in an ``out`` that holds an earlier job.
     force: bool = field(
         default=False,

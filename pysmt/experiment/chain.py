@@ -436,6 +436,9 @@ class Experiment(RunFolder):
             "restarts": scale.restarts,
             "optimizer": self.o.optimizer,
         }
+        if self.o.search_settings.given():  # none: the record of a run from before the search settings' options
+            args += self.o.search_settings.arguments()
+            options["search_settings"] = self.o.search_settings.recorded()
         models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
         inputs: dict[str, Any] = {
             "system": self.binarized_files(self.config.parent),
@@ -459,12 +462,16 @@ class Experiment(RunFolder):
         def action(measure: Measure) -> None:
             output.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(output) as tmp:
-                measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode()], tmp)
+                measure.run(["decode", "-c", str(config), "-i", str(source), *self.where_to_decode(), *settings], tmp)
 
+        # the tuned config holds the search settings already; given again, they are recorded (not the weights: the
+        # tuning's are the result)
+        settings = self.o.search_settings.arguments(weights=False)
+        recorded = {key: value for key, value in self.o.search_settings.recorded().items() if key != "weight_overwrite"}
         inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
         self.stages.run(
             decode_stage(test, configuration, seed),
-            {},
+            {"search_settings": recorded} if recorded else {},
             inputs,
             action,
             needs=self.needs("decode", gpu=bool(configuration.features)),

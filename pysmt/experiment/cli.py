@@ -15,10 +15,12 @@ import click
 from pysmt.cli_options import from_command, options_of
 from pysmt.experiment.options import ExperimentOptions
 from pysmt.experiment.settings import SCALES
+from pysmt.shared_options import search_overrides, search_setting_options
 
 
 @click.command()
 @options_of(ExperimentOptions)
+@search_setting_options
 def experiment(**given: Any) -> None:
     """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
 
@@ -29,6 +31,8 @@ def experiment(**given: Any) -> None:
     cluster, those that do not need each other at the same time (each tuning, each test decode),
     each asking for --threads CPUs, its memory and a GPU for neural work; every node must see the
     run folder and the data (a shared filesystem). Each stage's messages go to stages/NAME/log.txt.
+    Search settings (--stack ...) go to every tuning and test decode (--weight-overwrite: the tunings' starting
+    weights only) and into results.json.
     """
     scale = SCALES[given["scale"]]
     options = from_command(
@@ -37,6 +41,7 @@ def experiment(**given: Any) -> None:
         seeds=given["seeds"] or scale.seeds,
         dev_size=given["dev_size"] or scale.dev_size,
         budget=given["budget"] or scale.budget,
+        search_settings=search_overrides(given),
     )
     report = run_experiment(options)
     click.echo(f"pysmt experiment: wrote {report} and {report.parent / 'results.json'}")

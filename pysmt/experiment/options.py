@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from pysmt.cli_options import POSITIVE, option
+from pysmt.config import SearchOverrides
 from pysmt.experiment.data import Bitext
 from pysmt.experiment.settings import SCALES, Scale, per_scale, scales_help
 from pysmt.shared_options import CLUSTER
@@ -96,3 +97,6 @@ class ExperimentOptions:
     #: Run the stages on this Ray cluster, those that do not need each other at the same time.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     force: bool = field(default=False, metadata=option(is_flag=True, help="Start afresh: redo every stage in --out."))
+    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``): every tuning's
+    #: (``--weight-overwrite``: its starting weights) and, but the weights, every test decode's.
+    search_settings: SearchOverrides = field(default_factory=SearchOverrides)

@@ -254,6 +254,7 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         "cluster": o.cluster,
         "rnn_training": rnn_training(list(experiment.tests)),
         "rnn_mode": RNN_MODE,
+        "search_settings": o.search_settings.recorded(),
     }
     results = {
         "settings": settings,

@@ -217,7 +217,8 @@ def build_features(
         if w is None:
             raise no_weights(config, spec.name, f" ({feature.num_scores} needed)")
         if len(w) != feature.num_scores:
-            raise PysmtError(f"{config.path}: feature {spec.name} has {feature.num_scores} scores but {len(w)} weights")
+            where = "--weight-overwrite" if spec.name in config.overwritten else config.path
+            raise PysmtError(f"{where}: feature {spec.name} has {feature.num_scores} scores but {len(w)} weights")
         features.append(feature)
         weights.append(list(w))
     return features, weights

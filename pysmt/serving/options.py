@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from pysmt.cli_options import POSITIVE, option
+from pysmt.config import SearchOverrides
 from pysmt.running.memory_budget import MemorySize
 from pysmt.shared_options import SEARCH
 
@@ -33,6 +34,8 @@ class ServeOptions:
         ),
     )
     search: str | None = field(default=None, metadata=SEARCH)
+    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``), every worker's.
+    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
     prepared: bool = field(
         default=False,
         metadata=option(

@@ -190,7 +190,11 @@ async def models(request: web.Request) -> web.Response:
                 "features": [name for name, _, _ in service.pool.labels],
                 "workers": len(service.pool.workers),
                 "n_best": options.nbest_size,
-                "opt": {"prepared": options.prepared, "search": options.search},
+                "opt": {
+                    "prepared": options.prepared,
+                    "search": options.search,
+                    **options.search_settings.recorded(),
+                },
             }
         ]
     )
@@ -232,6 +236,7 @@ def recipe_of(options: ServeOptions) -> SystemRecipe:
         tuple(options.params),
         str(options.weights) if options.weights else None,
         options.search,  # type: ignore[arg-type]
+        overrides=options.search_settings,
     )
 
 

@@ -563,6 +563,7 @@ def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path
     results = json.loads((experiment.run_dir / "results.json").read_text(encoding="utf-8"))
     assert results["settings"]["rnn_training"].startswith("The RNN was trained transductively")
     assert results["settings"]["rnn_mode"] == "column"
+    assert results["settings"]["search_settings"] == {}  # none given (--stack ...: tests/test_search_settings.py)
     assert results["configurations"]["rnn-wp"]["paper"] == {"dev": None, "test": None}
 
 

@@ -141,6 +141,32 @@ cluster_option = command_option("cluster", CLUSTER)
     is_flag=True,
     help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).",
 )
+@click.option(
+    "--report-segmentation",
+    is_flag=True,
+    help="After each phrase of the translation its source words, first and last from 0 (Moses' -t: 'x y |0-1|'). "
+    "The line is then the model's tokens.",
+)
+@click.option(
+    "--print-alignment-info",
+    is_flag=True,
+    help="The word alignment after the translation on its line (Moses': 'x y ||| 0-0 1-1'). "
+    "The line is then the model's tokens.",
+)
+@click.option("--mark-unknown", is_flag=True, help="Prefix each unknown word passed through (Moses' -mark-unknown).")
+@click.option(
+    "--unknown-word-prefix",
+    default="UNK",
+    show_default=True,
+    help="The prefix of --mark-unknown (Moses' -unknown-word-prefix).",
+)
+@click.option(
+    "--drop-unknown",
+    is_flag=True,
+    help="Leave unknown words out of the translation, its n-best entries and alignments (Moses' -drop-unknown; "
+    "a word with a digit is kept).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
 def decode(
     config_path: str,
     features: str | None,
@@ -155,6 +181,12 @@ def decode(
     cluster: str | None,
     search: str | None,
     prepared: bool,
+    report_segmentation: bool,
+    print_alignment_info: bool,
+    mark_unknown: bool,
+    unknown_word_prefix: str,
+    drop_unknown: bool,
+    quiet: bool,
     **settings: Any,
 ) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
@@ -162,14 +194,18 @@ def decode(
     Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
     text prepared as their models were, and give tokens. N-best lists and alignments are always on
     model tokens, as in Moses. They are written as sentences are done, into a temporary file that
-    replaces --nbest/--alignment when the run ends.
+    replaces --nbest/--alignment when the run ends. With --report-segmentation or --print-alignment-info
+    the translation is the model's tokens too (the marks count them); unknown words marked or dropped are
+    detokenized with the rest.
     """
-    from pysmt.decoder import SystemRecipe
-    from pysmt.decoding.line_streams import decode_file
+    from pysmt.decoder import SystemRecipe, text_processors
+    from pysmt.decoding.line_streams import OutputOptions, decode_file
     from pysmt.decoding.runner import translate_stream
     from pysmt.features.registry import system_inputs
+    from pysmt.files import progress
     from pysmt.files.outputs import check_outputs, standard_inputs
 
+    progress.quiet = quiet  # no bar, and no model's loading messages
     only_one_place(threads, cluster)
     overrides = search_overrides(settings)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
@@ -185,6 +221,8 @@ def decode(
     )
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)
+    shown = OutputOptions(report_segmentation, print_alignment_info, mark_unknown, unknown_word_prefix, drop_unknown)
+    target_text = text_processors(config.processing)[1] if shown and not prepared else None
     text_of = partial(
         decode_file,
         input_path=input_path,
@@ -193,13 +231,16 @@ def decode(
         distinct=distinct,
         alignment_path=alignment_path,
         process=not prepared,
+        shown=shown,
+        restore=target_text.restore if target_text else None,
     )
     if cluster:
         from pysmt.decoding.cluster import Cluster
 
         with Cluster(cluster, recipe) as workers:
             text_of(workers.translate, workers.labels)
-            workers.log(f"done: {workers.where()}")
+            if not quiet:
+                workers.log(f"done: {workers.where()}")
         return
     decoder = recipe.build(config)
     text_of(partial(translate_stream, decoder, threads=threads), decoder.nbest_labels())

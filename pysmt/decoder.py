@@ -62,6 +62,8 @@ class Candidate:
     #: The phrases it is made of, in target order: (source start, source end, target start, target end),
     #: ends exclusive (Moses' phrase alignment, ``translate``'s ``align`` in its server).
     phrases: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: The target positions of the unknown words it passes through unchanged (no table translates them).
+    unknown: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,8 @@ class Step:
     target: tuple[str, ...]
     #: Word links inside the pair, Moses' ``i-j`` (source-target).
     alignment: str
+    #: An unknown word passed through (no table's translation).
+    unknown: bool = False
 
 
 @dataclass
@@ -252,7 +256,10 @@ class Decoder:
                     search = cube_search if self.search.algorithm == "cube" else normal_search
                     finals = search(self.model, options, FutureCost(options), self.search, keep_arcs=size > 1)
                     candidates = [
-                        self._describe([Step(o.start, o.end, o.target, o.pair.alignment) for o in d.options], d.scores)
+                        self._describe(
+                            [Step(o.start, o.end, o.target, o.pair.alignment, o.pair.unknown) for o in d.options],
+                            d.scores,
+                        )
                         for d in nbest(self.model, finals, size, distinct)
                     ]
                 if not candidates or not all(math.isfinite(c.total) for c in candidates):
@@ -269,12 +276,13 @@ class Decoder:
     def _describe_compiled(self, built: _core.BuiltOptions, derivations: list[CompiledDerivation]) -> list[Candidate]:
         """The compiled search's derivations as candidates: each option's words and alignment asked once."""
         steps: dict[int, Step] = {}
-        starts, ends = built.start, built.end
+        starts, ends, tables = built.start, built.end, built.table
 
         def step(k: int) -> Step:
             known = steps.get(k)
             if known is None:
-                known = steps[k] = Step(int(starts[k]), int(ends[k]), tuple(built.target(k)), built.alignment(k))
+                target, unknown = tuple(built.target(k)), bool(tables[k] < 0)
+                known = steps[k] = Step(int(starts[k]), int(ends[k]), target, built.alignment(k), unknown)
             return known
 
         return [self._describe([step(k) for k in chosen], scores) for chosen, _, scores in derivations]
@@ -284,8 +292,11 @@ class Decoder:
         words: list[str] = []
         alignment = []
         phrases = []
+        unknown: list[int] = []
         for option in steps:
             target_offset = len(words)
+            if option.unknown:
+                unknown.extend(range(target_offset, target_offset + len(option.target)))
             for link in option.alignment.split():
                 s, _, t = link.partition("-")
                 alignment.append((option.start + int(s), target_offset + int(t)))
@@ -293,7 +304,7 @@ class Decoder:
             words.extend(option.target)
         with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
             total = float(weighted_columns(scores[None, :], self.model.weights)[0])
-        return Candidate(words, scores, total, sorted(alignment), phrases)
+        return Candidate(words, scores, total, sorted(alignment), phrases, unknown)
 
     def preprocess(self, line: str) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from tqdm import tqdm
-
 from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.decoder import text_processors
 from pysmt.features.registry import system_inputs
 from pysmt.files.outputs import check_outputs
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import atomic_writer, read_lines
 from pysmt.models.phrase_table import FIELD_SEPARATOR
 from pysmt.running.folder_lock import locked_folder
@@ -49,7 +48,7 @@ def filter_table(path: str | Path, keep: set[str], out_path: Path) -> tuple[int,
     """Copy the lines of a table whose source phrase is in ``keep``; return (kept, read)."""
     kept = read = 0
     with atomic_writer(out_path) as out:
-        for _, line in tqdm(read_lines(path), desc=f"filter {Path(path).name}", unit=" lines", leave=False):
+        for _, line in progress_bar(read_lines(path), desc=f"filter {Path(path).name}", unit=" lines", leave=False):
             read += 1
             if " ".join(line.split(FIELD_SEPARATOR, 1)[0].split()) in keep:
                 out.write(line + "\n")

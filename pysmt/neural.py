@@ -305,7 +305,7 @@ def train_loop(
     from which a rerun continues exactly as an uninterrupted run would. An interrupted run exits
     with status 130.
     """
-    from tqdm import tqdm
+    from pysmt.files.progress import progress_bar
 
     if state["optimizer"] is not None:
         optimizer.load_state_dict(state["optimizer"])
@@ -333,8 +333,8 @@ def train_loop(
     previous = signal.getsignal(signal.SIGTERM)
     stop_on_sigterm()  # SIGTERM saves a checkpoint, as Ctrl-C does
     clock = TrainingClock(state["seconds"])
-    progress = tqdm(
-        initial=update, total=limits.max_updates, unit=" updates", desc=task.command, file=sys.stderr, mininterval=1.0
+    progress = progress_bar(
+        initial=update, total=limits.max_updates, unit=" updates", desc=task.command, mininterval=1.0
     )
     try:
         while True:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from tqdm import tqdm
@@ -21,10 +21,11 @@ from tqdm import tqdm
 from pysmt.errors import PysmtError
 from pysmt.files.formats import alignment_line, nbest_line
 from pysmt.files.outputs import standard_output, streamed_output
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import count_lines, decode_line, open_binary, raw_lines
 
 if TYPE_CHECKING:
-    from pysmt.decoder import Translation
+    from pysmt.decoder import Candidate, Translation
 
 #: (label, first, last + 1) of each feature in a score vector (:meth:`pysmt.decoder.Decoder.nbest_labels`).
 Labels = list[tuple[str, int, int]]
@@ -56,10 +57,82 @@ def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLi
         yield BadLine(err)
 
 
+@dataclass(frozen=True)
+class OutputOptions:
+    """What Moses' output options change in ``decode``'s lines (``-report-segmentation``, ``-print-alignment-info``,
+    ``-mark-unknown``, ``-unknown-word-prefix``, ``-drop-unknown``).
+
+    The unknown words (passed through: no table translates them) are marked or dropped in the translation,
+    its n-best entries and its word alignment alike (a dropped word's links go, the target positions after
+    it move down), as Moses' output has them; a word with a digit in it is kept, as Moses keeps it. The
+    segmentation marks (`` |i-j|`` after each phrase: its source words, first and last, from 0) and the
+    alignment after `` ||| `` count the model's tokens, so with either the line is the model's tokens (as with
+    ``--prepared``); marked or dropped words alone are detokenized with the rest of the line.
+    """
+
+    report_segmentation: bool = False
+    print_alignment_info: bool = False
+    mark_unknown: bool = False
+    unknown_word_prefix: str = "UNK"
+    drop_unknown: bool = False
+
+    @property
+    def changes_words(self) -> bool:
+        return self.mark_unknown or self.drop_unknown
+
+    @property
+    def tokens(self) -> bool:
+        """Whether the 1-best line is the model's tokens (its marks count them), not restored text."""
+        return self.report_segmentation or self.print_alignment_info
+
+    def __bool__(self) -> bool:
+        return self.changes_words or self.tokens
+
+    def candidate(self, candidate: Candidate) -> Candidate:
+        """``candidate`` with its unknown words marked or dropped (itself when neither is asked or none is unknown)."""
+        if not self.changes_words or not candidate.unknown:
+            return candidate
+        unknown = set(candidate.unknown)
+        dropped = (
+            {t for t in unknown if not any(c.isdigit() for c in candidate.words[t])} if self.drop_unknown else set()
+        )
+        position: list[int] = []  # position[t]: t's place in the new words (or where the next word goes)
+        words: list[str] = []
+        for t, word in enumerate(candidate.words):
+            position.append(len(words))
+            if t not in dropped:
+                words.append(self.unknown_word_prefix + word if self.mark_unknown and t in unknown else word)
+        position.append(len(words))
+        return replace(
+            candidate,
+            words=words,
+            alignment=[(s, position[t]) for s, t in candidate.alignment if t not in dropped],
+            phrases=[(s0, s1, position[t0], position[t1]) for s0, s1, t0, t1 in candidate.phrases],
+            unknown=sorted(position[t] for t in unknown - dropped),
+        )
+
+    def line(self, candidate: Candidate, restore: Callable[[str], str] | None) -> str:
+        """The 1-best line of ``candidate`` (already marked or dropped): restored (``restore``) unless it has marks."""
+        words = candidate.words
+        if self.report_segmentation:
+            text = " ".join(
+                " ".join([*words[t0:t1], f"|{s0}-{s1 - 1}|"]) for s0, s1, t0, t1 in candidate.phrases if t1 > t0
+            )
+        else:
+            text = " ".join(words)
+            if restore is not None and not self.tokens:
+                text = restore(text)
+        if self.print_alignment_info:
+            text = f"{text} ||| {alignment_line(candidate)}"
+        return text
+
+
 class TranslationLines:
     """Writes each translation it is given (an ``emit`` callback): its line to ``output``, its first ``nbest_size``
     entries to ``nbest`` and its best derivation's word alignment to ``alignment`` (each when given), flushed
-    as written; ``progress`` counts the sentences."""
+    as written; ``progress`` counts the sentences. With ``shown`` (Moses' output options) the line is made here
+    from the translation's words (``restore``: the system's post-processing, for a line without marks), and its
+    unknown words are marked or dropped in all three."""
 
     def __init__(
         self,
@@ -70,19 +143,27 @@ class TranslationLines:
         nbest_size: int = 0,
         alignment: Writable | None = None,
         progress: tqdm | None = None,
+        shown: OutputOptions | None = None,
+        restore: Callable[[str], str] | None = None,
     ) -> None:
         self.output, self.labels, self.nbest, self.nbest_size = output, labels, nbest, nbest_size
         self.alignment, self.progress = alignment, progress
+        self.shown, self.restore = shown or OutputOptions(), restore
 
     def __call__(self, translation: Translation) -> None:
-        self.output.write(translation.output + "\n")
+        hypotheses = translation.hypotheses
+        text = translation.output
+        if self.shown:
+            hypotheses = [self.shown.candidate(c) for c in hypotheses[: max(self.nbest_size, 1)]]
+            text = self.shown.line(hypotheses[0], self.restore) if hypotheses else ""
+        self.output.write(text + "\n")
         self.output.flush()
         if self.nbest:
-            for candidate in translation.hypotheses[: self.nbest_size]:
+            for candidate in hypotheses[: self.nbest_size]:
                 self.nbest.write(nbest_line(translation.index, candidate, self.labels) + "\n")
             self.nbest.flush()
         if self.alignment:
-            self.alignment.write((alignment_line(translation.hypotheses[0]) if translation.hypotheses else "") + "\n")
+            self.alignment.write((alignment_line(hypotheses[0]) if hypotheses else "") + "\n")
             self.alignment.flush()
         if self.progress is not None:
             self.progress.update(1)
@@ -98,19 +179,29 @@ def decode_file(
     distinct: bool = False,
     alignment_path: str | None = None,
     process: bool = True,
+    shown: OutputOptions | None = None,
+    restore: Callable[[str], str] | None = None,
 ) -> None:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
     when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
-    lines. ``process`` applies the system's preparation (not for ``--prepared`` text)."""
+    lines (on a terminal). ``process`` applies the system's preparation (not for ``--prepared`` text); ``shown`` and
+    ``restore`` are :class:`TranslationLines`'."""
     handle = open_binary(input_path) if input_path else sys.stdin.buffer
     total = count_lines(input_path) if input_path else None
     with (
         streamed_output(nbest_path) as nbest,
         streamed_output(alignment_path) as alignment,
-        tqdm(total=total, unit=" sent", desc="decode", disable=total is None, file=sys.stderr) as progress,
+        progress_bar(total=total, unit=" sent", desc="decode", shown=total is not None) as progress,
     ):
         emit = TranslationLines(
-            standard_output(), labels, nbest=nbest, nbest_size=nbest_size, alignment=alignment, progress=progress
+            standard_output(),
+            labels,
+            nbest=nbest,
+            nbest_size=nbest_size,
+            alignment=alignment,
+            progress=progress,
+            shown=shown,
+            restore=restore if process else None,
         )
         translate(
             input_lines(handle, input_path or "<stdin>"),

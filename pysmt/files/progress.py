@@ -7,7 +7,10 @@ gets a command's lines, not carriage-return updates. ``--quiet`` is a setting of
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tqdm import tqdm
@@ -16,6 +19,27 @@ from tqdm import tqdm
 quiet = False
 
 
-def progress_bar(**options: Any) -> tqdm:
-    """A tqdm bar on stderr (``options`` as tqdm takes them), shown only on a terminal and without ``--quiet``."""
-    return tqdm(file=sys.stderr, disable=True if quiet else None, **options)
+def progress_bar(iterable: Any = None, *, shown: bool = True, **options: Any) -> tqdm:
+    """A tqdm bar on stderr (``iterable`` and ``options`` as tqdm takes them), shown only on a terminal, without
+    ``--quiet``, and where ``shown``."""
+    return tqdm(iterable, file=sys.stderr, disable=True if quiet or not shown else None, **options)
+
+
+@contextmanager
+def quiet_native_output() -> Iterator[None]:
+    """With ``--quiet``, what compiled code writes to stderr inside (KenLM's loading messages and bar) goes nowhere.
+
+    Errors still reach the user: compiled code raises them as exceptions, which the caller reports after this.
+    """
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as nowhere:
+            os.dup2(nowhere.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

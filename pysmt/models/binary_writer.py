@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-from tqdm import tqdm
 
 from pysmt.errors import PysmtError, at_line
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import (
     atomic_writer,
     current_umask,
@@ -197,7 +197,7 @@ def record_key(key: str, number: int, path: Path, line_no: int) -> bytes:
 
 def merged_fields(runs: SortedRuns, description: str) -> Iterator[tuple[bytes, list[bytes]]]:
     """``(key, payload fields)`` of each record in key order, with a progress bar."""
-    for record in tqdm(runs.merged(), total=runs.count, desc=description, unit=" entries", delay=2):
+    for record in progress_bar(runs.merged(), total=runs.count, desc=description, unit=" entries", delay=2):
         key, _, rest = record.partition(b"\0")
         yield key, rest[:-1].split(b"\t")[1:]
 

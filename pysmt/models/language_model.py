@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pysmt._core import LanguageModel
 from pysmt.errors import PysmtError
+from pysmt.files.progress import quiet_native_output
 from pysmt.files.textio import compression_of, open_binary, raw_lines, require_file
 
 #: KenLM scores are log10; Moses' ``TransformLMScore`` turns them into natural logs.
@@ -45,7 +46,8 @@ def load_kenlm(path: str | Path) -> LanguageModel:
     """Load an ARPA or KenLM binary file, turning KenLM's exceptions into a clear error."""
     path = require_file(path)
     try:
-        return LanguageModel(str(path))
+        with quiet_native_output():  # KenLM's messages and bar, left out with --quiet
+            return LanguageModel(str(path))
     except (OSError, RuntimeError, ValueError) as err:
         reason = " ".join(str(err).split())[:300]
         raise PysmtError(f"{path}: not a valid ARPA or KenLM binary model ({reason})") from None

@@ -31,12 +31,11 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
-from tqdm import tqdm
-
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
 from pysmt.files.outputs import check_outputs
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
 from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
@@ -281,7 +280,7 @@ class Pipeline:
     @staticmethod
     def write_lines(path: Path, lines: Iterable[str], total: int, description: str) -> None:
         with writing(path), open(path, "w", encoding="utf-8") as out:
-            for line in tqdm(lines, total=total, desc=description, unit=" lines", file=sys.stderr):
+            for line in progress_bar(lines, total=total, desc=description, unit=" lines"):
                 out.write(line + "\n")
 
     def clean(self, source: Path, target: Path) -> None:
@@ -384,7 +383,7 @@ class Pipeline:
     def step_extract(self) -> None:
         from pysmt.training.extraction import extracted_parts, write_occurrences
 
-        with tqdm(total=len(self.corpus), desc="extract", unit=" sent", file=sys.stderr) as bar:  # closed on failure
+        with progress_bar(total=len(self.corpus), desc="extract", unit=" sent") as bar:  # closed on failure
             parts = extracted_parts(
                 self.corpus.sources,
                 self.corpus.targets,
@@ -402,7 +401,7 @@ class Pipeline:
         from pysmt.training.lexical import Lexicon
 
         lexicon = Lexicon.load(self.lex_f2e, self.lex_e2f, self.corpus.src_vocab, self.corpus.tgt_vocab)
-        with tqdm(desc="score", unit=" pairs", file=sys.stderr) as bar:  # closed on failure too: the error's own line
+        with progress_bar(desc="score", unit=" pairs") as bar:  # closed on failure too: the error's own line
             n = score_occurrences(
                 self.extract,
                 self.corpus,

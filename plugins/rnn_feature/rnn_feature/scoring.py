@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
+from pysmt.files.progress import progress_bar
 from pysmt.files.textio import atomic_writer
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
@@ -79,7 +79,7 @@ def score_table(
     chunks, so it may be larger than memory. Returns the number of lines.
     """
     done = 0
-    progress = tqdm(unit=" pairs", desc="rnn score", unit_scale=True)
+    progress = progress_bar(unit=" pairs", desc="rnn score", unit_scale=True)
     with atomic_writer(out) as handle:
         for chunk in chunks(read_table(table), CHUNK_LINES):
             scores = score_phrases(model, source_vocab, target_vocab, [(c.source, c.target) for c in chunk], batch_size)
@@ -127,7 +127,7 @@ def store_table_scores(
             flush=True,
         )
     words = table.vocabulary
-    progress = tqdm(total=len(table), initial=writer.done, unit=" pairs", desc="rnn score", unit_scale=True)
+    progress = progress_bar(total=len(table), initial=writer.done, unit=" pairs", desc="rnn score", unit_scale=True)
     for first in range(writer.done, len(table), CHUNK_LINES):
         rows = np.arange(first, min(first + CHUNK_LINES, len(table)))
         picked = rows if wanted is None else rows[wanted[source_of[rows]]]

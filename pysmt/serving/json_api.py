@@ -6,7 +6,9 @@ id; this server has one, ``--model-id``, and an item may leave it out), and opti
 (pysmt's addition; default ``--nbest-size``). It answers, per input in order, the list of its n-best
 entries ``{"src", "tgt", "n_best", "pred_score", "align"}``: ``tgt`` the translation as ``pysmt
 decode`` writes it, ``pred_score`` its model score, ``align`` its source-target word alignment
-(``["0-0 1-2 ..."]``, Pharaoh, a list as OpenNMT gives one per segment).
+(``["0-0 1-2 ..."]``, Pharaoh, a list as OpenNMT gives one per segment), counting the words of ``src`` and
+``tgt`` split on spaces (on a system that prepares its text, a word of several model tokens takes all their
+links: :mod:`pysmt.serving.words`).
 
 OpenNMT-py's own server answers the other way round, a list per n-best rank of every input's entry:
 ``POST /translator/translate`` answers exactly so (every input with ``--nbest-size`` entries), so

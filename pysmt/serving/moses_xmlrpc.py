@@ -16,8 +16,17 @@ unless ``no-ReportSegmentation``, the segmentation in ``text`` (``a b |0-1| c |2
 ``word-align``, ``word-align`` (``source-word``, ``target-word``); with ``nbest``, ``nbest``: per
 entry ``hyp`` (as ``text``), ``totalScore``, and with ``add-score-breakdown`` ``fvals`` (the n-best
 list's feature string, ``" LM0= -12.3 ..."``), plus ``align``/``word-align`` when asked for. Token
-output is written as Moses writes it, each token followed by a space; a system with ``[processing]``
-answers with raw text (no segmentation marks: they count tokens).
+output is written as Moses writes it, each token followed by a space, and the marks as Moses 4's
+``-report-segmentation`` writes them (`` |i-j| `` after each phrase that has words).
+
+On a system with ``[processing]`` (raw text in, raw text out) the indices speak the words of the text
+returned, split on spaces, as a mosesserver client reads them: with the segmentation marks, ``text`` (and
+each ``hyp``) is the model's tokens, as mosesserver's always is and as ``pysmt decode
+--report-segmentation`` writes it (marks inside restored words would count nothing), so every index counts
+tokens, the source's being what the system's preparation makes of ``text``; without them (``word-align``,
+or ``align`` with ``no-ReportSegmentation``) ``text`` is raw text and the indices count its words and the
+words of the ``text`` sent (:mod:`pysmt.serving.words`: a word of several tokens, ``"x,"``, takes all their
+links).
 
 Mistakes are faults, never a dropped connection: -503 for a call that is not XML-RPC or lacks
 ``text`` (Moses' code), -506 for another method, -32602 for a parameter of the wrong type, -32000
@@ -39,6 +48,7 @@ from typing import Any
 from defusedxml.xmlrpc import DefusedExpatParser
 
 from pysmt.decoder import Candidate
+from pysmt.decoding.line_streams import OutputOptions
 from pysmt.files.formats import feature_scores
 
 #: xmlrpc-c's fault codes, as mosesserver returns them.
@@ -93,6 +103,12 @@ class Request:
     distinct: bool = False
     breakdown: bool = False
     session: int | None = None
+
+    @property
+    def counts_words(self) -> bool:
+        """Whether its indices count the words sent and returned (raw text, no marks) on a system that prepares
+        its text: alignments asked for without the segmentation marks, which put ``text`` in model tokens."""
+        return (self.align or self.word_align) and not self.segmentation
 
 
 class ShallowUnmarshaller(xmlrpc.client.Unmarshaller):
@@ -177,15 +193,13 @@ def translate_request(params: tuple[Any, ...], max_nbest: int) -> Request:
 
 def hypothesis_text(candidate: Candidate, text: str, tokens: bool, segmentation: bool) -> str:
     """A translation's text as mosesserver writes it: tokens each followed by a space, with each phrase's
-    source span after it (``|0-1|``) when asked; raw text (a system with [processing]) as it is."""
-    if not tokens:
+    source span after it (``|0-1|``, phrases with words only) when asked, as ``decode --report-segmentation``
+    writes them; raw ``text`` (a system with [processing]) as it is, unless the marks are asked for: they put
+    the text in the model's tokens."""
+    if not tokens and not segmentation:
         return text
-    if not segmentation:
-        return "".join(f"{word} " for word in candidate.words)
-    return "".join(
-        "".join(f"{word} " for word in candidate.words[t0:t1]) + f"|{s0}-{s1 - 1}| "
-        for s0, s1, t0, t1 in candidate.phrases
-    )
+    line = OutputOptions(report_segmentation=segmentation).line(candidate, None)
+    return f"{line} " if line else ""
 
 
 def alignments(candidate: Candidate, request: Request) -> dict[str, Any]:

@@ -71,13 +71,14 @@ class Service:
                     f"{self.options.max_words:,} (--max-words)",
                 )
 
-    async def translate(self, lines: list[str], nbest: int, distinct: bool) -> list[Translated]:
-        """The translations of a request's sentences, in their order, within the request's time."""
+    async def translate(self, lines: list[str], nbest: int, distinct: bool, words: bool = False) -> list[Translated]:
+        """The translations of a request's sentences, in their order, within the request's time; with ``words``
+        their links and phrases count the words sent and returned (a system that prepares its text)."""
         if self.draining:
             raise BadRequest(503, "the server is shutting down")
         self.check_sentences(lines)
         try:
-            jobs = self.pool.submit(lines, nbest, distinct)
+            jobs = self.pool.submit(lines, nbest, distinct, words and not self.pool.tokens)
         except Busy as err:
             raise BadRequest(503, f"busy: {err}; try again later") from None
         try:
@@ -126,7 +127,7 @@ async def moses_rpc(request: web.Request) -> web.Response:
             if method != "translate":
                 raise ProtocolError(moses_xmlrpc.NO_SUCH_METHOD, f"Method '{method}' not defined")
             call = moses_xmlrpc.translate_request(params, service.options.max_nbest)
-            (translated,) = await service.translate([call.text], max(call.nbest, 1), call.distinct)
+            (translated,) = await service.translate([call.text], max(call.nbest, 1), call.distinct, call.counts_words)
         except BadRequest as err:
             raise ProtocolError(moses_xmlrpc.SERVER_ERROR, str(err)) from None
         answer = moses_xmlrpc.translate_response(
@@ -158,7 +159,7 @@ async def translate_json(request: web.Request, by_rank: bool) -> web.Response:
             "shape): ask /translate for other n-best sizes",
         )
     nbest = max(item.n_best for item in items)
-    answers = await service.translate([item.src for item in items], nbest, distinct=False)
+    answers = await service.translate([item.src for item in items], nbest, distinct=False, words=True)
     per_input = [json_api.entries(item, answer.candidates, answer.texts) for item, answer in zip(items, answers)]
     return web.json_response(json_api.by_rank(per_input, options.nbest_size) if by_rank else per_input)
 

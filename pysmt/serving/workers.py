@@ -38,6 +38,7 @@ from typing import Any
 from pysmt.decoder import Candidate, Decoder, SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.running.processes import die_with_parent
+from pysmt.serving import words
 
 #: How often a sentence may be sent to a worker that then dies, before it gets an error.
 MAX_ATTEMPTS = 2
@@ -60,6 +61,7 @@ class Job:
     distinct: bool
     future: asyncio.Future[Translated]
     attempts: int = 0
+    words: bool = False  # links and phrases counting the words sent and returned, not the model's tokens
 
     @property
     def wanted(self) -> bool:
@@ -75,14 +77,36 @@ class Translated:
     texts: list[str]
 
 
-def translated(decoder: Decoder, line: str, index: int, nbest: int, distinct: bool, process: bool) -> Translated:
+def translated(
+    decoder: Decoder, line: str, index: int, nbest: int, distinct: bool, process: bool, words: bool = False
+) -> Translated:
+    """A sentence's translations; with ``words`` (and the system's processing applied), their links and phrases
+    count the words of ``line`` and of each text returned (:mod:`pysmt.serving.words`), not the model's tokens."""
     from pysmt.decoding.runner import translate_line
 
     translation = translate_line(decoder, index, line, nbest, distinct, process)
     rest = [" ".join(c.words) for c in translation.hypotheses[1:]]
-    return Translated(
-        translation.hypotheses, [translation.output, *(map(decoder.postprocess, rest) if process else rest)]
-    )
+    texts = [translation.output, *(map(decoder.postprocess, rest) if process else rest)]
+    candidates = translation.hypotheses
+    if words and process and (decoder.source_text or decoder.target_text):
+        candidates = in_words(decoder, line, candidates, texts)
+    return Translated(candidates, texts)
+
+
+def in_words(decoder: Decoder, line: str, candidates: list[Candidate], texts: list[str]) -> list[Candidate]:
+    """``candidates`` renumbered to count the words of ``line`` and of their ``texts`` (split on spaces)."""
+    sent = line.split()
+    tokens = decoder.preprocess(line).split()
+    source = words.source_places(tokens, line, decoder.preprocess) if decoder.source_text else list(range(len(sent)))
+    renumbered = []
+    for candidate, text in zip(candidates, texts):
+        target = (
+            words.target_places(candidate.words, text, decoder.postprocess)
+            if decoder.target_text
+            else list(range(len(candidate.words)))
+        )
+        renumbered.append(words.in_words(candidate, source, target, len(sent), len(text.split())))
+    return renumbered
 
 
 def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, parent: int) -> None:
@@ -98,9 +122,9 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
     tokens = not (process and decoder.target_text)
     connection.send(("ready", (decoder.nbest_labels(), tokens)))
     while (job := connection.recv()) is not None:
-        line, index, nbest, distinct = job
+        line, index, nbest, distinct, in_words = job
         try:
-            connection.send(translated(decoder, line, index, nbest, distinct, process))
+            connection.send(translated(decoder, line, index, nbest, distinct, process, in_words))
         except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
             connection.send(str(err))
 
@@ -173,16 +197,20 @@ class WorkerPool:
         waiting = itertools.chain(self.resend, *self.new.values(), *self.waiting.values())
         return sum(job.wanted for job in waiting) + sum(w.job is not None for w in self.workers)
 
-    def submit(self, lines: list[str], nbest: int, distinct: bool) -> list[Job]:
+    def submit(self, lines: list[str], nbest: int, distinct: bool, words: bool = False) -> list[Job]:
         """Queue a request's sentences, as a request of its own that takes its turns; their futures give their
-        translations (or a PysmtError). Call :meth:`cancel` with them when the request is over."""
+        translations (or a PysmtError), with links and phrases counting words when ``words`` (:func:`translated`).
+        Call :meth:`cancel` with them when the request is over."""
         if self.closing:
             raise Busy("the server is shutting down")
         if self.pending() + len(lines) > self.max_pending:
             raise Busy(f"{self.pending():,} sentences are waiting already (the server takes {self.max_pending:,})")
         loop = asyncio.get_running_loop()
         request = next(self.requests)
-        jobs = [Job(request, line, index, nbest, distinct, loop.create_future()) for index, line in enumerate(lines)]
+        jobs = [
+            Job(request, line, index, nbest, distinct, loop.create_future(), words=words)
+            for index, line in enumerate(lines)
+        ]
         if jobs:
             self.new[request] = deque(jobs)
         self._dispatch()
@@ -219,7 +247,7 @@ class WorkerPool:
             if worker.loaded and worker.job is None and (job := self._next()) is not None:
                 worker.job = job
                 try:
-                    worker.connection.send((job.line, job.index, job.nbest, job.distinct))
+                    worker.connection.send((job.line, job.index, job.nbest, job.distinct, job.words))
                 except OSError:  # it has just died: its sentinel says so soon, and the sentence is sent again
                     pass
 

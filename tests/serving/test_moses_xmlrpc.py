@@ -66,10 +66,31 @@ def test_requests_refused_with_the_fault_that_says_why(struct, code, words):
     assert caught.value.code == code and words in str(caught.value)
 
 
+def test_indices_count_the_words_returned_unless_the_marks_put_the_text_in_tokens():
+    counts = [
+        translate_request(({"text": "a", **flags},), 10).counts_words
+        for flags in (
+            {},
+            {"align": "true"},
+            {"word-align": "true"},
+            {"align": "1", "no-ReportSegmentation": "true"},
+            {"align": "true", "word-align": "true"},
+        )
+    ]
+    assert counts == [False, False, True, True, False]
+
+
 def test_text_as_mosesserver_writes_it():
     assert hypothesis_text(CANDIDATE, "x y z w", tokens=True, segmentation=False) == "x y z w "
     assert hypothesis_text(CANDIDATE, "x y z w", tokens=True, segmentation=True) == "x y |0-1| z w |2-2| "
-    assert hypothesis_text(CANDIDATE, "X y, z w!", tokens=False, segmentation=True) == "X y, z w!"
+    # a system that restores raw text: its text as it is, unless the marks are asked for (they count tokens)
+    assert hypothesis_text(CANDIDATE, "X y, z w!", tokens=False, segmentation=False) == "X y, z w!"
+    assert hypothesis_text(CANDIDATE, "X y, z w!", tokens=False, segmentation=True) == "x y |0-1| z w |2-2| "
+    # a phrase that translates to nothing has no mark, as in Moses' text (Manager::OutputSurface)
+    dropped = Candidate(["x", "y"], np.zeros(1), 0.0, [(0, 0), (1, 1)], [(0, 2, 0, 2), (2, 3, 2, 2)])
+    assert hypothesis_text(dropped, "x y", tokens=True, segmentation=True) == "x y |0-1| "
+    nothing = Candidate([], np.zeros(1), 0.0, [], [(0, 1, 0, 0)])
+    assert hypothesis_text(nothing, "", tokens=True, segmentation=True) == ""
 
 
 def test_the_answer_struct():

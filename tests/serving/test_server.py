@@ -95,12 +95,57 @@ def test_json_clients_get_what_decode_gives_per_input_and_in_opennmts_shape(tiny
         assert status == 200 and models[0]["model_id"] == 0 and "KENLM0" in models[0]["features"]
 
 
-def test_raw_text_in_and_out_through_the_systems_processing(tmp_path):
+def test_raw_text_in_and_out_and_alignments_that_count_the_words_returned(tmp_path):
+    """A mosesserver client (Python's xmlrpc.client, as Moses' sample client) and a JSON client on a system that
+    tokenizes "a, b." into "a , b ." and detokenizes "x , y ." into "x, y.": the indices count the words of the
+    text returned, split on spaces, and with the marks that text is the model's tokens."""
     system = raw_text_system(tmp_path / "raw")
     expected = run_pysmt("decode", "-c", system, input="a, b.\n").stdout.strip()
+    marked = run_pysmt("decode", "-c", system, "--report-segmentation", input="a, b.\n").stdout.strip()
+    assert (expected, marked) == ("x, y.", "x , |0-1| y |2-2| . |3-3|")
+
+    def within(answer: dict, text: str, source: str) -> None:  # every index names a word of the texts
+        for link in answer.get("word-align", []):
+            assert link["source-word"] < len(source.split()) and link["target-word"] < len(text.split())
+        for phrase in answer.get("align", []):
+            assert phrase["src-end"] < len(source.split()) and phrase["tgt-end"] < len(text.split())
+
     with serving(system) as server:
-        assert server.post_json("/translate", [{"src": "a, b."}])[1][0][0]["tgt"] == expected
-        assert server.rpc.translate({"text": "a, b.", "align": True})["text"] == expected  # raw text: no marks
+        status, answer = server.post_json("/translate", [{"src": "a, b.", "n_best": 3}])
+        assert status == 200 and answer[0][0]["tgt"] == expected and answer[0][0]["align"] == ["0-0 1-1"]
+        for entry in answer[0]:
+            assert all(
+                int(s) < 2 and int(t) < len(entry["tgt"].split())
+                for s, t in (link.split("-") for link in entry["align"][0].split())
+            )
+        assert server.rpc.translate({"text": "a, b."}) == {"text": expected}
+        # the marks: Moses' text, in the model's tokens, and every index counting tokens (as decode's marks)
+        segmented = server.rpc.translate({"text": "a, b.", "align": "true", "word-align": "true"})
+        assert segmented["text"] == marked + " "
+        assert segmented["align"] == [
+            {"tgt-start": 0, "tgt-end": 1, "src-start": 0, "src-end": 1},
+            {"tgt-start": 2, "tgt-end": 2, "src-start": 2, "src-end": 2},
+            {"tgt-start": 3, "tgt-end": 3, "src-start": 3, "src-end": 3},
+        ]
+        assert [(w["source-word"], w["target-word"]) for w in segmented["word-align"]] == [(k, k) for k in range(4)]
+        within(
+            segmented, segmented["text"].replace("|0-1| ", "").replace("|2-2| ", "").replace("|3-3| ", ""), "a , b ."
+        )
+        # no marks: the raw text, its words counted ("x," of "x" and ","; "y" and "." share "y.")
+        aligned = server.rpc.translate(
+            {"text": "a, b.", "word-align": True, "align": True, "no-ReportSegmentation": "1"}
+        )
+        assert aligned["text"] == expected
+        assert aligned["word-align"] == [{"source-word": 0, "target-word": 0}, {"source-word": 1, "target-word": 1}]
+        assert aligned["align"] == [
+            {"tgt-start": 0, "tgt-end": 0, "src-start": 0, "src-end": 0},
+            {"tgt-start": 1, "tgt-end": 1, "src-start": 1, "src-end": 1},
+            {"tgt-start": 1, "tgt-end": 1, "src-start": 1, "src-end": 1},
+        ]
+        listed = server.rpc.translate({"text": "a, b.", "word-align": "true", "nbest": 3})
+        assert listed["text"] == expected and listed["nbest"][0]["hyp"] == expected
+        for entry in listed["nbest"]:
+            within(entry, entry["hyp"], "a, b.")
 
 
 def test_bad_requests_get_a_clear_4xx_or_fault_and_the_server_goes_on(tiny_system):

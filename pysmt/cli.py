@@ -167,6 +167,14 @@ cluster_option = command_option("cluster", CLUSTER)
     "a word with a digit is kept).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
+@click.option(
+    "--constraint",
+    "constraint_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Forced decoding (Moses' -constraint): only translations equal to this file's line survive (one target "
+    "line per input line, as the output reads; model tokens with --prepared). A line no translation reaches "
+    "gives an empty line and a warning.",
+)
 def decode(
     config_path: str,
     features: str | None,
@@ -187,6 +195,7 @@ def decode(
     unknown_word_prefix: str,
     drop_unknown: bool,
     quiet: bool,
+    constraint_path: str | None,
     **settings: Any,
 ) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
@@ -196,7 +205,8 @@ def decode(
     model tokens, as in Moses. They are written as sentences are done, into a temporary file that
     replaces --nbest/--alignment when the run ends. With --report-segmentation or --print-alignment-info
     the translation is the model's tokens too (the marks count them); unknown words marked or dropped are
-    detokenized with the rest.
+    detokenized with the rest. With --constraint (forced decoding) only translations equal to the constraint's
+    line survive; a line none reaches is written empty, with a warning naming it on stderr.
     """
     from pysmt.decoder import SystemRecipe, text_processors
     from pysmt.decoding.line_streams import OutputOptions, decode_file
@@ -211,6 +221,10 @@ def decode(
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": input_path} if input_path else standard_inputs()
     check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
+    constraints = constraint_lines(constraint_path, input_path)
+    if constraint_path:  # Moses' ConstrainedDecoding feature, reading the file (prepared as the target side)
+        features = ",".join([*split_names(features), "constrained-decoding"])
+        params = (*params, f"ConstrainedDecoding0.path={constraint_path}", f"ConstrainedDecoding0.prepared={prepared}")
     recipe = SystemRecipe(
         config_path,
         tuple(split_names(features)),
@@ -238,12 +252,27 @@ def decode(
         from pysmt.decoding.cluster import Cluster
 
         with Cluster(cluster, recipe) as workers:
-            text_of(workers.translate, workers.labels)
+            done = text_of(workers.translate, workers.labels)
             if not quiet:
                 workers.log(f"done: {workers.where()}")
-        return
-    decoder = recipe.build(config)
-    text_of(partial(translate_stream, decoder, threads=threads), decoder.nbest_labels())
+    else:
+        decoder = recipe.build(config)
+        done = text_of(partial(translate_stream, decoder, threads=threads), decoder.nbest_labels())
+    if constraints is not None and done != constraints:
+        raise PysmtError(f"--constraint {constraint_path} has {constraints:,} lines, the input {done:,}")
+
+
+def constraint_lines(constraint_path: str | None, input_path: str | None) -> int | None:
+    """The lines of ``decode --constraint``'s file (None without one), checked against an input file's before anything
+    loads (stdin's are counted as it is decoded)."""
+    if constraint_path is None:
+        return None
+    from pysmt.files.textio import count_lines
+
+    constraints = count_lines(constraint_path)
+    if input_path is not None and (lines := count_lines(input_path)) != constraints:
+        raise PysmtError(f"--constraint {constraint_path} has {constraints:,} lines, --input {input_path} {lines:,}")
+    return constraints
 
 
 @main.command("filter")

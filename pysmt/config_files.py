@@ -68,6 +68,7 @@ MOSES_FEATURE_TYPES = {
     "PhrasePenalty": "phrase-penalty",
     "UnknownWordPenalty": "unknown-word-penalty",
     "PhraseDictionaryMemory": "phrase-table",
+    "ConstrainedDecoding": "constrained-decoding",
 }
 
 #: moses.ini parameters that pysmt names differently (``type`` names the feature type in pysmt.toml).

@@ -21,6 +21,7 @@ from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SearchOverrides, SystemConfig
 from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError
+from pysmt.features.constraint import ConstrainedDecoding
 from pysmt.features.registry import add_feature_types, build_features
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
@@ -144,6 +145,8 @@ class Decoder:
         self.specs = add_feature_types(config, extra_features or [])
         self.features, weights = build_features(config, self.specs, missing_weight)
         self.model = LogLinearModel(self.features, weights)
+        #: Whether only translations equal to each line's constraint survive (``decode --constraint``).
+        self.constrained = any(isinstance(f, ConstrainedDecoding) for f in self.features)
         max_source = max(
             (f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
             default=self.search.max_phrase_length,
@@ -237,7 +240,9 @@ class Decoder:
 
         A feature's unusable result, or a sentence left with no translation of finite model score
         (features forbade every way to translate it, or scores overflowed), is a
-        :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature.
+        :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature; under
+        a constraint (:class:`~pysmt.features.constraint.ConstrainedDecoding`) a line no translation reaches
+        is a translation without hypotheses (an empty line, as in Moses).
         """
         words = tuple(line.split())
         if not words:
@@ -262,6 +267,8 @@ class Decoder:
                         )
                         for d in nbest(self.model, finals, size, distinct)
                     ]
+                if not candidates and self.constrained:
+                    return Translation(index, [])  # no translation reaches the line's constraint: Moses' empty line
                 if not candidates or not all(math.isfinite(c.total) for c in candidates):
                     if options is None:
                         assert built is not None and self.compiled_options is not None

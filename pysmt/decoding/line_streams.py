@@ -152,6 +152,13 @@ class TranslationLines:
 
     def __call__(self, translation: Translation) -> None:
         hypotheses = translation.hypotheses
+        if not hypotheses:  # only under --constraint: no translation reaches the line's constraint
+            print(
+                f"pysmt: warning: input line {translation.index + 1}: no translation reaches its constraint; "
+                "an empty line written",
+                file=sys.stderr,
+                flush=True,
+            )
         text = translation.output
         if self.shown:
             hypotheses = [self.shown.candidate(c) for c in hypotheses[: max(self.nbest_size, 1)]]
@@ -181,11 +188,11 @@ def decode_file(
     process: bool = True,
     shown: OutputOptions | None = None,
     restore: Callable[[str], str] | None = None,
-) -> None:
+) -> int:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
     when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
     lines (on a terminal). ``process`` applies the system's preparation (not for ``--prepared`` text); ``shown`` and
-    ``restore`` are :class:`TranslationLines`'."""
+    ``restore`` are :class:`TranslationLines`'. Returns the number of lines translated."""
     handle = open_binary(input_path) if input_path else sys.stdin.buffer
     total = count_lines(input_path) if input_path else None
     with (
@@ -203,7 +210,7 @@ def decode_file(
             shown=shown,
             restore=restore if process else None,
         )
-        translate(
+        return translate(
             input_lines(handle, input_path or "<stdin>"),
             emit,
             nbest_size=nbest_size if nbest_path else 1,

@@ -27,6 +27,7 @@ def test_builtins_are_entry_points():
         "word-penalty",
         "phrase-penalty",
         "unknown-word-penalty",
+        "constrained-decoding",
     } <= set(registry.available())
 
 

@@ -15,7 +15,7 @@ import sys
 from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -38,6 +38,9 @@ from pysmt.shared_options import (
 )
 from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
 from tuning.cli import tune
+
+if TYPE_CHECKING:
+    from pysmt.mbr import MbrSettings
 
 COMMANDS_GROUP = "pysmt.commands"
 
@@ -166,6 +169,24 @@ cluster_option = command_option("cluster", CLUSTER)
     help="Leave unknown words out of the translation, its n-best entries and alignments (Moses' -drop-unknown; "
     "a word with a digit is kept).",
 )
+@click.option(
+    "--mbr",
+    is_flag=True,
+    help="Minimum Bayes risk decoding (Moses' -mbr): of the n-best list's distinct translations, the one of least "
+    "expected loss 1 - BLEU against the others, under the posterior exp(scale * model score).",
+)
+@click.option(
+    "--mbr-size", type=int, help="The distinct translations MBR chooses among (Moses' -mbr-size).  [default: 200]"
+)
+@click.option(
+    "--mbr-scale", type=float, help="The model score's scale in MBR's posterior (Moses' -mbr-scale).  [default: 1]"
+)
+@click.option(
+    "--consensus-decoding",
+    is_flag=True,
+    help="Consensus decoding (Moses' -consensus-decoding): the translation of highest BLEU against the expected "
+    "n-gram counts of MBR's list (--mbr-size, --mbr-scale).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
 @click.option(
     "--constraint",
@@ -194,6 +215,10 @@ def decode(
     mark_unknown: bool,
     unknown_word_prefix: str,
     drop_unknown: bool,
+    mbr: bool,
+    mbr_size: int | None,
+    mbr_scale: float | None,
+    consensus_decoding: bool,
     quiet: bool,
     constraint_path: str | None,
     **settings: Any,
@@ -218,6 +243,7 @@ def decode(
     progress.quiet = quiet  # no bar, and no model's loading messages
     only_one_place(threads, cluster)
     overrides = search_overrides(settings)
+    chooser = mbr_settings(mbr, mbr_size, mbr_scale, consensus_decoding)
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": input_path} if input_path else standard_inputs()
     check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
@@ -247,6 +273,7 @@ def decode(
         process=not prepared,
         shown=shown,
         restore=target_text.restore if target_text else None,
+        mbr=chooser,
     )
     if cluster:
         from pysmt.decoding.cluster import Cluster
@@ -273,6 +300,21 @@ def constraint_lines(constraint_path: str | None, input_path: str | None) -> int
     if input_path is not None and (lines := count_lines(input_path)) != constraints:
         raise PysmtError(f"--constraint {constraint_path} has {constraints:,} lines, --input {input_path} {lines:,}")
     return constraints
+
+
+def mbr_settings(mbr: bool, size: int | None, scale: float | None, consensus: bool) -> MbrSettings | None:
+    """``decode``'s ``--mbr`` or ``--consensus-decoding`` with ``--mbr-size`` and ``--mbr-scale`` (Moses' defaults: 200,
+    1), checked before anything loads; None for the best model score's translation (MAP)."""
+    from pysmt.mbr import MbrSettings
+
+    if not (mbr or consensus):
+        if size is not None or scale is not None:
+            raise PysmtError("--mbr-size and --mbr-scale apply to --mbr or --consensus-decoding: give one")
+        return None
+    default = MbrSettings()
+    return MbrSettings(
+        default.size if size is None else size, default.scale if scale is None else scale, consensus=consensus
+    )
 
 
 @main.command("filter")

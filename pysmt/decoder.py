@@ -88,10 +88,12 @@ class Translation:
     hypotheses: list[Candidate]
     #: The text written as the translation: ``best``, post-processed when the system has [processing].
     output: str = ""
+    #: The hypothesis written as the translation: the first (the best model score) unless MBR chose another.
+    chosen: int = 0
 
     @property
     def best(self) -> str:
-        return " ".join(self.hypotheses[0].words) if self.hypotheses else ""
+        return " ".join(self.hypotheses[self.chosen].words) if self.hypotheses else ""
 
 
 @contextmanager

@@ -38,6 +38,7 @@ import numpy as np
 from pysmt.decoder import Decoder, SystemRecipe, Translation
 from pysmt.decoding.line_streams import BadLine
 from pysmt.errors import PysmtError, missing_extra
+from pysmt.mbr import MbrSettings
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
 SHARDS_PER_ACTOR = 4
@@ -306,14 +307,22 @@ class DecoderActor(Worker):
         return self.loaded().nbest_labels()
 
     def translate(
-        self, shard: list[Item], weights: list[list[float]] | None, nbest_size: int, distinct: bool, process: bool
+        self,
+        shard: list[Item],
+        weights: list[list[float]] | None,
+        nbest_size: int,
+        distinct: bool,
+        process: bool,
+        mbr: MbrSettings | None = None,
     ) -> tuple[str, list[Translation]]:
         from pysmt.decoding.runner import translate_line
 
         decoder = self.loaded()
         if weights is not None:
             decoder.set_weights(weights)
-        return self.node, [translate_line(decoder, index, line, nbest_size, distinct, process) for index, line in shard]
+        return self.node, [
+            translate_line(decoder, index, line, nbest_size, distinct, process, mbr) for index, line in shard
+        ]
 
 
 class Cluster:
@@ -427,6 +436,7 @@ class Cluster:
         nbest_size: int = 1,
         distinct: bool = False,
         process: bool = True,
+        mbr: MbrSettings | None = None,
     ) -> int:
         """Translate the lines on the actors and ``emit`` every translation in input order; return how many.
 
@@ -436,10 +446,10 @@ class Cluster:
         items: list[Item] = []
         for item in stream:
             if isinstance(item, BadLine):
-                self.translate_items(items, emit, weights, nbest_size, distinct, process)
+                self.translate_items(items, emit, weights, nbest_size, distinct, process, mbr)
                 raise item.error
             items.append(item)
-        return self.translate_items(items, emit, weights, nbest_size, distinct, process)
+        return self.translate_items(items, emit, weights, nbest_size, distinct, process, mbr)
 
     def translate_items(
         self,
@@ -449,12 +459,13 @@ class Cluster:
         nbest_size: int,
         distinct: bool,
         process: bool,
+        mbr: MbrSettings | None = None,
     ) -> int:
         parts = shards(items, SHARDS_PER_ACTOR * len(self.actors))
         emitted = 0
         try:
             for translations in self.ordered(
-                parts, lambda actor, part: actor.translate.remote(part, weights, nbest_size, distinct, process)
+                parts, lambda actor, part: actor.translate.remote(part, weights, nbest_size, distinct, process, mbr)
             ):
                 for translation in translations:
                     emit(translation)

@@ -26,6 +26,7 @@ from pysmt.files.textio import count_lines, decode_line, open_binary, raw_lines
 
 if TYPE_CHECKING:
     from pysmt.decoder import Candidate, Translation
+    from pysmt.mbr import MbrSettings
 
 #: (label, first, last + 1) of each feature in a score vector (:meth:`pysmt.decoder.Decoder.nbest_labels`).
 Labels = list[tuple[str, int, int]]
@@ -159,10 +160,10 @@ class TranslationLines:
                 file=sys.stderr,
                 flush=True,
             )
-        text = translation.output
+        text, chosen = translation.output, translation.chosen
         if self.shown:
-            hypotheses = [self.shown.candidate(c) for c in hypotheses[: max(self.nbest_size, 1)]]
-            text = self.shown.line(hypotheses[0], self.restore) if hypotheses else ""
+            hypotheses = [self.shown.candidate(c) for c in hypotheses[: max(self.nbest_size, chosen + 1)]]
+            text = self.shown.line(hypotheses[chosen], self.restore) if hypotheses else ""
         self.output.write(text + "\n")
         self.output.flush()
         if self.nbest:
@@ -170,7 +171,7 @@ class TranslationLines:
                 self.nbest.write(nbest_line(translation.index, candidate, self.labels) + "\n")
             self.nbest.flush()
         if self.alignment:
-            self.alignment.write((alignment_line(hypotheses[0]) if hypotheses else "") + "\n")
+            self.alignment.write((alignment_line(hypotheses[chosen]) if hypotheses else "") + "\n")
             self.alignment.flush()
         if self.progress is not None:
             self.progress.update(1)
@@ -188,6 +189,7 @@ def decode_file(
     process: bool = True,
     shown: OutputOptions | None = None,
     restore: Callable[[str], str] | None = None,
+    mbr: MbrSettings | None = None,  # each line the MBR (or consensus) translation of its n-best list
 ) -> int:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
     when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
@@ -216,4 +218,5 @@ def decode_file(
             nbest_size=nbest_size if nbest_path else 1,
             distinct=distinct,
             process=process,
+            mbr=mbr,
         )

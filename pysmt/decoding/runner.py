@@ -13,14 +13,33 @@ from collections.abc import Callable, Iterable
 from pysmt.decoder import Decoder, Translation
 from pysmt.decoding.line_streams import BadLine
 from pysmt.errors import PysmtError
+from pysmt.mbr import MbrSettings, choose
 from pysmt.running.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
 
 
 def translate_line(
-    decoder: Decoder, index: int, line: str, nbest_size: int, distinct: bool, process: bool
+    decoder: Decoder,
+    index: int,
+    line: str,
+    nbest_size: int,
+    distinct: bool,
+    process: bool,
+    mbr: MbrSettings | None = None,
 ) -> Translation:
-    """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output)."""
-    translation = decoder.translate(decoder.preprocess(line) if process else line, index, nbest_size, distinct)
+    """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output).
+
+    With ``mbr`` the translation written is the MBR (or consensus) choice among the first ``mbr.size`` distinct
+    entries of the n-best list (:func:`pysmt.mbr.choose`): the list is extracted distinct unless an n-best list
+    of repeated strings was asked for, and long enough for both; its first ``nbest_size`` entries stay as they are.
+    """
+    text = decoder.preprocess(line) if process else line
+    if mbr is None:
+        translation = decoder.translate(text, index, nbest_size, distinct)
+    else:
+        translation = decoder.translate(text, index, max(nbest_size, mbr.size), distinct or nbest_size <= 1)
+        hypotheses = translation.hypotheses
+        translation.chosen = choose([c.words for c in hypotheses], [c.total for c in hypotheses], mbr)
+        del hypotheses[max(nbest_size, translation.chosen + 1) :]  # the rest only mattered to the choice
     translation.output = decoder.postprocess(translation.best) if process else translation.best
     return translation
 
@@ -28,8 +47,8 @@ def translate_line(
 def _translate(item: tuple[int, str] | BadLine) -> Translation | BadLine:
     if isinstance(item, BadLine):
         return item
-    decoder, nbest_size, distinct, process = shared()
-    return translate_line(decoder, *item, nbest_size, distinct, process)
+    decoder, nbest_size, distinct, process, mbr = shared()
+    return translate_line(decoder, *item, nbest_size, distinct, process, mbr)
 
 
 def translate_stream(
@@ -41,12 +60,14 @@ def translate_stream(
     nbest_size: int = 1,
     distinct: bool = False,
     process: bool = True,
+    mbr: MbrSettings | None = None,
 ) -> int:
     """Translate every item and ``emit`` each result in input order; return how many were translated.
 
-    With ``process`` the system's preparation is applied to the input and its inverse to the output.
+    With ``process`` the system's preparation is applied to the input and its inverse to the output; with ``mbr``
+    each translation is chosen by MBR (:func:`translate_line`).
     """
-    work = (decoder, nbest_size, distinct, process)
+    work = (decoder, nbest_size, distinct, process, mbr)
     done = 0
     if threads > 1:
         with worker_pool(threads, shared=work) as pool:

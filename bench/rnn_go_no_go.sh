@@ -43,7 +43,7 @@ if [ -n "${BASELINE:-}" ] && [ ! -e "$OUT/tune-baseline" ]; then
   ln -s "$(realpath "$BASELINE")/tune-baseline" "$OUT/tune-baseline"
   cp "$BASELINE/test-baseline.fr" "$OUT/test-baseline.fr"
 fi
-tune baseline
+[ -n "${BASELINE:-}" ] || tune baseline  # a Baseline taken from another OUT was tuned on that OUT's system-bin
 tune rnn --features rnn --param "rnn.model=$MODEL" --param rnn.mode=column
 for name in baseline rnn; do
   echo "$name: dev BLEU per iteration $(cut -f2 "$OUT/tune-$name/summary.tsv" | tail -n +2 | paste -sd' ')"

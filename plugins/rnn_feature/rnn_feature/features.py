@@ -205,8 +205,9 @@ class RnnFeature(Feature):
             if stored is not None:
                 found[k] = stored[pair.entry, 0]
         keys = [(pair.source, tuple(pair.target)) for pair in pairs]
-        if not self.coverage_checked:
-            self.check_coverage(keys)
+        if not self.coverage_checked:  # on table pairs: unknown words are unknown to every model (and, with
+            # mode = column, nearly all the network is asked about)
+            self.check_coverage([key for key, pair in zip(keys, pairs) if not pair.unknown])
         asked = [key for key, value in zip(keys, found.tolist()) if value != value]
         missing = list(dict.fromkeys(key for key in asked if key not in self.cache))
         if missing:

@@ -154,6 +154,14 @@ def test_a_model_of_the_other_direction_is_reported_once_with_its_coverage(tmp_p
     right = rnn_feature_of(tmp_path / "m")
     right.score_pairs(pairs(ENGLISH, WORDS))
     assert "warning" not in capsys.readouterr().err
+    # unknown words passed through are unknown to any model: they say nothing of its languages (with
+    # mode = column they are nearly all the network is asked about)
+    unknown = rnn_feature_of(tmp_path / "m")
+    words = [f"zz{k}" for k in range(12)]
+    unknown.score_pairs(
+        [PhrasePair(w, (w,), table=None, table_scores=None, alignment="0-0", unknown=True) for w in words]
+    )
+    assert "warning" not in capsys.readouterr().err and not unknown.coverage_checked
 
 
 def test_bad_inputs_give_clear_errors(tmp_path):

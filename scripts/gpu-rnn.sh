@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The RNN Encoder-Decoder trained on a lent GPU machine, in one short device run (issue 38).
 #
-#   here:        scripts/gpu-rnn.sh pack MODEL_DIR
+#   here:        scripts/gpu-rnn.sh pack MODEL_DIR [RETURNED_DIR]
 #                    MODEL_DIR: prepared by `pysmt rnn train --pairs-for ... --out MODEL_DIR --max-updates 1`
-#                    (its encoded pairs and shortlists are copied to .device-rnn/, which git ignores)
+#                    (its encoded pairs and shortlists are copied to .device-rnn/, which git ignores);
+#                    RETURNED_DIR: an earlier run's returned folder, whose model this run continues
 #   the device:  run tool, carry [".device-rnn"], command: bash scripts/gpu-rnn.sh train [MINUTES [ARGS...]]
 #                    trains the paper preset on the GPU for MINUTES (default 7: the device's 15 minutes
 #                    hold a start, this and the transfers), minibatches of 512, then scores every pair;
@@ -19,11 +20,11 @@ cd "$(dirname "$0")/.."
 BUNDLE=${RNN_BUNDLE:-.device-rnn}
 PYTHON=${PYTHON:-python3}
 export PYTHONPATH="$PWD:$PWD/plugins/rnn_feature${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-command=${1:?usage: gpu-rnn.sh pack MODEL_DIR | train [MINUTES [ARGS...]] | unpack RETURNED_DIR MODEL_DIR}
+command=${1:?usage: gpu-rnn.sh pack MODEL_DIR [RETURNED_DIR] | train [MINUTES [ARGS...]] | unpack RETURNED_DIR MODEL_DIR}
 shift
 case "$command" in
   pack)
-    "$PYTHON" -m rnn_feature.device_run pack "${1:?MODEL_DIR}" "$BUNDLE"
+    "$PYTHON" -m rnn_feature.device_run pack "${1:?MODEL_DIR}" "$BUNDLE" ${2:+--start "$2"}
     du -sh "$BUNDLE" ;;
   train)
     minutes=${1:-7}

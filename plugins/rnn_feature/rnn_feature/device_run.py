@@ -4,8 +4,11 @@ A GPU machine here is lent for minutes, reached by copying a folder of at most 6
 files of at most 16 MiB. So the work is split in three, each a subcommand of
 ``python -m rnn_feature.device_run`` (``scripts/gpu-rnn.sh`` runs them):
 
-* ``pack MODEL_DIR BUNDLE``, here: the encoded pairs and shortlists that ``pysmt rnn train``
-  prepared in a model folder (``--pairs-for`` keeps them small: the filtered news pairs are ~20 MB).
+* ``pack MODEL_DIR BUNDLE [--start RETURNED_DIR]``, here: the encoded pairs and shortlists that
+  ``pysmt rnn train`` prepared in a model folder (``--pairs-for`` keeps them small: the filtered news
+  pairs are ~20 MB); with ``--start``, an earlier device run's returned weights too (``BUNDLE/start/``),
+  so that this run continues that model (the device's minutes are few: a long training is several runs,
+  and a later one may use the paper's smaller minibatches). Adadelta's accumulators start afresh.
 * ``train BUNDLE OUT``, there: trains ``--preset`` for ``--minutes`` on the GPU with large
   minibatches (:func:`rnn_feature.training.train_prepared`: the same training as on the CPU), scores
   every pair of the bundle with the best weights, and writes to OUT the weights as float16 in
@@ -42,10 +45,13 @@ BUNDLE_FILES = (PAIRS, SOURCE_VOCAB, TARGET_VOCAB)
 #: Each returned weights file stays under the device's 16 MiB a file.
 WEIGHTS_FILE_BYTES = 15 * 2**20
 SUMMARY, SCORES = "summary.json", "scores.npy"
+#: The bundle's folder of weights to start from (``pack --start``).
+START = "start"
 
 
-def pack(model_dir: Path, bundle: Path) -> None:
-    """Copy what a device run needs (the encoded pairs, the shortlists) from a prepared model folder."""
+def pack(model_dir: Path, bundle: Path, start: Path | None = None) -> None:
+    """Copy what a device run needs (the encoded pairs, the shortlists) from a prepared model folder, and
+    the weights an earlier run returned (``start``) when this one continues it."""
     missing = [name for name in BUNDLE_FILES if not (model_dir / name).is_file()]
     if missing:
         raise PysmtError(
@@ -55,6 +61,31 @@ def pack(model_dir: Path, bundle: Path) -> None:
     bundle.mkdir(parents=True, exist_ok=True)
     for name in BUNDLE_FILES:
         shutil.copyfile(model_dir / name, bundle / name)
+    shutil.rmtree(bundle / START, ignore_errors=True)
+    if start is not None:
+        summary = json.loads(read_summary(start))
+        (bundle / START).mkdir()
+        for name in (SUMMARY, *summary["weights"]):
+            shutil.copyfile(start / name, bundle / START / name)
+
+
+def read_summary(out: Path) -> str:
+    """A device run's ``summary.json``, or one line saying the folder is not a returned run."""
+    try:
+        return (out / SUMMARY).read_text()
+    except OSError:
+        raise PysmtError(f"{out}: no {SUMMARY}: not the folder a device run returned") from None
+
+
+def read_weights(out: Path) -> tuple[dict, dict[str, torch.Tensor]]:
+    """The checkpoint fields and float32 weights of a device run's returned (or bundled) weights files."""
+    weights: dict[str, torch.Tensor] = {}
+    meta: dict = {}
+    for name in json.loads(read_summary(out))["weights"]:
+        part = torch.load(out / name, map_location="cpu", weights_only=True)
+        meta = part["meta"]
+        weights.update({key: value.float() for key, value in part["model"].items()})
+    return meta, weights
 
 
 def train(
@@ -68,7 +99,8 @@ def train(
     pairs = EncodedPairs.load(work / PAIRS)
     torch.set_float32_matmul_precision("high")  # TF32 on GPUs that have it, as PyTorch's training recipes do
     limits = TrainingLimits(max_time=minutes * 60, valid_every=valid_every, checkpoint_every=valid_every)
-    best = train_prepared(pairs, work, hp, device, limits)
+    started_from, start = read_weights(bundle / START) if (bundle / START).is_dir() else ({}, None)
+    best = train_prepared(pairs, work, hp, device, limits, start)
     last = load_checkpoint(work / LAST)
     started = time.perf_counter()
     model, _, _ = load_model(work, device)
@@ -90,6 +122,7 @@ def train(
         "valid_perplexity": best,
         "scoring_pairs_s": len(pairs) / scoring,
         "weights": weights,
+        "started_from": {key: started_from[key] for key in ("update", "valid_perplexity")} if started_from else None,
     }
     (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
     return summary
@@ -117,13 +150,7 @@ def write_weights(state: dict, out: Path) -> list[str]:
 
 def unpack(out: Path, model_dir: Path) -> Path:
     """``model.pt`` (float32) in ``model_dir`` from a device run's weights files; returns its path."""
-    summary = json.loads((out / SUMMARY).read_text())
-    weights: dict[str, torch.Tensor] = {}
-    meta: dict = {}
-    for name in summary["weights"]:
-        part = torch.load(out / name, map_location="cpu", weights_only=True)
-        meta = part["meta"]
-        weights.update({key: value.float() for key, value in part["model"].items()})
+    meta, weights = read_weights(out)
     for name in (SOURCE_VOCAB, TARGET_VOCAB):
         if not (model_dir / name).is_file():
             raise PysmtError(f"{model_dir}: no {name}: unpack into the model folder the bundle was packed from")
@@ -138,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     packing = commands.add_parser("pack", help="here: copy a prepared model folder's pairs and shortlists")
     packing.add_argument("model_dir", type=Path)
     packing.add_argument("bundle", type=Path)
+    packing.add_argument("--start", type=Path, help="an earlier device run's returned folder: continue its model")
     training = commands.add_parser("train", help="there: train on the GPU, score the pairs, write the results")
     training.add_argument("bundle", type=Path)
     training.add_argument("out", type=Path)
@@ -154,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         if args.command == "pack":
-            pack(args.model_dir, args.bundle)
+            pack(args.model_dir, args.bundle, args.start)
         elif args.command == "train":
             from pysmt.neural import resolve_device
 

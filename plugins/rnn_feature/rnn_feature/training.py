@@ -163,13 +163,31 @@ def train(
     return train_prepared(pairs, out, hp, device, limits)
 
 
+def load_start(model: EncoderDecoder, start: dict[str, torch.Tensor], hp: Hyperparameters) -> None:
+    """Load the weights to start from, or one line naming the first weight that does not fit."""
+    for name, weight in model.state_dict().items():
+        given = start.get(name)
+        if given is None or given.shape != weight.shape:
+            found = "missing" if given is None else f"{tuple(given.shape)} given"
+            expected = f"{tuple(weight.shape)} expected"
+            raise PysmtError(f"the weights to start from do not fit the {hp.preset} model: {name} {found}, {expected}")
+    model.load_state_dict(start)
+
+
 def train_prepared(
-    pairs: EncodedPairs, out: Path, hp: Hyperparameters, device: torch.device, limits: TrainingLimits
+    pairs: EncodedPairs,
+    out: Path,
+    hp: Hyperparameters,
+    device: torch.device,
+    limits: TrainingLimits,
+    start: dict[str, torch.Tensor] | None = None,
 ) -> float:
     """Train (or resume) on pairs already encoded with the shortlists in ``out``; the best validation perplexity.
 
     What :func:`train` runs once the job is recorded, and what a device run (:mod:`rnn_feature.device_run`)
-    runs on a machine that has the encoded pairs but not the table.
+    runs on a machine that has the encoded pairs but not the table. ``start``: weights to begin from instead
+    of the initialisation (a device run continuing an earlier one's model, e.g. at a smaller minibatch);
+    a resumed run ignores it, since its checkpoint already holds where it got to.
     """
     train_index, valid_index = split(len(pairs), hp.seed)
     torch.manual_seed(hp.seed)
@@ -180,6 +198,9 @@ def train_prepared(
     else:
         state = dict(FRESH_STATE)
         model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
+        if start is not None:
+            load_start(model, start, hp)
+            log("starting from the given weights")
     model.to(device).train()
     optimizer = SparseAdadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon, clip_norm=hp.clip_norm)
     batches = EpochBatches(

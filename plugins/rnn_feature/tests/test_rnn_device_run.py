@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from pysmt.errors import PysmtError
 from rnn_feature.data import EncodedPairs
 from rnn_feature.scoring import score_encoded
 from rnn_feature.store import load_model
-from rnn_feature.training import PAIRS, TrainingLimits, train
+from rnn_feature.training import PAIRS, TrainingLimits, train, train_prepared
 from rnn_testing import TINY, toy_table
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,22 +37,8 @@ def test_a_device_run_trains_scores_and_comes_back_as_a_model(tmp_path):
     script("pack", str(model_dir), env=env)
     assert sorted(p.name for p in (tmp_path / "bundle").iterdir()) == [PAIRS, "source.vocab", "target.vocab"]
     tiny = [f"--hp={name}={getattr(TINY, name)}" for name in ("hidden", "embedding", "maxout", "output_rank")]
-    script(
-        "train",
-        "0.05",
-        "--device",
-        "cpu",
-        "--preset",
-        "default",
-        "--batch-size",
-        "16",
-        "--valid-every",
-        "20",
-        "--work",
-        str(tmp_path / "work"),
-        *tiny,
-        env=env,
-    )
+    options = ["--device", "cpu", "--preset", "default", "--batch-size", "16", "--valid-every", "20", *tiny]
+    script("train", "0.05", *options, "--work", str(tmp_path / "work"), env=env)
     out = tmp_path / "out"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["updates"] > 0 and summary["pairs_s"] == pytest.approx(summary["updates"] * 16 / summary["seconds"])
@@ -62,6 +50,39 @@ def test_a_device_run_trains_scores_and_comes_back_as_a_model(tmp_path):
     model, _, _ = load_model(model_dir)
     # the returned weights are float16: the scores here agree with the device's to float16's precision
     assert np.allclose(score_encoded(model, pairs.source, pairs.target), scores, rtol=2e-2, atol=2e-2)
+
+    # a second run continues the model the first returned, at a smaller minibatch
+    script("pack", str(model_dir), str(out), env=env)
+    assert sorted(p.name for p in (tmp_path / "bundle" / "start").iterdir()) == ["summary.json", *summary["weights"]]
+    again = {**env, "OUT": str(tmp_path / "out2")}
+    options[options.index("--batch-size") + 1] = "8"
+    script("train", "0.05", *options, "--work", str(tmp_path / "work2"), env=again)
+    second = json.loads((tmp_path / "out2" / "summary.json").read_text())
+    first_meta = torch.load(out / summary["weights"][0], weights_only=True)["meta"]
+    assert second["started_from"] == {"update": first_meta["update"], "valid_perplexity": summary["valid_perplexity"]}
+    assert summary["started_from"] is None
+
+
+def test_weights_to_start_from_must_fit_the_model(tmp_path):
+    model_dir = tmp_path / "model"
+    train(toy_table(tmp_path / "pt.gz"), model_dir, TINY, torch.device("cpu"), TrainingLimits(max_updates=1))
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for name in ("source.vocab", "target.vocab"):
+        shutil.copyfile(model_dir / name, fresh / name)
+    pairs = EncodedPairs.load(model_dir / PAIRS)
+    with pytest.raises(
+        PysmtError,
+        match=r"do not fit the default model: source_embedding.weight \(1, 1\) given, \(8, 8\) expected",
+    ):
+        train_prepared(
+            pairs,
+            fresh,
+            TINY,
+            torch.device("cpu"),
+            TrainingLimits(max_updates=1),
+            {"source_embedding.weight": torch.zeros(1, 1)},
+        )
 
 
 def test_training_and_scoring_import_without_the_compiled_core():

@@ -14,31 +14,16 @@ from pathlib import Path
 from pysmt.config import FeatureSpec, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError
-from pysmt.features.parameters import values_of
-from pysmt.features.registry import feature_class, system_inputs
+from pysmt.features.registry import system_inputs
+from pysmt.features.table_binarizing import BINARIZABLE, binarize_feature_table, table_options
 from pysmt.files.outputs import check_outputs
-from pysmt.models.binary_table import PHRASE_TABLE, REORDERING_TABLE
-from pysmt.models.binary_writer import binarize_table, check_replaceable
+from pysmt.models.binary_writer import check_replaceable
 from pysmt.running.folder_lock import locked_folder
-
-#: Feature types whose table can be binarized, and the kind of binary table each becomes.
-BINARIZABLE = {"phrase-table": PHRASE_TABLE, "lexical-reordering": REORDERING_TABLE}
 
 
 def binary_name(k: int, spec: FeatureSpec) -> str:
     """The folder a feature's table is binarized into: ``<index>.<type>.<table name without .gz>.bin``."""
     return spec.table_file(k, "bin")
-
-
-def table_options(spec: FeatureSpec) -> dict[str, object]:
-    """The loader settings a feature reads its table with, which the binary table records."""
-    params = values_of(feature_class(spec.type).parameters, spec.name, spec.params)
-    if spec.type == "phrase-table":
-        return {"log_scores": params.log_scores}
-    from pysmt.features.lexical_reordering import ReorderingModelType
-
-    kind = ReorderingModelType(params.model)
-    return {"num_scores": kind.table_scores, "source_only": kind.source_only}
 
 
 def inside(path: Path, folder: Path) -> bool:
@@ -81,14 +66,7 @@ def binarize_system(
     with locked_folder(out_dir):  # creates it; a second run into it is refused
         written = {k: out_dir / binary_name(k, spec) for k, spec in tables.items()}
         for k, spec in tables.items():
-            header = binarize_table(
-                spec.params["path"],
-                written[k],
-                BINARIZABLE[spec.type],
-                memory=memory,
-                temp_dir=temp_dir,
-                **settings[k],  # type: ignore[arg-type]
-            )
+            header = binarize_feature_table(spec, written[k], memory, temp_dir, settings[k])
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {written[k]}")
         out_config = out_dir / "pysmt.toml"

@@ -18,7 +18,7 @@ from pysmt.running.memory_budget import parse_size
 from pysmt.shared_options import TEMP_DIR, memory_option
 from pysmt.training.symmetrize import HEURISTICS
 
-STEPS = ("prepare", "align", "lex", "extract", "score", "lm", "config")
+STEPS = ("prepare", "align", "lex", "extract", "score", "lm", "binarize", "config")
 
 #: Bitexts of the named presets (prefixes under the data folder), and their languages.
 PRESETS = {

@@ -9,16 +9,23 @@ Steps (Moses' ``train-model.perl`` order; ``--first-step``/``--last-step`` take 
 5. ``score``    ``phrase-table.gz`` and ``reordering-table.wbe-msd-bidirectional-fe.gz``, in buckets that
                 fit ``--memory`` (:mod:`pysmt.training.buckets`)
 6. ``lm``       5-gram modified Kneser-Ney LM with lmplz (``-S`` from ``--memory``) -> ``lm.bin``
-7. ``config``   ``pysmt.toml`` with Moses' untuned default weights
+7. ``binarize`` both tables as memory-mapped binary tables (within ``--memory``) -> ``phrase-table.bin/``,
+                ``reordering-table.wbe-msd-bidirectional-fe.bin/``; the text tables stay (Moses reads them)
+8. ``config``   ``pysmt.toml`` naming the binary tables, with Moses' untuned default weights
+
+The system loads in milliseconds rather than minutes (``pysmt decode``, each tuning iteration, ``serve``),
+and a config written by ``tune`` or ``binarize`` from this one keeps naming the binary tables.
 
 Each step writes its outputs atomically and then a marker ``steps/<name>.done`` (its seconds:
-:class:`pysmt.running.jobs.DoneMarkers`); a step whose
-marker and outputs exist is skipped (``--force`` redoes it), so an interrupted run resumes where it
-stopped. Before any work the run records itself in ``job.json`` (:mod:`pysmt.running.jobs`): a rerun with
-other corpora, languages or result-shaping options stops with an error naming what changed, unless
-``--force`` starts afresh (the other job's step markers are then discarded). Each step declares the
-files it reads and the step that makes them; a run whose ``--first-step`` skips a step whose files
-are missing stops before doing anything, saying which step to start from.
+:class:`pysmt.running.jobs.DoneMarkers`); a step whose marker and outputs exist is skipped (``--force``
+redoes it), so an interrupted run resumes where it stopped, unless a step it reads from ran again in
+this run (then it is redone too: a folder trained before the binarize step existed gets its binary
+tables and a config naming them from a plain rerun). Before any work the run records itself in
+``job.json`` (:mod:`pysmt.running.jobs`): a rerun with other corpora, languages or result-shaping
+options stops with an error naming what changed, unless ``--force`` starts afresh (the other job's step
+markers are then discarded). Each step declares the files it reads and the step that makes them; a run
+whose ``--first-step`` skips a step whose files are missing stops before doing anything, saying which
+step to start from.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from pathlib import Path
 from pysmt.config import FeatureSpec, ProcessingConfig, SearchConfig, SystemConfig
 from pysmt.config_files import write_toml
 from pysmt.errors import PysmtError, at_line
+from pysmt.features.table_binarizing import binarize_feature_table
 from pysmt.files.outputs import check_outputs
 from pysmt.files.progress import progress_bar
 from pysmt.files.textio import NO_ROOM, atomic_path, atomic_writer, count_lines, read_lines, scratch_folder, writing
@@ -84,6 +92,10 @@ class Pipeline:
         self.phrase_table = out / "phrase-table.gz"
         self.reordering_table = out / "reordering-table.wbe-msd-bidirectional-fe.gz"
         self.lm = out / "lm.bin"
+        #: The binary tables (folders) the config names.
+        self.binary_phrase_table = out / "phrase-table.bin"
+        self.binary_reordering_table = out / "reordering-table.wbe-msd-bidirectional-fe.bin"
+        self.folders = {self.binary_phrase_table, self.binary_reordering_table}
         self.config = out / "pysmt.toml"
         self.timings: dict[str, float] = {}
         truecase = [] if options.prepared else [self.truecase_src, self.truecase_tgt]
@@ -96,6 +108,7 @@ class Pipeline:
             "extract": [self.extract],
             "score": [self.phrase_table, self.reordering_table],
             "lm": [self.lm],
+            "binarize": [self.binary_phrase_table, self.binary_reordering_table],
             "config": [self.config],
         }
         #: ... and what it reads of the other steps' outputs.
@@ -106,7 +119,8 @@ class Pipeline:
             "extract": corpus + [self.aligned],
             "score": [self.extract, self.lex_f2e, self.lex_e2f] + corpus + [self.aligned],
             "lm": [self.train_tgt, self.lm_extra],
-            "config": [self.phrase_table, self.reordering_table, self.lm] + truecase,
+            "binarize": [self.phrase_table, self.reordering_table],
+            "config": [self.binary_phrase_table, self.binary_reordering_table, self.lm] + truecase,
         }
         self.maker = {path: step for step, paths in self.outputs.items() for path in paths}
 
@@ -149,9 +163,13 @@ class Pipeline:
         inputs = {"--corpus": corpus, "--lm-text": o.lm_texts, "--alignment": o.alignment}
         return Job(o.out, "train", options, inputs)
 
+    def made(self, path: Path) -> bool:
+        """Whether a step's output is there: a file, or a binary table's folder (written whole, then renamed)."""
+        return path.is_dir() if path in self.folders else path.is_file()
+
     def done(self, step: str) -> bool:
         """Whether a step finished (its marker is written last) and its outputs are still there."""
-        return self.steps.done(step) and all(path.is_file() for path in self.outputs[step])
+        return self.steps.done(step) and all(self.made(path) for path in self.outputs[step])
 
     def missing(self, first: int, last: int, discarded: bool) -> list[tuple[str, Path, str]]:
         """``(step, file, maker)`` for each file a step in ``first..last`` needs that nothing provides.
@@ -179,7 +197,7 @@ class Pipeline:
         message = f"step {step} needs {rel}, which step {maker} makes"
         if discarded:
             message += f" (what {self.o.out} holds is another job's, which --force discards)"
-        elif path.is_file():
+        elif self.made(path):
             message += f" (step {maker} did not finish)"
         if start < STEPS.index(maker):
             message += " (and the steps before it have not run either)"
@@ -206,16 +224,21 @@ class Pipeline:
         try:
             if discarded:  # --force over another job's work: none of its steps counts as done
                 shutil.rmtree(self.steps.folder, ignore_errors=True)
+            ran: set[str] = set()
             for name in STEPS[first : last + 1]:
-                if self.done(name) and not self.o.force:
+                remade = sorted({self.maker[path] for path in self.needs[name]} & ran)
+                if self.done(name) and not self.o.force and not remade:
                     log(f"step {name}: done already (use --force to redo)")
                     continue
+                if self.done(name) and remade:
+                    log(f"step {name}: redone, as step {' and '.join(remade)} ran again")
                 log(f"step {name} ...")
                 start = time.time()
                 self.steps.redo(name)
                 self.run_step(name)
                 self.timings[name] = time.time() - start
                 self.steps.finish(name, seconds=round(self.timings[name], 1))
+                ran.add(name)
                 log(f"step {name}: {self.timings[name]:.1f} s")
         finally:
             release_folder(self.o.out)
@@ -421,13 +444,26 @@ class Pipeline:
         texts = [self.train_tgt] + ([self.lm_extra] if self.lm_extra.is_file() and self.lm_extra.stat().st_size else [])
         build_language_model(texts, self.lm, self.o.lm_order, megabytes(int(LM_SHARE * self.o.memory)), self.o.temp_dir)
 
+    def step_binarize(self) -> None:
+        """The config's text tables as binary tables, each sorted within ``--memory``."""
+        text = system_config(self, binary=False)
+        for spec in text.features:
+            if spec.type in ("phrase-table", "lexical-reordering"):
+                folder = self.binary_phrase_table if spec.type == "phrase-table" else self.binary_reordering_table
+                header = binarize_feature_table(spec, folder, self.o.memory, self.o.temp_dir)
+                counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
+                log(f"binarized {spec.name}: {counts} -> {folder.name}")
+
     def step_config(self) -> None:
         write_toml(system_config(self), self.config)
 
 
-def system_config(pipeline: Pipeline) -> SystemConfig:
-    """The trained system with Moses' untuned default weights (train-model.perl) and cube pruning."""
+def system_config(pipeline: Pipeline, binary: bool = True) -> SystemConfig:
+    """The trained system with Moses' untuned default weights (train-model.perl) and cube pruning, reading the
+    binary tables (``binary``) or the text ones."""
     o = pipeline.o
+    phrase_table = pipeline.binary_phrase_table if binary else pipeline.phrase_table
+    reordering_table = pipeline.binary_reordering_table if binary else pipeline.reordering_table
     features = [
         FeatureSpec("unknown-word-penalty", "UnknownWordPenalty0", {}, [1.0]),
         FeatureSpec("word-penalty", "WordPenalty0", {}, [-1.0]),
@@ -435,13 +471,13 @@ def system_config(pipeline: Pipeline) -> SystemConfig:
         FeatureSpec(
             "phrase-table",
             "TranslationModel0",
-            {"path": str(pipeline.phrase_table), "num-features": 4, "table-limit": 20},
+            {"path": str(phrase_table), "num-features": 4, "table-limit": 20},
             [0.2] * 4,
         ),
         FeatureSpec(
             "lexical-reordering",
             "LexicalReordering0",
-            {"model": REORDERING_MODEL, "num-features": 6, "path": str(pipeline.reordering_table)},
+            {"model": REORDERING_MODEL, "num-features": 6, "path": str(reordering_table)},
             [0.3] * 6,
         ),
         FeatureSpec("distortion", "Distortion0", {}, [0.3]),

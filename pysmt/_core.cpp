@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -451,6 +452,25 @@ PYBIND11_MODULE(_core, m) {
           },
           "option"_a, "The word alignment inside an option's pair (Moses' i-j pairs)")
       .def(
+          "set_reordering",
+          [](BuiltOptions &b, std::vector<bool> walls, std::vector<int32_t> local_walls, std::vector<int32_t> zone_first,
+             std::vector<int32_t> zone_last) {
+            int n = b.options->length();
+            if (walls.size() != static_cast<size_t>(n) || local_walls.size() != walls.size() ||
+                zone_first.size() != zone_last.size())
+              throw std::invalid_argument("a wall and a local wall per word, a first and a last word per zone");
+            for (size_t z = 0; z < zone_first.size(); ++z)
+              if (zone_first[z] < 0 || zone_first[z] > zone_last[z] || zone_last[z] >= n)
+                throw std::invalid_argument("a zone outside the sentence");
+            b.options->walls.assign(walls.begin(), walls.end());
+            b.options->local_walls = std::move(local_walls);
+            b.options->zone_first = std::move(zone_first);
+            b.options->zone_last = std::move(zone_last);
+          },
+          py::kw_only(), "walls"_a, "local_walls"_a, "zone_first"_a, "zone_last"_a,
+          "The markup's reordering constraints (pysmt/search/reordering_constraint.py): a wall after each word, the "
+          "zone whose local wall each word is (-1: none), each zone's first and last word")
+      .def(
           "add_contextual",
           [](BuiltOptions &b, Array<double> scores, Array<double> isolation, Array<double> future) {
             size_t n = b.options->size();
@@ -492,6 +512,28 @@ PYBIND11_MODULE(_core, m) {
            "New weights; the ranked pairs are forgotten")
       .def("clear", &pysmt::OptionBuilder::clear, "Forget the ranked pairs")
       .def_property_readonly("kept", &pysmt::OptionBuilder::kept, "Ranked pairs kept across sentences")
+      .def(
+          "set_markup",
+          [](pysmt::OptionBuilder &b, const std::string &policy, std::vector<int> starts, std::vector<int> ends,
+             const std::vector<py::sequence> &targets, std::vector<double> values) {
+            using Policy = pysmt::OptionBuilder::MarkupPolicy;
+            const std::map<std::string, Policy> policies = {
+                {"exclusive", Policy::exclusive}, {"inclusive", Policy::inclusive}, {"constraint", Policy::constraint}};
+            auto found = policies.find(policy);
+            if (found == policies.end()) throw std::invalid_argument("policy: exclusive, inclusive or constraint");
+            size_t count = starts.size();
+            if (ends.size() != count || targets.size() != count || values.size() != count)
+              throw std::invalid_argument("a start, an end, a target and a value per markup option");
+            std::vector<pysmt::OptionBuilder::MarkupOption> options;
+            for (size_t m = 0; m < count; ++m) {
+              if (starts[m] < 0 || starts[m] >= ends[m]) throw std::invalid_argument("a markup span of no words");
+              options.push_back({starts[m], ends[m], utf8_all(targets[m]), values[m]});
+            }
+            b.set_markup(found->second, options);
+          },
+          py::kw_only(), "policy"_a, "starts"_a, "ends"_a, "targets"_a, "values"_a,
+          "The next sentence's markup options (pysmt/search/markup_options.py): spans [start, end), target words, and "
+          "the value of each of the first table's columns; `policy`: exclusive, inclusive or constraint")
       .def(
           "lookup",
           [](std::shared_ptr<pysmt::OptionBuilder> b, const py::sequence &words) {

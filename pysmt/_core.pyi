@@ -383,6 +383,10 @@ class BuiltOptions:
         """
         The word alignment inside an option's pair (Moses' i-j pairs)
         """
+    def set_reordering(self, *, walls: collections.abc.Sequence[bool], local_walls: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_first: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_last: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        The markup's reordering constraints (pysmt/search/reordering_constraint.py): a wall after each word, the zone whose local wall each word is (-1: none), each zone's first and last word
+        """
     def target(self, option: typing.SupportsInt | typing.SupportsIndex) -> list:
         """
         An option's target words
@@ -466,6 +470,10 @@ class OptionBuilder:
     def pending(self) -> list:
         """
         The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)
+        """
+    def set_markup(self, *, policy: str, starts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], ends: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: collections.abc.Sequence[collections.abc.Sequence], values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        """
+        The next sentence's markup options (pysmt/search/markup_options.py): spans [start, end), target words, and the value of each of the first table's columns; `policy`: exclusive, inclusive or constraint
         """
     def set_python_columns(self, columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         """

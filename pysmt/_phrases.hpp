@@ -31,9 +31,13 @@ class TargetVocabulary {
 struct PairView {
   const int32_t *target;  // its target words (TargetVocabulary numbers)
   int length;
-  bool unknown;  // an unknown word passed through
+  bool unknown;  // an unknown word passed through (not a markup translation)
   const TargetVocabulary *vocabulary;
 };
+
+// The `table` of an option that comes from no phrase table: an unknown word passed through, a markup translation.
+inline constexpr int32_t kUnknownTable = -1;
+inline constexpr int32_t kMarkupTable = -2;
 
 // One sentence's translation options. Options are numbered as pysmt/search/options.py numbers them
 // (spans by start, then end; a span's pairs as the table limit ranked them); each span's list is
@@ -50,8 +54,15 @@ struct SentenceOptions {
   std::vector<double> scores;                 // k * dims ...: its unweighted scores in isolation
   std::vector<int64_t> target_offsets = {0};  // its target words: target_ids[target_offsets[k]:target_offsets[k + 1]]
   std::vector<int32_t> target_ids;            //   (TargetVocabulary numbers)
-  std::vector<int32_t> table;  // the phrase table (the builder's number) its pair comes from; -1: an unknown word
-  std::vector<int64_t> entry;  // the pair's entry in that table (-1: an unknown word)
+  std::vector<int32_t> table;  // the phrase table (the builder's number) its pair comes from; kUnknownTable: an
+                               // unknown word; kMarkupTable: a markup translation (--xml-input)
+  std::vector<int64_t> entry;  // the pair's entry in that table (-1: an unknown word; a markup option's number)
+
+  // Moses' reordering constraints from markup (pysmt/search/reordering_constraint.py), empty without any: a
+  // wall after each position, the zone whose local wall each position is (-1: none), zones' first and last words.
+  std::vector<char> walls;
+  std::vector<int32_t> local_walls;
+  std::vector<int32_t> zone_first, zone_last;
 
   // spans, sorted by (start, end): span s has options span_options[span_offsets[s]:span_offsets[s + 1]]
   std::vector<int32_t> span_start, span_end, span_options;

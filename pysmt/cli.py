@@ -29,6 +29,7 @@ from pysmt.shared_options import (
     DECODING_THREADS,
     SEARCH,
     TEMP_DIR,
+    XML_INPUT,
     memory_option,
     only_one_place,
     search_overrides,
@@ -188,6 +189,7 @@ cluster_option = command_option("cluster", CLUSTER)
     "n-gram counts of MBR's list (--mbr-size, --mbr-scale).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
+@command_option("xml_input", XML_INPUT, default="pass-through")
 @click.option(
     "--constraint",
     "constraint_path",
@@ -220,6 +222,7 @@ def decode(
     mbr_scale: float | None,
     consensus_decoding: bool,
     quiet: bool,
+    xml_input: str,
     constraint_path: str | None,
     **settings: Any,
 ) -> None:
@@ -231,7 +234,9 @@ def decode(
     replaces --nbest/--alignment when the run ends. With --report-segmentation or --print-alignment-info
     the translation is the model's tokens too (the marks count them); unknown words marked or dropped are
     detokenized with the rest. With --constraint (forced decoding) only translations equal to the constraint's
-    line survive; a line none reaches is written empty, with a warning naming it on stderr.
+    line survive; a line none reaches is written empty, with a warning naming it on stderr. With --xml-input
+    (Moses' modes) markup in the input gives translations of spans and reordering walls and zones; a system
+    that prepares its text prepares only the words between the tags.
     """
     from pysmt.decoder import SystemRecipe, text_processors
     from pysmt.decoding.line_streams import OutputOptions, decode_file
@@ -258,6 +263,7 @@ def decode(
         weights_path,
         search,  # type: ignore[arg-type]
         overrides=overrides,
+        xml_input=xml_input,  # type: ignore[arg-type]
     )
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)

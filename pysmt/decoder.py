@@ -13,27 +13,31 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
 from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SearchOverrides, SystemConfig
 from pysmt.config_files import configure_system
-from pysmt.errors import FeatureError
+from pysmt.errors import FeatureError, PysmtError
+from pysmt.features.base import Feature
 from pysmt.features.constraint import ConstrainedDecoding
 from pysmt.features.registry import add_feature_types, build_features
+from pysmt.markup import Markup, MarkupError, XmlInput, parse_markup, split_tags
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 from pysmt.search.compiled import CompiledDerivation, CompiledSearch
-from pysmt.search.compiled_options import CompiledOptions
+from pysmt.search.compiled_options import UNKNOWN_TABLE, CompiledOptions
 from pysmt.search.cube import cube_search
 from pysmt.search.future_cost import FutureCost
+from pysmt.search.markup_options import WITH_OPTIONS, SentenceMarkup
 from pysmt.search.model import LogLinearModel, weighted_columns
 from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import no_translation
+from pysmt.search.reordering_constraint import ReorderingConstraint
 
 if TYPE_CHECKING:
     from pysmt.text_processing import TextProcessor
@@ -106,6 +110,15 @@ def at_input_line(index: int) -> Iterator[None]:
 
 
 @contextmanager
+def markup_errors(index: int) -> Iterator[None]:
+    """A malformed tag (``--xml-input``) is one line naming the input line (``index`` + 1)."""
+    try:
+        yield
+    except MarkupError as err:
+        raise PysmtError(f"input line {index + 1}: malformed markup: {err}") from None
+
+
+@contextmanager
 def paused_gc() -> Iterator[None]:
     """Python's cyclic garbage collector paused (and restored as it was) for a sentence's work.
 
@@ -132,16 +145,19 @@ class Decoder:
         algorithm: Literal["normal", "cube"] | None = None,
         missing_weight: float | None = None,
         engine: Literal["auto", "python"] = "auto",
+        xml_input: XmlInput = "pass-through",
     ) -> None:
         """``engine="auto"`` builds options and searches in the compiled core; ``"python"`` with the Python
         option builder and search, the readable reference the compiled core is tested against (both give
-        the same results).
+        the same results). ``xml_input`` is Moses' ``-xml-input``: how markup in the input lines is read
+        (:mod:`pysmt.markup`; ``pass-through``: as words).
 
         Every feature's section and weights are checked before any model is loaded. torch (a neural
         plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.running.torch_threads`).
         """
         set_torch_threads(DECODING_THREADS)
-        self.built_from = (config, extra_features, algorithm, missing_weight, engine)
+        self.built_from = (config, extra_features, algorithm, missing_weight, engine, xml_input)
+        self.xml_input = xml_input
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
@@ -159,6 +175,9 @@ class Decoder:
         self.source_text, self.target_text = text_processors(config.processing)
         self.compiled = CompiledSearch(self.model) if engine == "auto" else None
         self.compiled_options = CompiledOptions(self.model, max_phrase_length) if engine == "auto" else None
+        first = cast(Feature, self.model.phrase_tables[0]) if self.model.phrase_tables else None
+        #: The table whose columns markup options' log(prob) fills (Moses': the first), and its column count.
+        self.markup_table = (first.name, first.num_scores) if first is not None else None
 
     @property
     def weights(self) -> list[list[float]]:
@@ -176,6 +195,7 @@ class Decoder:
         missing_weight: float | None = None,
         engine: Literal["auto", "python"] = "auto",
         overrides: SearchOverrides = SearchOverrides(),
+        xml_input: XmlInput = "pass-through",
     ) -> Decoder:
         """The decoder of a system config file with ``features`` added (as ``--features`` adds them), ``params``
         set (``FEATURE.key=value``, as ``--param``), ``weights`` read from a file (as ``--weights``) and the
@@ -189,6 +209,7 @@ class Decoder:
             missing_weight,
             engine,
             overrides,
+            xml_input,
         ).build()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -209,12 +230,25 @@ class Decoder:
         if self.compiled_options:
             self.compiled_options.clear()
 
-    def build_options(self, sentence: Sentence) -> tuple[_core.BuiltOptions | None, SentenceOptions | None]:
-        """A sentence's options, by the compiled builder (with their Python objects when features need them)
-        or the Python one; the features have begun the sentence."""
+    def build_options(
+        self, sentence: Sentence, markup: SentenceMarkup | None = None
+    ) -> tuple[_core.BuiltOptions | None, SentenceOptions | None]:
+        """A sentence's options (with its ``markup``'s), by the compiled builder (with their Python objects when
+        features need them) or the Python one; the features have begun the sentence."""
         if self.compiled_options:
-            return self.compiled_options.build(sentence)
-        return None, self.options.build(sentence)
+            return self.compiled_options.build(sentence, markup)
+        return None, self.options.build(sentence, markup)
+
+    def read_markup(self, line: str, index: int) -> tuple[tuple[str, ...], SentenceMarkup | None, Markup | None]:
+        """A line's words, its markup options and its markup (both None when the line is read as words: ``--xml-input
+        pass-through``, the default)."""
+        if self.xml_input == "pass-through":
+            return tuple(line.split()), None, None
+        with markup_errors(index):
+            markup = parse_markup(line, keep_options=self.xml_input in WITH_OPTIONS)
+        if not markup.options:
+            return markup.words, None, markup
+        return markup.words, SentenceMarkup(self.xml_input, markup.options, self.markup_table, markup.words), markup
 
     def warm_caches(self, lines: Iterable[str]) -> None:
         """Build the options of ``lines`` (model tokens, as :meth:`translate` takes them) and drop them.
@@ -227,11 +261,11 @@ class Decoder:
         with paused_gc():
             try:
                 for index, line in enumerate(lines):
-                    words = tuple(line.split())
+                    words, markup, _ = self.read_markup(line, index)
                     if words:
                         try:
                             with at_input_line(index):
-                                self.build_options(Sentence(words, index))  # begins the sentence for the features
+                                self.build_options(Sentence(words, index), markup)  # begins the sentence for features
                         finally:
                             self.model.end_sentence()
             finally:
@@ -244,16 +278,25 @@ class Decoder:
         (features forbade every way to translate it, or scores overflowed), is a
         :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature; under
         a constraint (:class:`~pysmt.features.constraint.ConstrainedDecoding`) a line no translation reaches
-        is a translation without hypotheses (an empty line, as in Moses).
+        is a translation without hypotheses (an empty line, as in Moses). A line's markup is read as ``xml_input``
+        says; a malformed tag is a :class:`~pysmt.errors.PysmtError` naming the line.
         """
-        words = tuple(line.split())
+        words, markup, tags = self.read_markup(line, index)
         if not words:
             return Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        constraint = ReorderingConstraint.of(len(words), tags.walls, tags.zones) if tags else None
         with paused_gc(), at_input_line(index):
             sentence = Sentence(words, index)
             try:
-                built, options = self.build_options(sentence)
+                built, options = self.build_options(sentence, markup)
                 size = max(nbest_size, 1)
+                if built is not None and constraint is not None:
+                    built.set_reordering(
+                        walls=list(constraint.walls),
+                        local_walls=list(constraint.local_walls),
+                        zone_first=[first for first, _ in constraint.zones],
+                        zone_last=[last for _, last in constraint.zones],
+                    )
                 if self.compiled and built is not None:
                     candidates = self._describe_compiled(
                         built, self.compiled(self.model, built, options, self.search, size, distinct)
@@ -261,7 +304,9 @@ class Decoder:
                 else:
                     assert options is not None
                     search = cube_search if self.search.algorithm == "cube" else normal_search
-                    finals = search(self.model, options, FutureCost(options), self.search, keep_arcs=size > 1)
+                    finals = search(
+                        self.model, options, FutureCost(options), self.search, keep_arcs=size > 1, constraint=constraint
+                    )
                     candidates = [
                         self._describe(
                             [Step(o.start, o.end, o.target, o.pair.alignment, o.pair.unknown) for o in d.options],
@@ -290,7 +335,7 @@ class Decoder:
         def step(k: int) -> Step:
             known = steps.get(k)
             if known is None:
-                target, unknown = tuple(built.target(k)), bool(tables[k] < 0)
+                target, unknown = tuple(built.target(k)), bool(tables[k] == UNKNOWN_TABLE)
                 known = steps[k] = Step(int(starts[k]), int(ends[k]), target, built.alignment(k), unknown)
             return known
 
@@ -315,9 +360,27 @@ class Decoder:
             total = float(weighted_columns(scores[None, :], self.model.weights)[0])
         return Candidate(words, scores, total, sorted(alignment), phrases, unknown)
 
-    def preprocess(self, line: str) -> str:
-        """Raw input to model tokens, as the system was trained (unchanged for systems without [processing])."""
-        return self.source_text.prepare(line) if self.source_text else line
+    def preprocess(self, line: str, index: int = 0) -> str:
+        """Raw input to model tokens, as the system was trained (unchanged for systems without [processing]).
+
+        When markup is read (``xml_input``), only the text between tags is prepared, the tags kept as they are
+        (a translation in a tag is the model's target tokens, as Moses takes it); the text is truecased as one
+        sentence. A malformed tag is an error naming the input line (``index`` + 1)."""
+        if not self.source_text:
+            return line
+        if self.xml_input == "pass-through":
+            return self.source_text.prepare(line)
+        with markup_errors(index):
+            pieces = split_tags(line)
+        tokens = [self.source_text.tokens(text).split() if not tag else [] for tag, text in pieces]
+        cased = self.source_text.truecase(" ".join(t for words in tokens for t in words)).split()
+        if len(cased) != sum(map(len, tokens)):  # the truecaser changed the count: each piece on its own
+            cased = [t for words in tokens for t in self.source_text.truecase(" ".join(words)).split()]
+        out, taken = [], 0
+        for (tag, text), words in zip(pieces, tokens):
+            out.append(text if tag else " ".join(cased[taken : taken + len(words)]))
+            taken += len(words)
+        return " ".join(piece for piece in out if piece)
 
     def postprocess(self, line: str) -> str:
         """Model tokens back to raw text (detruecase, detokenize)."""
@@ -344,6 +407,8 @@ class SystemRecipe:
     missing_weight: float | None = None
     engine: Literal["auto", "python"] = "auto"
     overrides: SearchOverrides = SearchOverrides()
+    #: How markup in the input is read (``--xml-input``).
+    xml_input: XmlInput = "pass-through"
 
     def __post_init__(self) -> None:
         """Every path made absolute where the command was typed: actors and workers build the system in other
@@ -362,7 +427,11 @@ class SystemRecipe:
     def build(self, config: SystemConfig | None = None) -> Decoder:
         """The decoder, from ``config`` when the caller has read it already (:meth:`configure`)."""
         return Decoder(
-            config or self.configure(), algorithm=self.algorithm, missing_weight=self.missing_weight, engine=self.engine
+            config or self.configure(),
+            algorithm=self.algorithm,
+            missing_weight=self.missing_weight,
+            engine=self.engine,
+            xml_input=self.xml_input,
         )
 
 

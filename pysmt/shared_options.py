@@ -15,6 +15,7 @@ import click
 
 from pysmt.cli_options import POSITIVE, Option, command_option, option
 from pysmt.config import SEARCH_OPTIONS, SearchConfig, SearchOverrides, parse_weight_overwrite
+from pysmt.markup import XML_INPUTS
 from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
 from pysmt.running.memory_budget import MemorySize
 
@@ -29,6 +30,15 @@ CLUSTER = option(
     metavar="ADDRESS",
     help="Run on a Ray cluster: its head's HOST[:PORT], `auto`, or `local` (a throw-away one on this "
     "machine). Needs Ray (pysmt-mt's extra `cluster`); every node must see the files.",
+)
+
+#: ``--xml-input MODE`` (Moses' ``-xml-input``): how markup in the input is read, by decode, tune and serve.
+XML_INPUT = option(
+    type=click.Choice(XML_INPUTS),
+    help="Markup in the input (Moses' -xml-input): pass-through reads it as words; ignore drops the tags; "
+    'exclusive, inclusive and constraint read <tag translation="t1||t2" prob="p1||p2">words</tag> as the only, an '
+    "added, or a constraining translation of its words; <wall/> and <zone>...</zone> constrain reordering in every "
+    "mode but pass-through. A tag's translation is target tokens.",
 )
 
 #: ``--threads N`` of the commands that decode on this machine.

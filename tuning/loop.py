@@ -163,6 +163,8 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
+    if options.xml_input != "pass-through":  # none: the record of a job from before --xml-input
+        settings["xml_input"] = options.xml_input
     if options.search_settings.given():  # none: the record of a job from before the search settings' options
         settings["search_settings"] = options.search_settings.recorded()
     if options.optimizer == "mert":  # no optimizer entry: a MERT job of before --optimizer is refused by its region
@@ -200,6 +202,7 @@ class Tuner:
             algorithm=options.search,  # type: ignore[arg-type]
             missing_weight=0.0,
             overrides=options.search_settings,
+            xml_input=options.xml_input,  # type: ignore[arg-type]
         )
         config = self.recipe.configure()
         start_job(options, config)
@@ -273,7 +276,7 @@ class Tuner:
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(
                 progress_bar(
-                    iterable=map(self.decoder.preprocess, self.source),
+                    iterable=map(self.decoder.preprocess, self.source, range(len(self.source))),
                     total=len(self.source),
                     unit=" sent",
                     desc="dev options",

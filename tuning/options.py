@@ -13,7 +13,7 @@ import click
 
 from pysmt.cli_options import POSITIVE, option
 from pysmt.config import SearchOverrides
-from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH
+from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH, XML_INPUT
 
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
@@ -147,6 +147,8 @@ class TuningOptions:
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     search: str | None = field(default=None, metadata=SEARCH)
+    #: How markup in the dev source is read (``--xml-input``), in every decode of it.
+    xml_input: str = field(default="pass-through", metadata=XML_INPUT)
     #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``: their options are
     #: :data:`pysmt.shared_options.SEARCH_SETTINGS`): every decode of the dev set uses them, ``--weight-overwrite``
     #: gives the starting weights, and the tuned pysmt.toml keeps the search settings.

@@ -32,7 +32,7 @@ def translate_line(
     entries of the n-best list (:func:`pysmt.mbr.choose`): the list is extracted distinct unless an n-best list
     of repeated strings was asked for, and long enough for both; its first ``nbest_size`` entries stay as they are.
     """
-    text = decoder.preprocess(line) if process else line
+    text = decoder.preprocess(line, index) if process else line
     if mbr is None:
         translation = decoder.translate(text, index, nbest_size, distinct)
     else:

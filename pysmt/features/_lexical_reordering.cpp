@@ -40,7 +40,14 @@ Orientation orientation(ReorderingModel model, int prev_start, int prev_end, int
 }
 
 const double *LexicalReorderingTwin::row_of(const SentenceOptions &options, size_t k) {
-  if (options.table[k] < 0) return default_scores_.empty() ? nullptr : default_scores_.data();  // an unknown word
+  if (options.table[k] == kUnknownTable) return default_scores_.empty() ? nullptr : default_scores_.data();
+  if (options.table[k] == kMarkupTable) {  // looked up as any pair (its source and target), not kept: per sentence
+    std::string text = options.source(options.start[k], options.end[k]);
+    if (!source_only_) text += " ||| " + options.target_text(k);
+    int64_t row = table_->find(text);
+    if (row >= 0) return table_->scores(row);
+    return default_scores_.empty() ? nullptr : default_scores_.data();
+  }
   uint64_t key = (static_cast<uint64_t>(options.table[k]) << 48) ^ static_cast<uint64_t>(options.entry[k]);
   auto [row, fresh] = rows_of_entries_.insert(key);
   if (fresh) {

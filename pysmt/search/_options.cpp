@@ -60,8 +60,13 @@ void OptionBuilder::clear() {
 
 void OptionBuilder::target_words(int32_t table, int64_t entry, std::vector<int32_t> &out) {
   out.clear();
-  if (table < 0) {  // an unknown word: its own number
+  if (table == kUnknownTable) {  // an unknown word: its own number
     out.push_back(static_cast<int32_t>(entry));
+    return;
+  }
+  if (table == kMarkupTable) {
+    const std::vector<int32_t> &target = markup_[static_cast<size_t>(entry)].target;
+    out.assign(target.begin(), target.end());
     return;
   }
   Table &t = tables_[static_cast<size_t>(table)];
@@ -86,9 +91,12 @@ void OptionBuilder::score(int32_t table, int64_t entry, double *scores, double *
       if (std::none_of(row, row + s.count, [](float v) { return std::isnan(v); }))
         for (int k = 0; k < s.count; ++k) scores[s.column + k] = static_cast<double>(row[k]);
     }
+  } else if (table == kMarkupTable && !tables_.empty()) {  // markup_options.py: the first table's columns
+    const Table &t = tables_.front();
+    for (int k = 0; k < t.view->num_scores(); ++k) scores[t.column + k] = markup_[static_cast<size_t>(entry)].value;
   }
   target_words(table, entry, words_buffer_);
-  PairView pair{words_buffer_.data(), static_cast<int>(words_buffer_.size()), table < 0, &vocabulary_};
+  PairView pair{words_buffer_.data(), static_cast<int>(words_buffer_.size()), table == kUnknownTable, &vocabulary_};
   for (const Scorer &s : scorers_) s.scores->score(pair, scores + s.column, estimates + s.column);
 }
 
@@ -119,6 +127,53 @@ int64_t OptionBuilder::source_of(const std::string &text, int32_t unknown_word) 
   return index;
 }
 
+void OptionBuilder::set_markup(MarkupPolicy policy, const std::vector<MarkupOption> &options) {
+  policy_ = policy;
+  markup_.clear();
+  for (const MarkupOption &option : options) {
+    Markup markup{option.start, option.end, {}, option.value};
+    for (const std::string &word : option.target) markup.target.push_back(vocabulary_.id(word));
+    markup_.push_back(std::move(markup));
+  }
+}
+
+bool OptionBuilder::wants_unknown(int position, bool translated) const {
+  if (!markup_at(position, position + 1).empty()) return false;
+  return !translated || (policy_ != MarkupPolicy::inclusive && covered_[static_cast<size_t>(position)]);
+}
+
+std::vector<int> OptionBuilder::markup_at(int start, int end) const {
+  std::vector<int> found;
+  for (size_t m = 0; m < markup_.size(); ++m)
+    if (markup_[m].start == start && markup_[m].end == end) found.push_back(static_cast<int>(m));
+  return found;
+}
+
+bool OptionBuilder::keeps(int start, int end, const Ranked &pair) {
+  if (markup_.empty() || pair.table < 0 || policy_ == MarkupPolicy::inclusive) return true;
+  if (policy_ == MarkupPolicy::exclusive)
+    return std::none_of(covered_.begin() + start, covered_.begin() + end, [](char c) { return c != 0; });
+  target_words(pair.table, pair.entry, target_buffer_);
+  return !violates(start, end, target_buffer_);
+}
+
+// markup_options.py's violates (Moses' ViolatesXmlOptionsConstraint): the first markup option that decides does.
+bool OptionBuilder::violates(int start, int end, const std::vector<int32_t> &target) const {
+  for (const Markup &m : markup_) {
+    if (m.start <= start && m.end >= end && (m.start < start || m.end > end)) return true;
+    if ((m.start < start && start < m.end && m.end < end) || (start < m.start && m.start < end && end < m.end))
+      return true;
+    if (m.start >= start && m.end <= end) {
+      size_t length = m.target.size();
+      for (size_t k = 0; k + length <= target.size(); ++k)
+        if (std::equal(m.target.begin(), m.target.end(), target.begin() + static_cast<std::ptrdiff_t>(k)))
+          return false;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<SentenceOptions> OptionBuilder::lookup(const std::vector<std::string> &words) {
   if (ranked_.size() > kMaxKept) clear();
   pending_.clear();
@@ -138,14 +193,20 @@ std::shared_ptr<SentenceOptions> OptionBuilder::lookup(const std::vector<std::st
       span_sources_.push_back(source_of(text, -1));
     }
   }
-  // options.py's prepare: words no table translates alone pass through (their pairs pending after the tables')
+  // options.py's prepare: words no table translates alone (or the markup leaves without an option) pass through
+  // (their pairs pending after the tables'), then the markup's pairs
+  covered_.assign(static_cast<size_t>(n), 0);
+  for (const Markup &m : markup_) std::fill(covered_.begin() + m.start, covered_.begin() + m.end, 1);
   size_t span = 0;  // the first span of each start: its one word
   for (int start = 0; start < n; span += static_cast<size_t>(std::min(n - start, max_phrase_length_)), ++start) {
-    if (sources_[static_cast<size_t>(span_sources_[span])].count == 0) {
+    if (wants_unknown(start, sources_[static_cast<size_t>(span_sources_[span])].count > 0)) {
       const std::string &word = words[static_cast<size_t>(start)];
       span_sources_[span] = source_of(std::string(kUnknownPrefix) + word, vocabulary_.id(word));
     }
   }
+  markup_pending_ = pending_.size();
+  for (size_t m = 0; m < markup_.size(); ++m)
+    pending_.push_back(Pending{kMarkupTable, static_cast<int64_t>(m), options->source(markup_[m].start, markup_[m].end)});
   return options;
 }
 
@@ -200,13 +261,18 @@ void OptionBuilder::rank(const double *python_scores, const double *python_estim
 void OptionBuilder::finish(SentenceOptions &options, const double *python_scores, const double *python_estimates) {
   rank(python_scores, python_estimates);
   int n = options.length(), span = 0;
+  std::vector<int64_t> kept;
   for (int start = 0; start < n; ++start) {
     for (int end = start + 1; end <= std::min(n, start + max_phrase_length_); ++end, ++span) {
       const Source &source = sources_[static_cast<size_t>(span_sources_[static_cast<size_t>(span)])];
-      if (source.count == 0) continue;
+      kept.clear();
+      for (int64_t r = source.first; r < source.first + source.count; ++r)
+        if (keeps(start, end, ranked_[static_cast<size_t>(r)])) kept.push_back(r);
+      std::vector<int> given = markup_.empty() ? std::vector<int>() : markup_at(start, end);
+      if (kept.empty() && given.empty()) continue;
       options.span_start.push_back(start);
       options.span_end.push_back(end);
-      for (int64_t r = source.first; r < source.first + source.count; ++r) {
+      for (int64_t r : kept) {
         const Ranked &pair = ranked_[static_cast<size_t>(r)];
         int32_t k = static_cast<int32_t>(options.size());
         options.span_options.push_back(k);
@@ -215,7 +281,7 @@ void OptionBuilder::finish(SentenceOptions &options, const double *python_scores
         options.isolation.push_back(pair.isolation);
         options.future.push_back(pair.future);
         options.table.push_back(pair.table);
-        options.entry.push_back(pair.table < 0 ? -1 : pair.entry);
+        options.entry.push_back(pair.table == kUnknownTable ? -1 : pair.entry);
         size_t row = options.scores.size();
         options.scores.resize(row + static_cast<size_t>(dims_));
         estimates_buffer_.resize(static_cast<size_t>(dims_));
@@ -226,11 +292,45 @@ void OptionBuilder::finish(SentenceOptions &options, const double *python_scores
         options.target_ids.insert(options.target_ids.end(), words_buffer_.begin(), words_buffer_.end());
         options.target_offsets.push_back(static_cast<int64_t>(options.target_ids.size()));
       }
+      for (int m : given) add_markup_option(options, m, python_scores, python_estimates);
+      int64_t first = options.span_offsets.back();
+      if (!given.empty())  // best first, as the tables' are (options.py sorts the span's list)
+        std::stable_sort(options.span_options.begin() + first, options.span_options.end(), [&options](int32_t a, int32_t b) {
+          return better(options.future[static_cast<size_t>(a)], options.future[static_cast<size_t>(b)]);
+        });
       options.span_offsets.push_back(static_cast<int64_t>(options.span_options.size()));
     }
   }
   pending_.clear();
   new_sources_.clear();
+  markup_.clear();
+}
+
+void OptionBuilder::add_markup_option(SentenceOptions &options, int m, const double *python_scores,
+                                      const double *python_estimates) {
+  const Markup &markup = markup_[static_cast<size_t>(m)];
+  options.span_options.push_back(static_cast<int32_t>(options.size()));
+  options.start.push_back(markup.start);
+  options.end.push_back(markup.end);
+  options.table.push_back(kMarkupTable);
+  options.entry.push_back(m);
+  size_t row = options.scores.size();
+  options.scores.resize(row + static_cast<size_t>(dims_));
+  estimates_buffer_.resize(static_cast<size_t>(dims_));
+  double *scores = options.scores.data() + row;
+  score(kMarkupTable, m, scores, estimates_buffer_.data());
+  size_t p = markup_pending_ + static_cast<size_t>(m);  // rank()'s scoring of a pending pair
+  for (int c : python_columns_) {
+    scores[c] = python_scores[p * static_cast<size_t>(dims_) + static_cast<size_t>(c)];
+    estimates_buffer_[static_cast<size_t>(c)] = python_estimates[p * static_cast<size_t>(dims_) + static_cast<size_t>(c)];
+  }
+  double isolation = weighted(scores);
+  double future = isolation + weighted(estimates_buffer_.data());
+  if (std::find(scores, scores + dims_, -kInf) != scores + dims_) isolation = future = -kInf;  // forbidden
+  options.isolation.push_back(isolation);
+  options.future.push_back(future);
+  options.target_ids.insert(options.target_ids.end(), markup.target.begin(), markup.target.end());
+  options.target_offsets.push_back(static_cast<int64_t>(options.target_ids.size()));
 }
 
 void add_contextual(SentenceOptions &options, const double *scores, const double *isolation, const double *future) {

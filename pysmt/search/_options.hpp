@@ -7,6 +7,10 @@
 // plugin_results.weighted_rows adds them, and ties keep the tables' order, so both builders give the
 // same options with the same numbers.
 //
+// A sentence's markup (--xml-input; pysmt/search/markup_options.py is the specification) adds its options to
+// their spans (kMarkupTable, numbered in the line's order), takes table options away as its policy says and
+// passes through the words it leaves without an option; set before lookup(), forgotten by finish().
+//
 // Python features are called from Python, between the two steps of a sentence: lookup() lists the
 // pairs of source phrases not seen before (pending()), and finish() takes the context-free Python
 // features' scores of those pairs, ranks them and lays the options out. Per-sentence features
@@ -40,6 +44,15 @@ class OptionBuilder {
     std::string source;
   };
 
+  // How markup options meet the tables' (Moses' -xml-input with options).
+  enum class MarkupPolicy { exclusive, inclusive, constraint };
+  // A markup translation of the source words [start, end); `value` fills each column of the first table.
+  struct MarkupOption {
+    int start, end;
+    std::vector<std::string> target;
+    double value;
+  };
+
   OptionBuilder(int dims, int max_phrase_length) : dims_(dims), max_phrase_length_(max_phrase_length) {}
 
   // A phrase table supplying candidates; its scores are the model's columns [column, column + num_scores).
@@ -57,6 +70,9 @@ class OptionBuilder {
   // Forget the ranked pairs.
   void clear();
 
+  // The next sentence's markup options (in the line's order), under `policy`.
+  void set_markup(MarkupPolicy policy, const std::vector<MarkupOption> &options);
+
   // Step 1: the sentence's spans looked up; the pairs of source phrases not ranked yet are pending.
   std::shared_ptr<SentenceOptions> lookup(const std::vector<std::string> &words);
   const std::vector<Pending> &pending() const { return pending_; }
@@ -68,7 +84,9 @@ class OptionBuilder {
   const TargetVocabulary &vocabulary() const { return vocabulary_; }
   // The word alignment inside a pair (an unknown word's: "0-0").
   std::string_view alignment(int32_t table, int64_t entry) const {
-    return table < 0 ? std::string_view("0-0") : tables_[static_cast<size_t>(table)].view->alignment(entry);
+    if (table == kUnknownTable) return "0-0";
+    if (table == kMarkupTable) return "";  // Moses' markup translations have none
+    return tables_[static_cast<size_t>(table)].view->alignment(entry);
   }
   // Pairs kept across sentences (for tests and benchmarks).
   size_t kept() const { return ranked_.size(); }
@@ -110,6 +128,13 @@ class OptionBuilder {
   // word's is kUnknownPrefix + the word, with its word's number.
   int64_t source_of(const std::string &text, int32_t unknown_word);
   void rank(const double *python_scores, const double *python_estimates);
+  // markup_options.py's SentenceMarkup: wants_unknown, keeps (of a ranked pair), the options of exactly a span.
+  bool wants_unknown(int position, bool translated) const;
+  bool keeps(int start, int end, const Ranked &pair);
+  bool violates(int start, int end, const std::vector<int32_t> &target) const;
+  std::vector<int> markup_at(int start, int end) const;
+  // A markup option laid out as option `k` of `options` (scored as rank() scores a pair), from its pending row.
+  void add_markup_option(SentenceOptions &options, int m, const double *python_scores, const double *python_estimates);
   double weighted(const double *row) const;
 
   int dims_, max_phrase_length_;
@@ -129,6 +154,18 @@ class OptionBuilder {
   std::vector<Pending> pending_;
   std::vector<int32_t> words_buffer_;
   std::vector<double> estimates_buffer_;
+  // the sentence's markup: its options (target words as TargetVocabulary numbers), the words they cover, and
+  // where their pending pairs start
+  struct Markup {
+    int start, end;
+    std::vector<int32_t> target;
+    double value;
+  };
+  MarkupPolicy policy_ = MarkupPolicy::inclusive;
+  std::vector<Markup> markup_;
+  std::vector<char> covered_;
+  size_t markup_pending_ = 0;
+  std::vector<int32_t> target_buffer_;
 };
 
 // Per-sentence features' scores of a sentence's options (options x dims, zeros outside their columns),

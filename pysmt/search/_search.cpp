@@ -115,6 +115,48 @@ bool Search::gap_reachable(int gap, int start, int end) const {
   return limit < 0 || start == gap || end - gap <= limit;
 }
 
+// reordering_constraint.py (Moses' ReorderingConstraint::Check), with the same names.
+bool Search::reordering_allowed(const uint64_t *cov, int gap, int start, int end) const {
+  const SentenceOptions &o = options_;
+  if (o.walls.empty() && o.zone_first.empty()) return true;
+  int last = end - 1;  // Moses' inclusive end
+  if (gap != start)
+    for (int p = gap; p < last; ++p)
+      if (o.walls[static_cast<size_t>(p)]) return false;
+  int last_covered = -1;
+  for (int p = n_ - 1; p >= 0; --p)
+    if (covered_at(cov, p)) {
+      last_covered = p;
+      break;
+    }
+  if (gap > last_covered && gap == start) return true;  // monotone
+  int limit = settings_.distortion_limit;
+  for (size_t z = 0; z < o.zone_first.size(); ++z) {
+    int first = o.zone_first[z], final = o.zone_last[z];
+    bool outside = last < first || start > final;
+    if ((last_covered < first && outside) || gap > final) continue;
+    int done = 0;
+    for (int p = first; p <= final; ++p) done += covered_at(cov, p);
+    if (done == final - first + 1) continue;
+    if (outside) {
+      if (done) return false;  // the zone is open: nothing outside it
+      continue;
+    }
+    if (limit >= 0 && start != gap && final - gap >= limit) return false;  // its gap out of reach
+    if (start <= first) continue;
+    if (last > final) {
+      if (final - start + 1 < final - first + 1 - done) return false;  // leaves it unfinished
+      continue;
+    }
+    bool seen_gap = false;
+    for (int p = first; p < std::min(final, last); ++p) {
+      seen_gap = seen_gap || (!covered_at(cov, p) && p < start);
+      if (seen_gap && o.local_walls[static_cast<size_t>(p)] == static_cast<int32_t>(z)) return false;
+    }
+  }
+  return true;
+}
+
 // FutureCost.__call__: the table's estimate summed over the uncovered runs, left to right.
 double Search::future_of(const uint64_t *cov) const {
   double cost = 0.0;
@@ -241,6 +283,7 @@ std::vector<int> Search::normal(std::vector<Stack> &stacks) {
         if (covered_at(coverage.data(), start) || !jump_allowed(h.end, h.option >= 0, start)) continue;
         for (const Span &span : spans_[start]) {
           if (overlaps(coverage.data(), start, span.end) || !gap_reachable(gap, start, span.end)) break;
+          if (!reordering_allowed(coverage.data(), gap, start, span.end)) continue;
           with_span(id, start, span.end, next.data());
           double cost = future_of(next.data());
           int covered = i + span.end - start;
@@ -312,6 +355,7 @@ std::vector<int> Search::cube(std::vector<Stack> &stacks) {
         if (!jumpers) continue;
         for (const Span &span : spans_[start]) {
           if (overlaps(coverage, start, span.end) || !gap_reachable(gap, start, span.end)) break;
+          if (!reordering_allowed(coverage, gap, start, span.end)) continue;
           with_span(group[0], start, span.end, next.data());
           int covered = i + span.end - start;
           todo[covered].push_back(

@@ -165,6 +165,8 @@ class Search {
   int first_gap(const uint64_t *cov) const;
   bool jump_allowed(int previous_end, bool has_previous, int start) const;
   bool gap_reachable(int gap, int start, int end) const;
+  // reordering_constraint.py's allows: the markup's walls and zones kept by covering [start, end) after `cov`.
+  bool reordering_allowed(const uint64_t *cov, int gap, int start, int end) const;
   double future_of(const uint64_t *cov) const;
   uint64_t signature(int id) const;
   // Score extending hypothesis `parent` by `option` (the features keep the new states pending, the

@@ -15,7 +15,9 @@ feature is there (:meth:`CompiledOptions.materialize`). A per-sentence feature w
 with a binary table (:class:`~pysmt.features.base.StoredScores`: the RNN's, by ``pysmt rnn score``) is
 read from there, and asked only about the options they do not cover. Stored scores that are their table's
 columns (:class:`~pysmt.features.base.StoredColumns`: the RNN's under ``mode = "column"``) the compiled
-builder reads itself when it scores the table's pairs in isolation, before the table limit.
+builder reads itself when it scores the table's pairs in isolation, before the table limit. A sentence's
+markup options (:mod:`pysmt.search.markup_options`) are given to the builder before its lookup; their pairs
+are the table ``MARKUP``'s, numbered in the line's order.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from pysmt import _core
 from pysmt.features.base import CompiledScores, Feature, PhraseSource, StoredScores, with_source_context
 from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 from pysmt.search.compiled import compiled_scorer
+from pysmt.search.markup_options import SentenceMarkup
 from pysmt.search.model import LogLinearModel, weighted_rows
+
+#: The builder's ``table`` of an unknown word passed through, and of a markup translation (``_phrases.hpp``).
+UNKNOWN_TABLE = -1
+MARKUP_TABLE = -2
 
 
 class CompiledOptions:
@@ -91,6 +98,8 @@ class CompiledOptions:
         self.objects = any(compiled_scorer(model.stateful[k]) is None for k in model.deferred) or any(
             not (self.stored.get(f) or self.columns.get(f)) for f in self.contextual
         )
+        #: The sentence being built's markup (its pairs are made from it).
+        self.markup: SentenceMarkup | None = None
         self.set_weights()
 
     def set_weights(self) -> None:
@@ -101,9 +110,21 @@ class CompiledOptions:
         """Forget the ranked pairs (a feature's scores of them changed)."""
         self.core.clear()
 
-    def build(self, sentence: Sentence) -> tuple[_core.BuiltOptions, SentenceOptions | None]:
-        """The sentence's options, and their Python objects when a feature needs them; the features have
-        begun the sentence and the per-sentence ones scored the options."""
+    def build(
+        self, sentence: Sentence, markup: SentenceMarkup | None = None
+    ) -> tuple[_core.BuiltOptions, SentenceOptions | None]:
+        """The sentence's options (with the ``markup``'s), and their Python objects when a feature needs them; the
+        features have begun the sentence and the per-sentence ones scored the options."""
+        self.markup = markup
+        if markup is not None:
+            table = markup.table
+            self.core.set_markup(
+                policy=markup.policy,
+                starts=[option.start for option in markup.options],
+                ends=[option.end for option in markup.options],
+                targets=[list(option.target) for option in markup.options],
+                values=[option.log_prob / table[1] if table else 0.0 for option in markup.options],
+            )
         built = self.core.lookup(list(sentence.words))
         scores = estimates = None
         pending = self.core.pending() if self.python else []
@@ -150,9 +171,13 @@ class CompiledOptions:
         return scores, estimates
 
     def pair(self, table: int, entry: int, source: str) -> PhrasePair:
-        """An unscored phrase pair: table ``table``'s entry ``entry``, or (table -1) the unknown word ``source``."""
-        if table < 0:
+        """An unscored phrase pair: table ``table``'s entry ``entry``, the unknown word ``source`` (table -1), or the
+        sentence's markup option ``entry`` (table -2)."""
+        if table == UNKNOWN_TABLE:
             return PhrasePair(source, (source,), table=None, table_scores=None, alignment="0-0", unknown=True)
+        if table == MARKUP_TABLE:
+            assert self.markup is not None
+            return self.markup.pair(entry)
         return self.tables[table].pair(entry, source)
 
     def materialize(self, built: _core.BuiltOptions, sentence: Sentence) -> SentenceOptions:

@@ -20,6 +20,7 @@ from pysmt.search.future_cost import FutureCost
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
 from pysmt.search.normal import make_stacks
+from pysmt.search.reordering_constraint import ReorderingConstraint
 
 
 class Edge:
@@ -36,9 +37,15 @@ class Edge:
 
 
 def cube_search(
-    model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig, keep_arcs: bool
+    model: LogLinearModel,
+    options: SentenceOptions,
+    future: FutureCost,
+    config: SearchConfig,
+    keep_arcs: bool,
+    constraint: ReorderingConstraint | None = None,
 ) -> list[Hypothesis]:
-    """Run the search; return the complete hypotheses, best first."""
+    """Run the search (keeping the markup's walls and zones, ``constraint``); return the complete hypotheses,
+    best first."""
     n = len(options.sentence)
     limit = config.distortion_limit
     stacks = make_stacks(n, config, keep_arcs)
@@ -72,6 +79,8 @@ def cube_search(
                     mask = span_mask(start, end)
                     if coverage & mask or not gap_reachable(gap, start, end, limit):
                         break
+                    if constraint is not None and not constraint.allows(coverage, start, end, limit):
+                        continue
                     covered = i + end - start
                     todo[covered].append(Edge(jumpers, span_options, future(coverage | mask), covered == n))
     return []

@@ -14,6 +14,7 @@ from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed
 from pysmt.search.future_cost import FutureCost
 from pysmt.search.hypothesis import Hypothesis
 from pysmt.search.model import LogLinearModel
+from pysmt.search.reordering_constraint import ReorderingConstraint
 from pysmt.search.stack import Stack
 
 
@@ -24,9 +25,15 @@ def make_stacks(n: int, config: SearchConfig, keep_arcs: bool) -> list[Stack]:
 
 
 def normal_search(
-    model: LogLinearModel, options: SentenceOptions, future: FutureCost, config: SearchConfig, keep_arcs: bool
+    model: LogLinearModel,
+    options: SentenceOptions,
+    future: FutureCost,
+    config: SearchConfig,
+    keep_arcs: bool,
+    constraint: ReorderingConstraint | None = None,
 ) -> list[Hypothesis]:
-    """Run the search; return the complete hypotheses, best first."""
+    """Run the search (keeping the markup's walls and zones, ``constraint``); return the complete hypotheses,
+    best first."""
     n = len(options.sentence)
     limit = config.distortion_limit
     stacks = make_stacks(n, config, keep_arcs)
@@ -46,6 +53,8 @@ def normal_search(
                     mask = span_mask(start, end)
                     if coverage & mask or not gap_reachable(gap, start, end, limit):
                         break
+                    if constraint is not None and not constraint.allows(coverage, start, end, limit):
+                        continue
                     new_coverage = coverage | mask
                     cost = future(new_coverage)
                     complete = i + end - start == n

@@ -10,7 +10,7 @@ import click
 from pysmt.cli_options import POSITIVE, option
 from pysmt.config import SearchOverrides
 from pysmt.running.memory_budget import MemorySize
-from pysmt.shared_options import SEARCH
+from pysmt.shared_options import SEARCH, XML_INPUT
 
 #: Every address of this machine: serving beyond it must be asked for (``--host 0.0.0.0``).
 LOOPBACK = "127.0.0.1"
@@ -42,6 +42,8 @@ class ServeOptions:
             is_flag=True, help="Requests are already tokenized and truecased (as `decode --prepared`): no processing."
         ),
     )
+    #: How markup in a request's text is read (as mosesserver run with ``-xml-input``).
+    xml_input: str = field(default="pass-through", metadata=XML_INPUT)
     host: str = field(
         default=LOOPBACK,
         metadata=option(help="Address to listen on (0.0.0.0: every interface; only on a network you trust)."),

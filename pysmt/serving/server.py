@@ -194,6 +194,7 @@ async def models(request: web.Request) -> web.Response:
                 "opt": {
                     "prepared": options.prepared,
                     "search": options.search,
+                    "xml-input": options.xml_input,
                     **options.search_settings.recorded(),
                 },
             }
@@ -238,6 +239,7 @@ def recipe_of(options: ServeOptions) -> SystemRecipe:
         str(options.weights) if options.weights else None,
         options.search,  # type: ignore[arg-type]
         overrides=options.search_settings,
+        xml_input=options.xml_input,  # type: ignore[arg-type]
     )
 
 

@@ -95,6 +95,8 @@ def translated(
 
 def in_words(decoder: Decoder, line: str, candidates: list[Candidate], texts: list[str]) -> list[Candidate]:
     """``candidates`` renumbered to count the words of ``line`` and of their ``texts`` (split on spaces)."""
+    if decoder.xml_input != "pass-through":  # the line's words count, not its tags
+        line = " ".join(decoder.read_markup(line, 0)[0])
     sent = line.split()
     tokens = decoder.preprocess(line).split()
     source = words.source_places(tokens, line, decoder.preprocess) if decoder.source_text else list(range(len(sent)))

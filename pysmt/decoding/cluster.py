@@ -38,6 +38,7 @@ import numpy as np
 from pysmt.decoder import Decoder, SystemRecipe, Translation
 from pysmt.decoding.line_streams import BadLine
 from pysmt.errors import PysmtError, missing_extra
+from pysmt.files.progress import stderr_muted
 from pysmt.mbr import MbrSettings
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
@@ -110,20 +111,6 @@ def host_and_port(address: str) -> tuple[str, int]:
     """``HOST[:PORT]`` as a host and a port (Ray's default when none is given)."""
     host, _, port = address.rpartition(":") if ":" in address else (address, "", str(RAY_PORT))
     return host, int(port)
-
-
-@contextmanager
-def stderr_muted() -> Iterator[None]:
-    """File descriptor 2 sent to /dev/null for a moment: where Ray's compiled side logs."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def refused_authentication(err: BaseException) -> bool:

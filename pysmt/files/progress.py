@@ -34,6 +34,14 @@ def quiet_native_output() -> Iterator[None]:
     if not quiet:
         yield
         return
+    with stderr_muted():
+        yield
+
+
+@contextmanager
+def stderr_muted() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null for a moment: what compiled code (KenLM, Ray) writes there, not
+    Python's ``sys.stderr`` alone, goes nowhere."""
     sys.stderr.flush()
     saved = os.dup(2)
     try:

@@ -87,7 +87,8 @@ class StoredColumn(Feature):
     def evaluate_with_source_context(self, options):
         for option in options:
             pair = option.pair
-            assert pair.table != "PhraseDictionaryMemory0" or np.isnan(self.values[pair.entry, 0]), "covered"
+            covered = pair.table == "PhraseDictionaryMemory0" and pair.entry >= 0  # -1: a markup pair, no entry
+            assert not covered or np.isnan(self.values[pair.entry, 0]), "covered"
         return (
             np.array([[0.17 * len(option.target) - 0.02 * option.start] for option in options]),
             np.array([[0.05 * len(option.target)] for option in options]),

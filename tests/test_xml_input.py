@@ -1,0 +1,72 @@
+"""`--xml-input` on the commands (Moses' -xml-input): decode's output and n-best list with markup, a malformed
+tag as one error line naming its input line, markup read before a system's tokenizer, --threads, and tune
+decoding a dev source with markup (serve's and the cluster's are with their tests: test_server.py, test_cluster.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from pysmt.testing import one_line_error, run_pysmt
+from tests.helpers import raw_text_system, tune_command
+
+LINES = 'a b c\na <n translation="chat||dog" prob="0.5||0.1">b</n> c\n<np translation="w v">a b</np> <wall/> c\n'
+
+
+def decode(system: Path, text: str, *options: str | Path) -> str:
+    proc = run_pysmt("decode", "-c", system, "-q", *options, input=text)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_each_mode_on_the_toy_system(tiny_system, tmp_path):
+    assert decode(tiny_system, LINES, "--xml-input", "exclusive") == "x y z\nx chat z\nw v z\n"
+    assert decode(tiny_system, LINES, "--xml-input", "ignore") == "x y z\nx y z\nx y z\n"
+    assert decode(tiny_system, LINES, "--xml-input", "exclusive", "--threads", "2") == "x y z\nx chat z\nw v z\n"
+    default = decode(tiny_system, LINES)  # pass-through, as Moses: the tags are words
+    assert default.splitlines()[1] == 'x <n translation="chat||dog" prob="0.5||0.1">b</n> z'
+
+
+def test_the_nbest_list_shows_the_markup_options_scores(tiny_system, tmp_path):
+    nbest = tmp_path / "nbest.txt"
+    decode(tiny_system, LINES, "--xml-input", "inclusive", "--nbest", nbest, "--nbest-size", "50")
+    entries = [line.split(" ||| ") for line in nbest.read_text().splitlines()]
+    chat = [features.split() for index, text, features, _ in entries if (index, text) == ("1", "x chat z")]
+    assert chat, "the markup option is in the list"
+    at = chat[0].index("PhraseDictionaryMemory0=")
+    table = [float(value) for value in chat[0][at + 1 : at + 3]]
+    expected = math.log(0.5) + math.log(0.9) + math.log(0.5) / 2  # a -> x, c -> z, and the markup's prob 0.5
+    assert all(abs(value - expected) < 1e-3 for value in table) and len(table) == 2
+
+
+def test_a_malformed_tag_is_one_line_naming_its_input_line(tiny_system):
+    text = 'a b c\na <n translation="w" prob="high">b</n> c\n'
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", input=text)
+    one_line_error(proc, "input line 2", "malformed markup", "prob 'high' is not a number")
+    assert proc.stdout == "x y z\n"  # what came before is written
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "constraint", input="a <n>b c\n")
+    one_line_error(proc, "input line 1", "<n> is never closed")
+
+
+def test_markup_is_read_before_the_systems_tokenizer(tmp_path):
+    system = raw_text_system(tmp_path / "raw")
+    text = 'a, <n translation="chat">b</n>.\nb <wall/> a.\n'
+    assert decode(system, text, "--xml-input", "exclusive") == "x, chat.\ny x.\n"
+    tokens = decode(system, text, "--xml-input", "exclusive", "--report-segmentation")
+    assert tokens.splitlines()[0] == "x , |0-1| chat |2-2| . |3-3|"  # the tag's words counted, not its text
+
+
+def test_tune_decodes_a_dev_source_with_markup(tiny_system, tmp_path):
+    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
+    src.write_text('a <n translation="y">b</n> c\nc b a\n<zone>b c</zone>\n')
+    ref.write_text("x y z\nz y x\ny z\n")
+    out = tmp_path / "tune"
+    proc = run_pysmt(*tune_command(tiny_system, src, ref, out, "--xml-input", "exclusive", "--quiet"))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "run1" / "output.txt").read_text().splitlines()[0] == "x y z"
+    assert json.loads((out / "job.json").read_text())["options"]["xml_input"] == "exclusive"
+    bad = tmp_path / "bad.src"
+    bad.write_text("a b c\nc <n translation=x>b</n>\nb c\n")
+    proc = run_pysmt(*tune_command(tiny_system, bad, ref, tmp_path / "bad", "--xml-input", "exclusive"))
+    one_line_error(proc, "input line 2", "malformed attributes")

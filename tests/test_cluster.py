@@ -226,6 +226,21 @@ def test_decode_on_the_cluster_gives_the_local_outputs(tiny_system, tmp_path, cl
 
 
 @pytest.mark.slow
+def test_xml_input_travels_to_the_actors(tiny_system, tmp_path, cluster):
+    source = tmp_path / "in.txt"
+    source.write_text('a b c\na <n translation="chat||dog" prob="0.5||0.1">b</n> c\n<zone>c b</zone> <wall/> a\n' * 20)
+    runs = [
+        run_pysmt(
+            "decode", "-c", tiny_system, "-i", source, "--xml-input", "exclusive", "--nbest", tmp_path / name, *extra
+        )
+        for name, extra in (("local.nbest", ()), ("cluster.nbest", ("--cluster", cluster)))
+    ]
+    assert all(run.returncode == 0 for run in runs), runs[1].stderr
+    assert runs[1].stdout == runs[0].stdout and runs[0].stdout.splitlines()[1] == "x chat z"
+    assert (tmp_path / "cluster.nbest").read_bytes() == (tmp_path / "local.nbest").read_bytes()
+
+
+@pytest.mark.slow
 def test_tune_on_the_cluster_gives_the_local_weights(tiny_system, tmp_path, cluster):
     src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
     src.write_text("a b c\nc b a\nb c\na b\nc a b\n")

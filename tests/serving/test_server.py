@@ -279,3 +279,27 @@ def test_the_server_binds_to_loopback_unless_told(tiny_system):
     with serving(tiny_system) as server:
         line = next(line for line in server.log if "listening on" in line)
         assert "http://127.0.0.1:" in line and "0.0.0.0" not in line
+
+
+def test_markup_in_requests_as_mosesserver_with_xml_input(tiny_system, tmp_path):
+    """As mosesserver run with -xml-input: markup in an XML-RPC ``text`` and a JSON ``src`` is read; a malformed
+    tag is a fault (an error) naming what is wrong, and the server goes on."""
+    marked = 'a <n translation="chat">b</n> c'
+    with serving(tiny_system, "--xml-input", "exclusive") as server:
+        assert server.rpc.translate({"text": marked}) == {"text": "x chat z "}
+        zoned = server.rpc.translate({"text": "<zone>a b</zone> <wall/> c", "align": "true"})
+        assert zoned["text"] == "x y |0-1| z |2-2| "
+        status, answer = server.post_json("/translate", [{"src": marked, "n_best": 2}])
+        assert status == 200 and answer[0][0]["tgt"] == "x chat z" and answer[0][0]["align"] == ["0-0 2-2"]
+        with pytest.raises(xmlrpc.client.Fault) as caught:
+            server.rpc.translate({"text": "a <n>b"})
+        assert "malformed markup: <n> is never closed" in caught.value.faultString
+        assert server.rpc.translate({"text": "a b c"}) == {"text": "x y z "}
+        assert server.request("GET", "/translator/models")[1][0]["opt"]["xml-input"] == "exclusive"
+    system = raw_text_system(tmp_path / "raw")  # markup read before the tokenizer; indices count the words sent
+    with serving(system, "--xml-input", "exclusive") as server:
+        answer = server.rpc.translate({"text": 'a, <n translation="chat">b</n>.', "word-align": True})
+        assert answer["text"] == "x, chat."
+        # the words sent "a," "b" "." (a tag separates words), returned "x," "chat.": the markup has no alignment
+        links = [(link["source-word"], link["target-word"]) for link in answer["word-align"]]
+        assert links == [(0, 0), (2, 1)]

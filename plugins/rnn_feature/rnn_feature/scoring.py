@@ -104,16 +104,22 @@ def store_table_scores(
 ) -> Path:
     """Score every entry of a binary phrase table and store the log-probabilities in its folder
     (``stored/rnn.npy``, :class:`~pysmt.plugin.ScoreWriter`), where the ``rnn`` feature of the same model
-    reads them. Chunk by chunk; a run stopped part way resumes where it stopped. Returns the stored file.
+    reads them. Chunk by chunk; a run stopped part way resumes where it stopped, and scores the same model
+    stored already (its record's ``made_by``) are kept, not computed again. Returns the stored file.
     With ``only`` (source phrases, ``rnn score --pairs-for``), only the entries of those source phrases are
     scored; the others stay NaN, and the feature asks the network about them as about any pair without a
     stored score.
 
     The binary table's modules are imported here: training and scoring pairs need torch and numpy,
     not pysmt's compiled core (:mod:`rnn_feature.device_run`)."""
+    from pysmt.models.binary_table import STORED, stored_scores
     from pysmt.models.phrase_table import PhraseTable
     from pysmt.plugin import ScoreWriter
 
+    done = stored_scores(folder).get("rnn")
+    if done is not None and done[1].get("made_by") == made_by:
+        print(f"pysmt rnn score: {folder}'s stored scores are this model's already", file=sys.stderr, flush=True)
+        return folder / STORED / "rnn.npy"
     table = PhraseTable(folder)
     writer = ScoreWriter(folder, "rnn", 1, made_by)
     sources = len(table.block_start) - 1

@@ -166,6 +166,13 @@ def test_rnn_score_pairs_for_scores_only_the_pairs_of_those_files(tmp_path):
     phrases = PhraseTable(folder)
     sources = {entry.row: source for source in ("a", "b", ",", "a ,", ".", "b .") for entry in phrases.lookup(source)}
     assert [row for row in range(len(phrases)) if not math.isnan(restricted[row, 0])] == sorted(sources)
+    # run again, the same model's scores are kept as they are
+    stored_at = (folder / "stored" / "rnn.npy").stat().st_mtime_ns
+    again = run_pysmt(
+        "rnn", "score", "--model", tmp_path / "m", "--phrase-table", folder, "--pairs-for", dev, "--pairs-for", test
+    )
+    assert again.returncode == 0 and "stored scores are this model's already" in again.stderr, again.stderr
+    assert (folder / "stored" / "rnn.npy").stat().st_mtime_ns == stored_at
     model, source_vocab, target_vocab = load_model(tmp_path / "m")
     store_table_scores(model, source_vocab, target_vocab, folder, stored_by(tmp_path / "m"))  # every entry
     ((whole, _),) = stored_scores(folder).values()

@@ -478,13 +478,16 @@ class Experiment(RunFolder):
         )
 
     def analyse(self) -> None:
-        """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis."""
+        """The paper's Table 2 and 3 and Fig. 3-5 by the RNN plugin's commands, into RUN_DIR/analysis: on the
+        pairs the RNN was trained on (its ``pairs-for.gz``, the table filtered to the dev and test sources),
+        the pairs it is asked about, not the whole table's."""
         scale, out = self.o.scale, self.run_dir / "analysis"
+        pairs = self.rnn / "pairs-for.gz"
         common = [
             "--model",
             str(self.rnn),
             "--phrase-table",
-            str(self.system / "phrase-table.gz"),
+            str(pairs),
             "--out",
             str(out),
             "--threads",
@@ -506,7 +509,7 @@ class Experiment(RunFolder):
         self.stages.run(
             "analyses",
             options,
-            {"rnn": self.rnn, "system": self.system / "phrase-table.gz"},
+            {"rnn": self.rnn, "pairs": pairs},
             action,
             needs=self.needs("analyses", gpu=True),
         )

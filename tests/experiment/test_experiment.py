@@ -432,6 +432,27 @@ def test_the_rnn_trains_once_on_the_pairs_of_the_dev_and_test_sources(tmp_path: 
     assert not any(arg.endswith(".fr") for arg in args)  # never a reference
 
 
+def test_the_analyses_read_the_pairs_the_rnn_was_trained_on(tmp_path: Path, monkeypatch) -> None:
+    options = chain.ExperimentOptions(
+        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0, tests=[]
+    )
+    experiment = chain.Experiment(options)
+    ran: list = []
+    commands = Commands()
+    monkeypatch.setattr(
+        experiment.stages,
+        "run",
+        lambda name, options, inputs, action, **_: (ran.append((name, inputs)), action(commands)),
+    )
+    experiment.analyse()
+    pairs = experiment.rnn / "pairs-for.gz"
+    assert ran == [("analyses", {"rnn": experiment.rnn, "pairs": pairs})]
+    assert [args[:2] for args in commands.args] == [
+        ["rnn", name] for name in ("top-phrases", "samples", "scatter", "maps")
+    ]
+    assert all(args[args.index("--phrase-table") + 1] == str(pairs) for args in commands.args)
+
+
 def binarized_experiment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[chain.Experiment, list]:
     """A tiny experiment whose system is binarized (a toy system), with a test set nt13; its stages record
     what they would run (name, options, inputs, commands) instead of running it."""

@@ -46,7 +46,9 @@ class PhraseTableFeature(Feature, PhraseSource):
     def check_config(cls, name: str, params: PhraseTableParameters, system: SystemConfig) -> None:
         if params.table_limit < 0:
             raise PysmtError(f"feature {name}: table-limit must be 0 (keep all) or more, not {params.table_limit}")
-        check_phrase_table(params.path, log_scores=params.log_scores)
+        found = check_phrase_table(params.path, log_scores=params.log_scores)
+        if params.num_features not in (None, found) and found is not None:
+            raise PysmtError(f"feature {name}: num-features={params.num_features} but {params.path} has {found} scores")
 
     @classmethod
     def from_config(cls, name: str, params: PhraseTableParameters, system: SystemConfig) -> PhraseTableFeature:

@@ -161,6 +161,18 @@ def has_default_weights(cls: type[Feature]) -> bool:
 
 
 @contextmanager
+def naming_feature(name: str) -> Iterator[None]:
+    """A feature's check that names only a file (``model.pt: not a pysmt-cslm checkpoint``: a model's kind,
+    found by the models' own code) also names the feature, so a system of several models says whose file it is."""
+    try:
+        yield
+    except PysmtError as err:
+        if not str(err).startswith(f"feature {name}:"):
+            raise PysmtError(f"feature {name}: {err}") from None
+        raise
+
+
+@contextmanager
 def naming_config(config: SystemConfig, name: str) -> Iterator[None]:
     """A feature's own ``feature NAME: ...`` error, prefixed with the config it came from."""
     try:
@@ -186,10 +198,13 @@ def no_weights(config: SystemConfig, name: str, needed: str = "") -> PysmtError:
 
 
 def check_features(config: SystemConfig, specs: list[FeatureSpec], missing_weight: float | None = None) -> None:
-    """Check every feature's section and weights before any model is loaded (:meth:`Feature.check_config`)."""
+    """Check every feature's section and weights before any model is loaded (:meth:`Feature.check_config`):
+    each model's kind too, as far as it is known in milliseconds (an LM's or a checkpoint's first bytes, a binary
+    table's header), so that a wrong model is one line naming the feature and the file, before the first table
+    loads (minutes, for text tables)."""
     for spec in specs:
         cls = feature_class(spec.type)
-        with naming_config(config, spec.name):
+        with naming_config(config, spec.name), naming_feature(spec.name):
             cls.check_config(spec.name, values_of(cls.parameters, spec.name, spec.params, config.directory), config)
         if spec.weights is None and missing_weight is None and not has_default_weights(cls):
             raise no_weights(config, spec.name)

@@ -92,12 +92,24 @@ def phrase_entries(path: Path, log_scores: bool) -> Iterator[tuple[int, str, lis
         yield line_no, " ".join(source.split()), target.split(), alignment, values
 
 
-def check_phrase_table(path: str | Path, log_scores: bool) -> None:
-    """What can be known of a table in milliseconds, before any table loads: a text table is a regular file;
-    a binary one is a phrase table made with ``log_scores``."""
+def check_phrase_table(path: str | Path, log_scores: bool) -> int | None:
+    """What can be known of a table in milliseconds, before any table loads, and its number of scores (None: an
+    empty table, or a binary one too old to say): a text table is a regular file whose first line has a phrase
+    table's fields (an LM given instead is found here, a reordering table by its number of scores); a binary one
+    is a phrase table made with ``log_scores``."""
     path = require_file(path, folder_ok=True)
     if path.is_dir():
-        phrase_table_header(path, log_scores)
+        found = phrase_table_header(path, log_scores).get("num_scores")
+        return found if isinstance(found, int) else None
+    fields = first_fields(path, 3)
+    return None if fields is None else len(fields[2].split())
+
+
+def first_fields(path: Path, min_fields: int) -> list[str] | None:
+    """The ``|||``-separated fields of a text table's first line that is not blank (None: no such line), at least
+    ``min_fields`` of them: a table's shape, read in milliseconds (its values are checked when it loads)."""
+    first = next(((line_no, line) for line_no, line in read_lines(path) if line.strip()), None)  # (file closed here)
+    return None if first is None else split_fields(first[1], path, first[0], min_fields)
 
 
 class PhraseTable:

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from pysmt._core import ReorderingTableView, StringIndex
-from pysmt.errors import at_line
+from pysmt.errors import PysmtError, at_line
 from pysmt.files.textio import read_lines, require_file
 from pysmt.models.binary_table import load_reordering_table, reordering_table_header
-from pysmt.models.phrase_table import parse_scores, split_fields
+from pysmt.models.phrase_table import first_fields, parse_scores, split_fields
 from pysmt.models.scores import log_probabilities
 
 
@@ -47,10 +47,20 @@ def reordering_entries(path: Path, num_scores: int, source_only: bool) -> Iterat
 
 def check_reordering_table(path: str | Path, num_scores: int, source_only: bool) -> None:
     """What can be known of a table in milliseconds, before any table loads (as
-    :func:`~pysmt.models.phrase_table.check_phrase_table`): a binary one holds what the model needs."""
+    :func:`~pysmt.models.phrase_table.check_phrase_table`): a binary one holds what the model needs; a text one's
+    first line has the model's key fields and number of scores (a phrase table given instead is found here)."""
     path = require_file(path, folder_ok=True)
     if path.is_dir():
         reordering_table_header(path, num_scores, source_only)
+        return
+    key_fields = 1 if source_only else 2
+    fields = first_fields(path, key_fields + 1)
+    if fields is not None and len(fields[key_fields].split()) != num_scores:
+        keys = "source phrase" if source_only else "phrase pair"
+        raise PysmtError(
+            f"{path}: its first line has {len(fields[key_fields].split())} scores in field {key_fields + 1}, but the "
+            f"feature's model needs {num_scores} per {keys}: not this model's reordering table"
+        )
 
 
 class ReorderingTable:

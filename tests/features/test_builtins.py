@@ -128,8 +128,8 @@ def test_a_file_that_is_no_language_model_is_refused_before_any_table_loads(tmp_
     ini.write_text(ini.read_text().replace("path=lm.arpa", "path=phrases.txt"))
     with pytest.raises(PysmtError) as failure:
         Decoder(load_config(ini))
-    assert str(failure.value) == (
-        f"{tmp_path / 'system' / 'phrases.txt'}: not an ARPA file or a KenLM binary model "
+    assert str(failure.value) == (  # the feature named, then the file
+        f"{ini}: feature KENLM0: {tmp_path / 'system' / 'phrases.txt'}: not an ARPA file or a KenLM binary model "
         "(it begins with 'a ||| x ||| nan 0.5 ||| 0-0', not \\data\\ or KenLM's binary "
         "header)"
     )

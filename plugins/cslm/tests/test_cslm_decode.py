@@ -14,7 +14,7 @@ import pytest
 
 from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.testing import exhaustive_best, registered, run_pysmt, write_toy_system
+from pysmt.testing import exhaustive_best, one_line_error, registered, run_pysmt, write_toy_system
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
@@ -194,5 +194,11 @@ def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path, tiny_model)
     rnn = tmp_path / "rnn"
     shutil.copytree(tiny_model, rnn)
     torch.save({"model_type": "pysmt-rnn", "hyperparameters": {}, "model": {}}, rnn / MODEL)
-    with pytest.raises(PysmtError, match=r"model.pt: not a pysmt-cslm checkpoint \(it is a pysmt-rnn model\)"):
+    with pytest.raises(PysmtError) as failure:
         decoder_for(ini, f"cslm.model={rnn}")
+    assert str(failure.value) == (
+        f"{ini}: feature CSLM0: {rnn / MODEL}: not a pysmt-cslm checkpoint (it is a pysmt-rnn model); "
+        "train one with `pysmt cslm train`"
+    )
+    proc = run_pysmt("decode", "-c", ini, "--features", "cslm", "--param", f"cslm.model={rnn}")
+    assert one_line_error(proc) == f"Error: {failure.value}"  # the command line: that one line

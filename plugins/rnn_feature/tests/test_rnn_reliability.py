@@ -380,5 +380,23 @@ def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path):
     (tmp_path / "cslm").mkdir()
     torch.save({"model_type": "pysmt-cslm", "hyperparameters": {}, "model": {}}, tmp_path / "cslm" / MODEL)
     config = configure_system(ini, ["rnn"], [f"rnn.model={tmp_path / 'cslm'}"]).with_weights({"RNN0": [1.0]}, "test")
-    with pytest.raises(PysmtError, match=r"model.pt: not a pysmt-rnn checkpoint \(it is a pysmt-cslm model\)"):
+    with pytest.raises(PysmtError) as failure:
         Decoder(config)
+    assert str(failure.value) == (
+        f"{ini}: feature RNN0: {tmp_path / 'cslm' / MODEL}: not a pysmt-rnn checkpoint (it is a pysmt-cslm model); "
+        "train one with `pysmt rnn train`"
+    )
+
+
+@pytest.mark.parametrize("content", [b"not a model\n", b""])
+def test_a_model_file_that_is_none_is_one_line_before_any_table_loads(tmp_path, content):
+    """decode with an RNN folder whose model.pt is no checkpoint: the feature and the file, before the tables."""
+    ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
+    (tmp_path / "rnn").mkdir()
+    (tmp_path / "rnn" / MODEL).write_bytes(content)
+    proc = run_pysmt("decode", "-c", ini, "--features", "rnn", "--param", f"rnn.model={tmp_path / 'rnn'}")
+    line = one_line_error(
+        proc, f"Error: {ini}: feature RNN0: {tmp_path / 'rnn' / MODEL}: not a readable pysmt-rnn checkpoint ("
+    )
+    assert line.endswith("); train the model again with `pysmt rnn train`")
+    assert ("(an empty file)" in line) == (not content)

@@ -17,7 +17,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
 from pysmt.features.table_binarizing import BINARIZABLE, binarize_feature_table, table_options
 from pysmt.files.outputs import check_outputs
-from pysmt.models.binary_writer import check_replaceable
+from pysmt.models.binary_writer import check_replaceable, link_table
 from pysmt.running.folder_lock import locked_folder
 
 
@@ -36,17 +36,25 @@ def binarize_system(
     """Write binary copies of the system's phrase and reordering tables and a ``pysmt.toml`` using them,
     each sorted within ``memory`` bytes (runs spilled to ``temp_dir``, default beside the table).
 
-    Tables that already are binary folders are kept where they are. Returns the new config's path.
+    Tables that already are binary folders are linked (:func:`~pysmt.models.binary_writer.link_table`: hard
+    links, no time, no room), so that ``out_dir`` is a system of its own whatever it was made from (``pysmt
+    train`` writes binary tables; ``pysmt experiment`` stores the RNN's scores with its binarized system's
+    tables); a table already in ``out_dir`` under its name stays as it is. Returns the new config's path.
     """
     out_dir = Path(out_dir)
-    tables = {
+    with_tables = {
+        k: spec for k, spec in enumerate(config.features) if spec.type in BINARIZABLE and "path" in spec.params
+    }
+    tables = {k: spec for k, spec in with_tables.items() if not Path(spec.params["path"]).is_dir()}
+    linked = {
         k: spec
-        for k, spec in enumerate(config.features)
-        if spec.type in BINARIZABLE and "path" in spec.params and not Path(spec.params["path"]).is_dir()
+        for k, spec in with_tables.items()
+        if k not in tables and Path(spec.params["path"]).resolve() != (out_dir / binary_name(k, spec)).resolve()
     }
     settings = {k: table_options(spec) for k, spec in tables.items()}  # a bad model name fails before any work
     folders = {
-        f"--out {out_dir} (its {binary_name(k, spec)})": out_dir / binary_name(k, spec) for k, spec in tables.items()
+        f"--out {out_dir} (its {binary_name(k, spec)})": out_dir / binary_name(k, spec)
+        for k, spec in (tables | linked).items()
     }
     inputs = system_inputs(config)
     check_outputs(
@@ -69,6 +77,10 @@ def binarize_system(
             header = binarize_feature_table(spec, written[k], memory, temp_dir, settings[k])
             counts = ", ".join(f"{value:,} {name}" for name, value in header["counts"].items())
             print(f"pysmt binarize: {spec.name}: {counts} -> {written[k]}")
+        for k, spec in linked.items():
+            written[k] = out_dir / binary_name(k, spec)
+            link_table(Path(spec.params["path"]), written[k])
+            print(f"pysmt binarize: {spec.name}: binary already, linked -> {written[k]}")
         out_config = out_dir / "pysmt.toml"
         write_toml(config.with_table_paths(written), out_config)
     return out_config

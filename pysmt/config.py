@@ -211,10 +211,12 @@ class FeatureSpec:
 
     def table_file(self, k: int, extension: str) -> str:
         """The name of a file made from this (k-th) feature's table by filter or binarize:
-        ``<k>.<type>.<table name>.<extension>``, the table name without ``.gz`` and without the
+        ``<k>.<type>.<table name>.<extension>``, the table name without ``.gz`` or ``.bin`` and without the
         ``<k>.<type>.`` a made table's name already starts with (so a filtered table binarized is
-        ``3.phrase-table.phrase-table.bin``, not ``3.phrase-table.3.phrase-table.phrase-table.bin``)."""
-        table = re.sub(rf"^\d+\.{re.escape(self.type)}\.", "", Path(self.params["path"]).name.removesuffix(".gz"))
+        ``3.phrase-table.phrase-table.bin``, not ``3.phrase-table.3.phrase-table.phrase-table.bin``, and so
+        is ``pysmt train``'s ``phrase-table.bin`` binarized again)."""
+        name = Path(self.params["path"]).name
+        table = re.sub(rf"^\d+\.{re.escape(self.type)}\.", "", name.removesuffix(".gz").removesuffix(".bin"))
         return f"{k}.{self.type}.{table}.{extension}"
 
 

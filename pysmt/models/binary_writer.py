@@ -13,6 +13,7 @@ values give, so lookups score bit for bit as the text table does.
 
 from __future__ import annotations
 
+import errno
 import heapq
 import json
 import os
@@ -342,10 +343,57 @@ def write_table(
             os.chmod(tmp, 0o777 & ~current_umask())
             for path in tmp.glob("*.npy"):
                 os.chmod(path, 0o666 & ~current_umask())
-            if out_dir.exists():
-                old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
-                os.replace(out_dir, old / "table")
-            os.replace(tmp, out_dir)
+            old = install_folder(tmp, out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        if old is not None:
+            shutil.rmtree(old)
+    return header
+
+
+def install_folder(tmp: Path, out_dir: Path) -> Path | None:
+    """Rename the complete table ``tmp`` to ``out_dir``; an earlier table there is moved aside first, into the
+    hidden folder returned (for the caller to remove once it no longer needs it), so that nothing is ever half
+    replaced."""
+    old = None
+    if out_dir.exists():
+        old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".old"))
+        os.replace(out_dir, old / "table")
+    os.replace(tmp, out_dir)
+    return old
+
+
+def link_table(folder: Path, out_dir: Path) -> dict[str, Any]:
+    """Put a binary table already made at ``out_dir`` too, as hard links to its files (copies where ``out_dir``
+    is on another file system); return its header.
+
+    No time and no room, and ``out_dir`` is a table of its own: scores stored with it later (``rnn score``,
+    written beside the arrays, never into them) stay out of ``folder``, whose system is unchanged. Scores
+    stored with ``folder`` come along; a partial one (a hidden file, written in place) does not.
+    """
+    folder, out_dir = Path(folder), Path(out_dir)
+    header = read_header(folder)
+    check_replaceable(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_folder(out_dir)
+    old: Path | None = None
+    try:
+        with failed_writes_reported(out_dir):
+            for path in sorted(folder.rglob("*")):
+                relative = path.relative_to(folder)
+                if not path.is_file() or any(part.startswith(".") for part in relative.parts):
+                    continue
+                target = tmp / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(path, target)
+                except OSError as err:
+                    if err.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                        raise
+                    shutil.copy2(path, target)
+            os.chmod(tmp, 0o777 & ~current_umask())
+            old = install_folder(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +131,7 @@ def test_moses_fixture_decodes_identically(fixture_systems):
     assert nbest(Decoder(load_config(out)), lines) == nbest(Decoder(load_config(ini)), lines)
 
 
-def test_rebinarizing_replaces_and_binary_tables_are_kept(tiny, tmp_path):
+def test_rebinarizing_replaces_and_binary_tables_in_place_are_kept(tiny, tmp_path):
     text, out = tiny
     mapped, _ = tables(load_config(out))
     before = entries(mapped, "a b")
@@ -138,9 +139,30 @@ def test_rebinarizing_replaces_and_binary_tables_are_kept(tiny, tmp_path):
     assert again == out and entries(mapped, "a b") == before  # a table mapped meanwhile still reads its pages
     hidden = [p.name for p in out.parent.iterdir() if p.name.startswith(".") and p.name != LOCK_FILE]
     assert hidden == []  # no temporary folders left behind
-    twice = binarize_system(load_config(out), tmp_path / "twice")  # already binary: kept where it is
-    path = load_config(twice).feature("PhraseDictionaryMemory0").params["path"]
-    assert path == load_config(out).feature("PhraseDictionaryMemory0").params["path"]
+    elsewhere = replace(load_config(out), path=tmp_path / "elsewhere.toml")  # its tables in out's folder
+    table = Path(load_config(out).feature("PhraseDictionaryMemory0").params["path"])
+    inode = (table / HEADER).stat().st_ino
+    again_here = binarize_system(elsewhere, out.parent)  # already binary, and where it belongs: kept as it is
+    assert load_config(again_here).feature("PhraseDictionaryMemory0").params["path"] == str(table)
+    assert (table / HEADER).stat().st_ino == inode
+
+
+def test_binary_tables_binarized_elsewhere_are_linked_into_a_system_of_its_own(tiny, tmp_path):
+    """As `pysmt experiment` binarizes a system `pysmt train` wrote binary: hard links, no table written again;
+    scores stored with the new system's table stay out of the first system's."""
+    _, out = tiny
+    original = Path(load_config(out).feature("PhraseDictionaryMemory0").params["path"])
+    twice = binarize_system(load_config(out), tmp_path / "twice")
+    linked = Path(load_config(twice).feature("PhraseDictionaryMemory0").params["path"])
+    assert linked == (tmp_path / "twice" / original.name).resolve() and linked != original
+    assert sorted(p.name for p in linked.iterdir()) == sorted(p.name for p in original.iterdir())
+    assert all((linked / p.name).stat().st_ino == p.stat().st_ino for p in original.iterdir())
+    lines = ["a b c", "日本 é zèbre a"]
+    assert nbest(Decoder(load_config(twice)), lines) == nbest(Decoder(load_config(out)), lines)
+    writer = ScoreWriter(linked, "mine", 1, {"model": "a"})
+    writer.write(np.zeros((writer.entries, 1), dtype=np.float32))
+    writer.finish()
+    assert stored_scores(original) == {} and list(stored_scores(linked)) == ["mine"]
 
 
 def one_line_refusal(match, function, *args, **kwargs):

@@ -83,6 +83,7 @@ MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "v"}
 MOSES_RUN_SECTIONS = {
     "threads": "give `pysmt decode --threads N`",
     "n-best-list": "give `pysmt decode --nbest FILE --nbest-size N [--distinct]`",
+    "xml-input": "give `pysmt decode --xml-input MODE` (tune and serve take it too)",
 }
 
 

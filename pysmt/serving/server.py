@@ -33,6 +33,7 @@ from aiohttp import web
 from pysmt.decoder import SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.files.textio import require_file
+from pysmt.markup import MarkupError, parse_markup
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
 from pysmt.serving.listening import Listener
@@ -63,13 +64,22 @@ class Service:
                 f"{self.options.max_sentences:,} (--max-sentences)",
             )
         for number, line in enumerate(lines, start=1):
-            words = len(line.split())
+            words = len(line.split()) if self.options.xml_input == "pass-through" else self.markup_words(number, line)
             if words > self.options.max_words:
                 raise BadRequest(
                     413,
                     f"sentence {number} has {words:,} words; this server takes up to "
                     f"{self.options.max_words:,} (--max-words)",
                 )
+
+    @staticmethod
+    def markup_words(number: int, line: str) -> int:
+        """The words of a sentence with markup (``--xml-input``), its tags not counted; a malformed tag is the
+        client's error (400), found here before any worker is asked."""
+        try:
+            return len(parse_markup(line).words)
+        except MarkupError as err:
+            raise BadRequest(400, f"sentence {number}: malformed markup: {err}") from None
 
     async def translate(self, lines: list[str], nbest: int, distinct: bool, words: bool = False) -> list[Translated]:
         """The translations of a request's sentences, in their order, within the request's time; with ``words``

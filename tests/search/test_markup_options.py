@@ -182,3 +182,20 @@ def test_both_engines_give_the_same_nbest_lists_with_markup_walls_and_zones(tmp_
     line = " ".join(pieces)
     for mode in ("exclusive", "inclusive", "constraint", "ignore"):
         one_answer(ini, mode, line, 20)
+
+
+@pytest.mark.parametrize("plugin", ["bigram", "batched-bigram"])
+def test_a_plugins_stateful_feature_scores_markup_options_alike_in_both_engines(tiny_system, fake_registry, plugin):
+    config = load_config(tiny_system)
+    lines = ['a <n translation="y z||x">b</n> c', '<n translation="x y">a b</n> <wall/> c', "<zone>c b</zone> a"]
+    for mode in ("exclusive", "inclusive", "constraint"):
+        for algorithm in ("normal", "cube"):
+            python, compiled = (
+                Decoder(config, [plugin], algorithm=algorithm, engine=engine, missing_weight=0.6, xml_input=mode)
+                for engine in ("python", "auto")
+            )
+            for line in lines:
+                same_lists(nbest(python, line), nbest(compiled, line))
+    exclusive = Decoder(config, [plugin], engine="python", missing_weight=0.6, xml_input="exclusive")
+    best = exclusive.translate(lines[0]).hypotheses[0]
+    assert best.words == ["x", "y", "z", "z"] and best.scores[-1] == 2.5  # x y, y z (the markup's words), z at the end

@@ -285,7 +285,7 @@ def test_markup_in_requests_as_mosesserver_with_xml_input(tiny_system, tmp_path)
     """As mosesserver run with -xml-input: markup in an XML-RPC ``text`` and a JSON ``src`` is read; a malformed
     tag is a fault (an error) naming what is wrong, and the server goes on."""
     marked = 'a <n translation="chat">b</n> c'
-    with serving(tiny_system, "--xml-input", "exclusive") as server:
+    with serving(tiny_system, "--xml-input", "exclusive", "--max-words", "5") as server:
         assert server.rpc.translate({"text": marked}) == {"text": "x chat z "}
         zoned = server.rpc.translate({"text": "<zone>a b</zone> <wall/> c", "align": "true"})
         assert zoned["text"] == "x y |0-1| z |2-2| "
@@ -293,7 +293,11 @@ def test_markup_in_requests_as_mosesserver_with_xml_input(tiny_system, tmp_path)
         assert status == 200 and answer[0][0]["tgt"] == "x chat z" and answer[0][0]["align"] == ["0-0 2-2"]
         with pytest.raises(xmlrpc.client.Fault) as caught:
             server.rpc.translate({"text": "a <n>b"})
-        assert "malformed markup: <n> is never closed" in caught.value.faultString
+        assert "sentence 1: malformed markup: <n> is never closed" in caught.value.faultString
+        status, answer = server.post_json("/translate", [{"src": "a b"}, {"src": 'a <n translation="x>b</n>'}])
+        assert status == 400 and "sentence 2: malformed markup: malformed attributes in <n>" in answer["error"]
+        # --max-words counts the words, not the tags
+        assert server.rpc.translate({"text": '<n translation="x y z w v u">a</n> b c <wall/> a b'})["text"]
         assert server.rpc.translate({"text": "a b c"}) == {"text": "x y z "}
         assert server.request("GET", "/translator/models")[1][0]["opt"]["xml-input"] == "exclusive"
     system = raw_text_system(tmp_path / "raw")  # markup read before the tokenizer; indices count the words sent

@@ -134,7 +134,9 @@ cluster_option = command_option("cluster", CLUSTER)
     "--alignment",
     "alignment_path",
     type=click.Path(dir_okay=False),
-    help="Write source-target word alignments of the best translations (Pharaoh format).",
+    help="Write source-target word alignments of the best translations (Pharaoh format). They count the model's "
+    "tokens, as Moses' and the n-best list's do: on a system with [processing], the prepared input's and the "
+    "translation's before it is restored (the --report-segmentation line's).",
 )
 @command_option("threads", DECODING_THREADS, default=1)
 @cluster_option

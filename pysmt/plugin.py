@@ -21,6 +21,9 @@
   declares to have the decoder read them), :class:`StoredColumns` (to have them count as the table's
   own columns, in the table limit's ranking), :func:`stored_scores` (reading them) and
   :class:`ScoreWriter` (storing them, as ``pysmt rnn score`` does);
+* :func:`table_coverage_warnings`: a neural model's most frequent target words against the binary phrase
+  tables' vocabularies, for a feature's ``check_config`` (a model of the other language, found before
+  any table loads);
 * compiled work in place of Python: :class:`CompiledScores` with :class:`WordScores` (a context-free
   score or estimate that sums a value per target word, computed by the option builder), and
   :class:`CompiledScorer` (a stateful feature's scorer in C or C++: ``pysmt/compiled_scorer.h``).
@@ -44,6 +47,7 @@ from pysmt.features.base import (
     StoredColumns,
     StoredScores,
 )
+from pysmt.features.coverage import table_coverage_warnings
 from pysmt.features.parameters import NoParameters, parameter
 from pysmt.models.binary_table import stored_scores
 from pysmt.models.binary_writer import ScoreWriter
@@ -71,4 +75,5 @@ __all__ = [
     "WordScores",
     "parameter",
     "stored_scores",
+    "table_coverage_warnings",
 ]

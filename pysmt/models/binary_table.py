@@ -278,6 +278,18 @@ def load_reordering_table(folder: Path, num_scores: int, source_only: bool) -> d
     return {"rows": stored_strings(arrays, "key"), "scores": arrays["scores"], "header": header}
 
 
+def target_vocabulary(folder: Path) -> set[str] | None:
+    """The target words of a binary phrase table, from its two vocabulary arrays alone (None where they cannot
+    be read: loading the table will say why). Read in Python, so an unchecked table cannot crash this, in
+    milliseconds: what a neural model's vocabulary is compared with before any table loads."""
+    try:
+        blob = bytes(np.load(folder / "vocab_blob.npy", mmap_mode="r", allow_pickle=False))
+        offsets = np.load(folder / "vocab_offsets.npy", mmap_mode="r", allow_pickle=False).tolist()
+    except (OSError, ValueError):
+        return None
+    return {blob[start:end].decode("utf-8", errors="replace") for start, end in zip(offsets, offsets[1:])}
+
+
 def stored_scores(folder: Path) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
     """The scores stored with a binary phrase table, by name: (memory-mapped array, its record). Nothing for
     a text table; a stored file that does not fit the table is an error naming it."""

@@ -35,7 +35,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.base import BatchedStatefulFeature
 from pysmt.neural import coverage_note, coverage_warning
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-from pysmt.plugin import ContextTable, WordScores, parameter
+from pysmt.plugin import ContextTable, WordScores, parameter, table_coverage_warnings
 from pysmt_cslm._network import CompiledCslm, HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device
@@ -142,7 +142,8 @@ class CslmFeature(BatchedStatefulFeature):
 
     @classmethod
     def check_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> None:
-        from pysmt_cslm.store import check_model
+        from pysmt_cslm.store import VOCAB, check_model
+        from pysmt_cslm.vocabulary import Shortlist
 
         if params.buffer_size < 1:
             raise PysmtError(f"feature {name}: buffer-size must be at least 1, not {params.buffer_size}")
@@ -153,7 +154,10 @@ class CslmFeature(BatchedStatefulFeature):
         if params.normalization not in NORMALIZATIONS:
             raise PysmtError(f'feature {name}: normalization must be "exact" or "self", not {params.normalization!r}')
         resolve_device(params.device, f"feature {name}: device =")
-        check_model(params.model)  # last: the settings' mistakes are found without torch reading a file
+        check_model(params.model)  # the settings' mistakes are found without torch reading a file
+        target = Shortlist.load(params.model / VOCAB).words[2:]  # most frequent first, after the symbols
+        for warning in table_coverage_warnings(name, target, params.model, system):
+            print(warning, file=sys.stderr, flush=True)
 
     @classmethod
     def from_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> CslmFeature:

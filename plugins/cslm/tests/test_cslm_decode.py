@@ -202,3 +202,29 @@ def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path, tiny_model)
     )
     proc = run_pysmt("decode", "-c", ini, "--features", "cslm", "--param", f"cslm.model={rnn}")
     assert one_line_error(proc) == f"Error: {failure.value}"  # the command line: that one line
+
+
+def test_a_model_of_other_words_is_said_before_any_table_loads(tmp_path, capsys):
+    """A CSLM of the source language: its most frequent words are not the binary phrase table's target words."""
+    import torch
+
+    from pysmt.binarize import binarize_system
+    from pysmt.config_files import load_config
+    from pysmt.testing import parameters_of
+    from pysmt_cslm.store import MODEL, VOCAB
+
+    phrases = "".join(f"a ||| mot{k} ||| 0.5 0.5 ||| 0-0\n" for k in range(60))
+    ini = write_toy_system(tmp_path / "system", phrases=phrases)
+    config = load_config(binarize_system(load_config(ini), tmp_path / "binary"))
+    table = next(spec.params["path"] for spec in config.features if spec.type == "phrase-table")
+    cslm = tmp_path / "cslm"
+    cslm.mkdir()
+    torch.save({"model_type": "pysmt-cslm", "hyperparameters": {}, "model": {}}, cslm / MODEL)  # what checks read
+    (cslm / VOCAB).write_text("".join(w + "\n" for w in ["[EOS]", "[UNK]", *(f"mot{k}" for k in range(30))]))
+    with open(cslm / VOCAB, "a") as out:
+        out.write("".join(f"word{k}\n" for k in range(70)))
+    CslmFeature.check_config("CSLM0", parameters_of(CslmFeature, {"model": str(cslm)}), config)
+    assert capsys.readouterr().err == (
+        f"pysmt: warning: feature CSLM0: only 30% of the 100 most frequent target words of {cslm} are in the "
+        f"target vocabulary of {table}; was it trained on this system's languages, direction and tokenization?\n"
+    )

@@ -43,6 +43,7 @@ from pysmt.plugin import (
     WordScores,
     parameter,
     stored_scores,
+    table_coverage_warnings,
 )
 from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
@@ -135,6 +136,9 @@ class RnnFeature(Feature):
         check_model(params.model)
         if params.mode == "column":
             cls.check_column(name, params, system)
+        target = Shortlist.load(params.model / TARGET_VOCAB).words[2:]  # most frequent first, after the symbols
+        for warning in table_coverage_warnings(name, target, params.model, system):
+            print(warning, file=sys.stderr, flush=True)
 
     @classmethod
     def check_column(cls, name: str, params: RnnParameters, system: SystemConfig) -> None:

@@ -192,6 +192,29 @@ def test_the_rnn_feature_checks_its_device_before_loading(tmp_path):
         RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(tmp_path), "device": "mps"}), config)
 
 
+def test_a_model_of_other_words_is_said_before_any_table_loads(tmp_path, capsys):
+    """A binary phrase table's target words against the model's most frequent ones (an RNN of the other
+    direction), in the feature's checks; the model's own shortlist says nothing."""
+    from pysmt.binarize import binarize_system
+
+    phrases = "".join(f"a ||| mot{k} ||| 0.5 0.5 ||| 0-0\n" for k in range(60))
+    ini = write_toy_system(tmp_path / "system", phrases=phrases)
+    config = load_config(binarize_system(load_config(ini), tmp_path / "binary"))
+    table = next(spec.params["path"] for spec in config.features if spec.type == "phrase-table")
+    other = tmp_path / "other"
+    other.mkdir()
+    torch.save({"model_type": "pysmt-rnn", "hyperparameters": {}, "model": {}}, other / MODEL)  # what checks read
+    (other / TARGET_VOCAB).write_text("".join(w + "\n" for w in ["[EOS]", "[UNK]", *(f"word{k}" for k in range(60))]))
+    RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(other)}), config)
+    assert capsys.readouterr().err == (
+        f"pysmt: warning: feature RNN0: only 0% of the 60 most frequent target words of {other} are in the target "
+        f"vocabulary of {table}; was it trained on this system's languages, direction and tokenization?\n"
+    )
+    (other / TARGET_VOCAB).write_text("".join(w + "\n" for w in ["[EOS]", "[UNK]", *(f"mot{k}" for k in range(60))]))
+    RnnFeature.check_config("RNN0", parameters_of(RnnFeature, {"model": str(other)}), config)
+    assert capsys.readouterr().err == ""
+
+
 # -- outputs that would destroy inputs --------------------------------------------------------------
 
 

@@ -129,6 +129,7 @@ int64_t OptionBuilder::source_of(const std::string &text, int32_t unknown_word) 
 
 void OptionBuilder::set_markup(MarkupPolicy policy, const std::vector<MarkupOption> &options) {
   policy_ = policy;
+  markup_set_ = true;
   markup_.clear();
   for (const MarkupOption &option : options) {
     Markup markup{option.start, option.end, {}, option.value};
@@ -176,6 +177,12 @@ bool OptionBuilder::violates(int start, int end, const std::vector<int32_t> &tar
 
 std::shared_ptr<SentenceOptions> OptionBuilder::lookup(const std::vector<std::string> &words) {
   if (ranked_.size() > kMaxKept) clear();
+  if (!new_sources_.empty()) {  // a sentence whose finish() never came (a feature failed): its new sources go
+    for (int64_t index : new_sources_) source_by_text_.erase(sources_[static_cast<size_t>(index)].text);
+    sources_.resize(static_cast<size_t>(new_sources_.front()));
+  }
+  if (!markup_set_) markup_.clear();  // and its markup, unless this sentence's is set
+  markup_set_ = false;
   pending_.clear();
   new_sources_.clear();
   span_sources_.clear();

@@ -9,7 +9,7 @@
 //
 // A sentence's markup (--xml-input; pysmt/search/markup_options.py is the specification) adds its options to
 // their spans (kMarkupTable, numbered in the line's order), takes table options away as its policy says and
-// passes through the words it leaves without an option; set before lookup(), forgotten by finish().
+// passes through the words it leaves without an option; set before the sentence's lookup(), its only.
 //
 // Python features are called from Python, between the two steps of a sentence: lookup() lists the
 // pairs of source phrases not seen before (pending()), and finish() takes the context-free Python
@@ -163,6 +163,7 @@ class OptionBuilder {
   };
   MarkupPolicy policy_ = MarkupPolicy::inclusive;
   std::vector<Markup> markup_;
+  bool markup_set_ = false;  // set_markup() came since the last lookup()
   std::vector<char> covered_;
   size_t markup_pending_ = 0;
   std::vector<int32_t> target_buffer_;

@@ -28,12 +28,16 @@ def decoders(ini, mode: str) -> list[Decoder]:
     return [Decoder(config, algorithm=a, engine=e, xml_input=mode) for e, a in ENGINES]  # type: ignore[arg-type]
 
 
-def one_answer(ini, mode: str, line: str, size: int = 30) -> list[tuple[str, list[float], float]]:
-    """The n-best list every engine and search gives (checked to be one and the same)."""
-    lists = [nbest(decoder, line, size) for decoder in decoders(ini, mode)]
-    for other in lists[1:]:
-        same_lists(lists[0], other)
-    return lists[0]
+def one_answer(
+    ini, mode: str, line: str, size: int = 30, same_best: bool = True
+) -> list[tuple[str, list[float], float]]:
+    """Normal search's n-best list, checked to be the compiled engine's too, as cube pruning's lists are both
+    engines' (and, with ``same_best``, both searches find the same best translation)."""
+    python_normal, python_cube, compiled_normal, compiled_cube = (nbest(d, line, size) for d in decoders(ini, mode))
+    same_lists(python_normal, compiled_normal)
+    same_lists(python_cube, compiled_cube)
+    assert not same_best or python_cube[0] == python_normal[0]
+    return python_normal
 
 
 def spans(decoder: Decoder, line: str) -> dict[tuple[int, int], list[tuple[str, bool]]]:
@@ -181,7 +185,7 @@ def test_both_engines_give_the_same_nbest_lists_with_markup_walls_and_zones(tmp_
         pieces.append(f"</{closing}>")
     line = " ".join(pieces)
     for mode in ("exclusive", "inclusive", "constraint", "ignore"):
-        one_answer(ini, mode, line, 20)
+        one_answer(ini, mode, line, 20, same_best=False)
 
 
 @pytest.mark.parametrize("plugin", ["bigram", "batched-bigram"])
@@ -199,3 +203,12 @@ def test_a_plugins_stateful_feature_scores_markup_options_alike_in_both_engines(
     exclusive = Decoder(config, [plugin], engine="python", missing_weight=0.6, xml_input="exclusive")
     best = exclusive.translate(lines[0]).hypotheses[0]
     assert best.words == ["x", "y", "z", "z"] and best.scores[-1] == 2.5  # x y, y z (the markup's words), z at the end
+
+
+def test_a_sentence_whose_building_failed_leaves_neither_its_markup_nor_its_lookups(tiny_system):
+    decoder = Decoder(load_config(tiny_system), xml_input="exclusive")
+    assert decoder.compiled_options is not None
+    core = decoder.compiled_options.core
+    core.set_markup(policy="exclusive", starts=[1], ends=[2], targets=[["w"]], values=[0.0])
+    core.lookup(["a", "b", "c", "q"])  # never finished: as when a plugin's feature fails between the two steps
+    assert nbest(decoder, "a b c q") == nbest(Decoder(load_config(tiny_system)), "a b c q")

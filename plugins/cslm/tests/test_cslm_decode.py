@@ -228,3 +228,16 @@ def test_a_model_of_other_words_is_said_before_any_table_loads(tmp_path, capsys)
         f"pysmt: warning: feature CSLM0: only 30% of the 100 most frequent target words of {cslm} are in the "
         f"target vocabulary of {table}; was it trained on this system's languages, direction and tokenization?\n"
     )
+
+
+def test_markup_translations_are_scored_by_the_cslm_alike_in_both_engines(system):
+    """A markup translation (--xml-input) is an option like any other: the CSLM scores its words, through the
+    compiled scorer and the Python search alike."""
+    line = 'a <n translation="y z||x">b</n> c'
+    for search in ("normal", "cube"):
+        compiled, python = decoder_for(system, search=search), decoder_for(system, search=search, engine="python")
+        compiled.xml_input = python.xml_input = "exclusive"
+        found = nbest(compiled, line)
+        assert found == nbest(python, line)
+        assert {"x y z z", "x x z"} <= {words for words, _, _ in found}
+        assert all(score != 0.0 for _, _, score in found)

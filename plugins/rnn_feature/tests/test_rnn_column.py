@@ -157,3 +157,22 @@ def test_a_column_that_does_not_exist_is_a_one_line_error(column_system, tmp_pat
         f"pysmt rnn score --model {model} --phrase-table SYSTEM-bin/TABLE",
     )
     assert "Traceback" not in line
+
+
+@pytest.mark.parametrize("mode", ["search", "column"])
+def test_a_markup_translation_gets_the_networks_score_never_a_stored_one(column_system, mode):
+    """A markup translation (--xml-input) has no table entry: the network scores it (not the stored -1 of the
+    table's "three -> tres"), alike in both engines."""
+    config, model = column_system
+    line = '<n translation="tres">three</n> six'
+    found = {}
+    for engine, decoder in decoders(config, model, mode).items():
+        decoder.xml_input = "exclusive"
+        found[engine] = [
+            (c.words, c.scores.tolist(), c.total) for c in decoder.translate(line, nbest_size=3).hypotheses
+        ]
+    assert found["python"] == found["auto"]
+    words, scores, _ = found["auto"][0]
+    rnn = decoders(config, model, mode)["auto"].features[-1]
+    network = score_phrases(rnn.model, rnn.source, rnn.target, [(["three"], ["tres"]), (["six"], ["six"])])
+    assert words == ["tres", "six"] and scores[-1] == pytest.approx(float(network.sum()), abs=1e-6)

@@ -83,6 +83,8 @@ class TrainingOptions:
     )
     processes: int = field(default=2, metadata=option(type=POSITIVE, help="Worker processes for the parallel steps."))
     #: Bytes the steps that grow with the corpus may use; it never changes the system.
-    memory: int = field(default=parse_size(MEMORY_DEFAULT), metadata=memory_option("phrase scoring and lmplz"))
+    memory: int = field(
+        default=parse_size(MEMORY_DEFAULT), metadata=memory_option("phrase scoring, lmplz and binarizing")
+    )
     #: Where the steps' temporary files go; None: beside the files they make.
     temp_dir: Path | None = field(default=None, metadata=TEMP_DIR)

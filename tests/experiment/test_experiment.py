@@ -303,6 +303,11 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     assert "| score-rnn |" in report and "an extra phrase-table column, as in the paper" in report
     [stored] = (run / "system-bin").glob("*phrase-table*/stored/rnn.json")  # the RNN's column, for the dev and test
     assert json.loads(stored.read_text(encoding="utf-8"))["made_by"]["pairs_for"]  # pairs only
+    assert sorted(p.name for p in (run / "system").glob("*table*.bin")) == [  # pysmt train's binary tables ...
+        "phrase-table.bin",
+        "reordering-table.wbe-msd-bidirectional-fe.bin",
+    ]
+    assert not list((run / "system").glob("*table*.bin/stored"))  # ... linked into system-bin, where the column is
     for key in ("rnn", "rnn-wp", "cslm-rnn", "cslm-rnn-wp"):  # the test decodes read the tuned configs: column too
         assert 'mode = "column"' in (run / "tune" / key / "seed0" / "pysmt.toml").read_text(encoding="utf-8"), key
     job = json.loads((run / "rnn" / "job.json").read_text(encoding="utf-8"))

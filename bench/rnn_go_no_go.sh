@@ -12,6 +12,8 @@
 # against Baseline (OUT/evaluation.txt). Every step resumes or is skipped when its output is there,
 # so rerunning the command continues; THREADS (default 2) decoding processes. BASELINE=DIR takes the
 # Baseline's tune and test output from another OUT of this script (same system, seed and iterations).
+# CONFIGS (default "rnn"): the configurations beside the Baseline, of "rnn" and "rnn-wp" (RNN + WP:
+# the word penalty of the target words the network does not know, its shortlist MODEL's).
 set -euo pipefail
 SYSTEM=$(realpath "${1:?SYSTEM}") MODEL=$(realpath "${2:?MODEL}") OUT=${3:?OUT}
 SEED=${4:-0} ITERATIONS=${5:-3} THREADS=${THREADS:-2}
@@ -44,8 +46,17 @@ if [ -n "${BASELINE:-}" ] && [ ! -e "$OUT/tune-baseline" ]; then
   cp "$BASELINE/test-baseline.fr" "$OUT/test-baseline.fr"
 fi
 [ -n "${BASELINE:-}" ] || tune baseline  # a Baseline taken from another OUT was tuned on that OUT's system-bin
-tune rnn --features rnn --param "rnn.model=$MODEL" --param rnn.mode=column
-for name in baseline rnn; do
+CONFIGS=${CONFIGS:-rnn}
+for config in $CONFIGS; do
+  case "$config" in
+    rnn) tune rnn --features rnn --param "rnn.model=$MODEL" --param rnn.mode=column ;;
+    rnn-wp) tune rnn-wp --features rnn,wp --param "rnn.model=$MODEL" --param rnn.mode=column --param "wp.model=$MODEL" ;;
+    *) echo "rnn_go_no_go.sh: CONFIGS: unknown configuration $config (rnn, rnn-wp)" >&2; exit 2 ;;
+  esac
+done
+for name in baseline $CONFIGS; do
   echo "$name: dev BLEU per iteration $(cut -f2 "$OUT/tune-$name/summary.tsv" | tail -n +2 | paste -sd' ')"
 done | tee "$OUT/evaluation.txt"
-"$PYSMT" evaluate -r "$DATA/newstest2013.fr" "$OUT/test-baseline.fr" "$OUT/test-rnn.fr" | tee -a "$OUT/evaluation.txt"
+tests=()
+for name in baseline $CONFIGS; do tests+=("$OUT/test-$name.fr"); done
+"$PYSMT" evaluate -r "$DATA/newstest2013.fr" "${tests[@]}" | tee -a "$OUT/evaluation.txt"

@@ -453,8 +453,8 @@ PYBIND11_MODULE(_core, m) {
           "option"_a, "The word alignment inside an option's pair (Moses' i-j pairs)")
       .def(
           "set_reordering",
-          [](BuiltOptions &b, std::vector<bool> walls, std::vector<int32_t> local_walls, std::vector<int32_t> zone_first,
-             std::vector<int32_t> zone_last) {
+          [](BuiltOptions &b, std::vector<bool> walls, std::vector<int32_t> local_walls,
+             std::vector<int32_t> zone_first, std::vector<int32_t> zone_last) {
             int n = b.options->length();
             if (walls.size() != static_cast<size_t>(n) || local_walls.size() != walls.size() ||
                 zone_first.size() != zone_last.size())

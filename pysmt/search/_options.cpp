@@ -167,8 +167,7 @@ bool OptionBuilder::violates(int start, int end, const std::vector<int32_t> &tar
     if (m.start >= start && m.end <= end) {
       size_t length = m.target.size();
       for (size_t k = 0; k + length <= target.size(); ++k)
-        if (std::equal(m.target.begin(), m.target.end(), target.begin() + static_cast<std::ptrdiff_t>(k)))
-          return false;
+        if (std::equal(m.target.begin(), m.target.end(), target.begin() + static_cast<std::ptrdiff_t>(k))) return false;
       return true;
     }
   }
@@ -213,7 +212,8 @@ std::shared_ptr<SentenceOptions> OptionBuilder::lookup(const std::vector<std::st
   }
   markup_pending_ = pending_.size();
   for (size_t m = 0; m < markup_.size(); ++m)
-    pending_.push_back(Pending{kMarkupTable, static_cast<int64_t>(m), options->source(markup_[m].start, markup_[m].end)});
+    pending_.push_back(
+        Pending{kMarkupTable, static_cast<int64_t>(m), options->source(markup_[m].start, markup_[m].end)});
   return options;
 }
 
@@ -302,9 +302,10 @@ void OptionBuilder::finish(SentenceOptions &options, const double *python_scores
       for (int m : given) add_markup_option(options, m, python_scores, python_estimates);
       int64_t first = options.span_offsets.back();
       if (!given.empty())  // best first, as the tables' are (options.py sorts the span's list)
-        std::stable_sort(options.span_options.begin() + first, options.span_options.end(), [&options](int32_t a, int32_t b) {
-          return better(options.future[static_cast<size_t>(a)], options.future[static_cast<size_t>(b)]);
-        });
+        std::stable_sort(
+            options.span_options.begin() + first, options.span_options.end(), [&options](int32_t a, int32_t b) {
+              return better(options.future[static_cast<size_t>(a)], options.future[static_cast<size_t>(b)]);
+            });
       options.span_offsets.push_back(static_cast<int64_t>(options.span_options.size()));
     }
   }
@@ -329,7 +330,8 @@ void OptionBuilder::add_markup_option(SentenceOptions &options, int m, const dou
   size_t p = markup_pending_ + static_cast<size_t>(m);  // rank()'s scoring of a pending pair
   for (int c : python_columns_) {
     scores[c] = python_scores[p * static_cast<size_t>(dims_) + static_cast<size_t>(c)];
-    estimates_buffer_[static_cast<size_t>(c)] = python_estimates[p * static_cast<size_t>(dims_) + static_cast<size_t>(c)];
+    estimates_buffer_[static_cast<size_t>(c)] =
+        python_estimates[p * static_cast<size_t>(dims_) + static_cast<size_t>(c)];
   }
   double isolation = weighted(scores);
   double future = isolation + weighted(estimates_buffer_.data());

@@ -23,6 +23,7 @@ import zlib
 from array import array
 from binascii import unhexlify
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -321,35 +322,43 @@ def write_table(
     An earlier binary table of that name is replaced (also while a decoder maps it: its pages stay
     valid until unmapped); any other existing folder or file is refused.
     """
-    out_dir = Path(out_dir)
+    with table_folder(Path(out_dir)) as tmp:
+        header = {**header, **write_arrays(tmp), "arrays": {}}
+        for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
+            array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
+            header["arrays"][name] = {
+                "dtype": array.dtype.str,
+                "shape": list(array.shape),
+                CHECKSUM: file_checksum(tmp / f"{name}.npy"),
+            }
+            del array
+        with atomic_writer(tmp / HEADER) as out:
+            out.write(json.dumps(header, indent=2) + "\n")
+        for path in tmp.glob("*.npy"):
+            os.chmod(path, 0o666 & ~current_umask())
+    return header
+
+
+@contextmanager
+def table_folder(out_dir: Path) -> Iterator[Path]:
+    """A temporary folder beside ``out_dir`` to make a table in, renamed to ``out_dir`` when the block ends well
+    (an earlier binary table there replaced whole, never half; any other existing folder or file refused
+    before anything is made); on failure nothing of it stays."""
     check_replaceable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_folder(out_dir)
     old: Path | None = None
     try:
         with failed_writes_reported(out_dir):
-            header = {**header, **write_arrays(tmp), "arrays": {}}
-            for name, (dtype, ndim) in ARRAYS[header["kind"]].items():
-                array = np.load(tmp / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                assert array.dtype == np.dtype(dtype) and array.ndim == ndim, name
-                header["arrays"][name] = {
-                    "dtype": array.dtype.str,
-                    "shape": list(array.shape),
-                    CHECKSUM: file_checksum(tmp / f"{name}.npy"),
-                }
-                del array
-            with atomic_writer(tmp / HEADER) as out:
-                out.write(json.dumps(header, indent=2) + "\n")
+            yield tmp
             os.chmod(tmp, 0o777 & ~current_umask())
-            for path in tmp.glob("*.npy"):
-                os.chmod(path, 0o666 & ~current_umask())
             old = install_folder(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
         if old is not None:
             shutil.rmtree(old)
-    return header
 
 
 def install_folder(tmp: Path, out_dir: Path) -> Path | None:
@@ -374,31 +383,19 @@ def link_table(folder: Path, out_dir: Path) -> dict[str, Any]:
     """
     folder, out_dir = Path(folder), Path(out_dir)
     header = read_header(folder)
-    check_replaceable(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_folder(out_dir)
-    old: Path | None = None
-    try:
-        with failed_writes_reported(out_dir):
-            for path in sorted(folder.rglob("*")):
-                relative = path.relative_to(folder)
-                if not path.is_file() or any(part.startswith(".") for part in relative.parts):
-                    continue
-                target = tmp / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(path, target)
-                except OSError as err:
-                    if err.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                        raise
-                    shutil.copy2(path, target)
-            os.chmod(tmp, 0o777 & ~current_umask())
-            old = install_folder(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        if old is not None:
-            shutil.rmtree(old)
+    with table_folder(out_dir) as tmp:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if not path.is_file() or any(part.startswith(".") for part in relative.parts):
+                continue
+            target = tmp / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, target)
+            except OSError as err:
+                if err.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                    raise
+                shutil.copy2(path, target)
     return header
 
 

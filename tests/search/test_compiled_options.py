@@ -9,6 +9,7 @@ sentences, and forgotten with new weights).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -154,11 +155,9 @@ def same_options(python: SentenceOptions, compiled: SentenceOptions) -> None:
     assert described(compiled) == described(python)
 
 
-@settings(max_examples=60, deadline=None)
-@given(systems())
-def test_the_compiled_builder_makes_the_python_builders_options(tmp_path_factory, system):
-    tables, limits, plugins, forbid, sentences = system
-    directory = tmp_path_factory.mktemp("sys")
+def write_random_system(directory: Path, tables: list[str], limits: list[int], plugins: list[str]) -> Path:
+    """The moses.ini of a system that :func:`systems` drew: its one or two phrase tables with their limits, and
+    its plugin features."""
     (directory / "more.txt").write_text(tables[-1], encoding="utf-8")
     more = [f"PhraseDictionaryMemory path=more.txt num-features=2 table-limit={limits[-1]}"] if len(tables) > 1 else []
     ini = write_toy_system(
@@ -168,6 +167,14 @@ def test_the_compiled_builder_makes_the_python_builders_options(tmp_path_factory
         weights={"PhraseDictionaryMemory1": "0.4 -0.1"} if more else None,
     )
     ini.write_text(ini.read_text().replace("table-limit=20", f"table-limit={limits[0]}", 1))
+    return ini
+
+
+@settings(max_examples=60, deadline=None)
+@given(systems())
+def test_the_compiled_builder_makes_the_python_builders_options(tmp_path_factory, system):
+    tables, limits, plugins, forbid, sentences = system
+    ini = write_random_system(tmp_path_factory.mktemp("sys"), tables, limits, plugins)
     TargetLetters.forbid = forbid
     with registered(letters=TargetLetters, position=SpanPosition, column=StoredColumn):
         python, compiled = (Decoder(load_config(ini), engine=engine) for engine in ("python", "auto"))

@@ -17,7 +17,14 @@ from pysmt.markup import MarkupOption
 from pysmt.phrases import Sentence
 from pysmt.search.markup_options import SentenceMarkup, violates
 from pysmt.testing import registered, write_toy_system
-from tests.search.test_compiled_options import SpanPosition, StoredColumn, TargetLetters, same_options, systems
+from tests.search.test_compiled_options import (
+    SpanPosition,
+    StoredColumn,
+    TargetLetters,
+    same_options,
+    systems,
+    write_random_system,
+)
 from tests.search.test_compiled_search import nbest, same_lists
 
 ENGINES = [("python", "normal"), ("python", "cube"), ("auto", "normal"), ("auto", "cube")]
@@ -136,15 +143,7 @@ def markups(draw, length: int) -> list[MarkupOption]:
 @given(systems(), st.data())
 def test_both_builders_make_the_same_markup_options(tmp_path_factory, system, data):
     tables, limits, plugins, forbid, sentences = system
-    directory = tmp_path_factory.mktemp("sys")
-    (directory / "more.txt").write_text(tables[-1], encoding="utf-8")
-    more = [f"PhraseDictionaryMemory path=more.txt num-features=2 table-limit={limits[-1]}"] if len(tables) > 1 else []
-    ini = write_toy_system(
-        directory,
-        phrases=tables[0],
-        features=[*more, *plugins],
-        weights={"PhraseDictionaryMemory1": "0.4 -0.1"} if more else None,
-    )
+    ini = write_random_system(tmp_path_factory.mktemp("sys"), tables, limits, plugins)
     TargetLetters.forbid = forbid
     with registered(letters=TargetLetters, position=SpanPosition, column=StoredColumn):
         python, compiled = (Decoder(load_config(ini), engine=engine) for engine in ("python", "auto"))

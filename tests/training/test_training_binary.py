@@ -15,7 +15,7 @@ import pytest
 from pysmt.config_files import load_config
 from pysmt.testing import run_pysmt
 from tests.helpers import tune_command
-from tests.training.test_training_reliability import EN, FR, assert_one_line_error, train, train_c, write_bitext
+from tests.training.test_training_reliability import EN, FR, assert_one_line_error, train
 
 TABLES = {
     "phrase-table": ("phrase-table.bin", "phrase-table.gz"),
@@ -39,17 +39,6 @@ def text_config(system: Path) -> Path:
         toml = toml.replace(f'"{binary}"', f'"{gz}"')
     text.write_text(toml, encoding="utf-8")
     return text
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return train_c(write_bitext(tmp_path_factory.mktemp("trained")))
-
-
-@pytest.fixture
-def system(trained: dict[str, Path], tmp_path: Path) -> dict[str, Path]:
-    shutil.copytree(trained["out"], tmp_path / "sys")
-    return {**trained, "out": tmp_path / "sys"}
 
 
 def rerun(files: dict[str, Path], *extra: str):  # noqa: ANN201 - subprocess.CompletedProcess

@@ -7,7 +7,6 @@ alignment (``--prepared --alignment``: no tokenizer, no eflomal), so a whole tra
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -75,19 +74,6 @@ def train_c(files: dict[str, Path]) -> dict[str, Path]:
 @pytest.fixture
 def bitext(tmp_path: Path) -> dict[str, Path]:
     return write_bitext(tmp_path)
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One system trained from ``c``, copied for each test that needs one (the corpus is shared: read only)."""
-    return train_c(write_bitext(tmp_path_factory.mktemp("trained")))
-
-
-@pytest.fixture
-def system(trained: dict[str, Path], tmp_path: Path) -> dict[str, Path]:
-    """A copy of the system trained from ``c`` in its own folder: its job records the shared corpus."""
-    shutil.copytree(trained["out"], tmp_path / "sys")
-    return {**trained, "out": tmp_path / "sys"}
 
 
 # -- job records: a rerun resumes only the same job ----------------------------------------------------------

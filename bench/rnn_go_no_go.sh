@@ -12,8 +12,9 @@
 # against Baseline (OUT/evaluation.txt). Every step resumes or is skipped when its output is there,
 # so rerunning the command continues; THREADS (default 2) decoding processes. BASELINE=DIR takes the
 # Baseline's tune and test output from another OUT of this script (same system, seed and iterations).
-# CONFIGS (default "rnn"): the configurations beside the Baseline, of "rnn" and "rnn-wp" (RNN + WP:
-# the word penalty of the target words the network does not know, its shortlist MODEL's).
+# CONFIGS (default "rnn"): the configurations beside the Baseline, of "rnn", "rnn-wp" (RNN + WP:
+# the word penalty of the target words the network does not know, its shortlist MODEL's), "cslm-rnn"
+# and "cslm-rnn-wp" (the CSLM in CSLM=DIR, `pysmt cslm train --shortlist MODEL/target.vocab`, added).
 set -euo pipefail
 SYSTEM=$(realpath "${1:?SYSTEM}") MODEL=$(realpath "${2:?MODEL}") OUT=${3:?OUT}
 SEED=${4:-0} ITERATIONS=${5:-3} THREADS=${THREADS:-2}
@@ -51,7 +52,11 @@ for config in $CONFIGS; do
   case "$config" in
     rnn) tune rnn --features rnn --param "rnn.model=$MODEL" --param rnn.mode=column ;;
     rnn-wp) tune rnn-wp --features rnn,wp --param "rnn.model=$MODEL" --param rnn.mode=column --param "wp.model=$MODEL" ;;
-    *) echo "rnn_go_no_go.sh: CONFIGS: unknown configuration $config (rnn, rnn-wp)" >&2; exit 2 ;;
+    cslm-rnn) tune cslm-rnn --features cslm,rnn --param "cslm.model=$(realpath "${CSLM:?CSLM}")" \
+      --param "rnn.model=$MODEL" --param rnn.mode=column ;;
+    cslm-rnn-wp) tune cslm-rnn-wp --features cslm,rnn,wp --param "cslm.model=$(realpath "${CSLM:?CSLM}")" \
+      --param "rnn.model=$MODEL" --param rnn.mode=column --param "wp.model=$MODEL" ;;
+    *) echo "rnn_go_no_go.sh: CONFIGS: unknown configuration $config (rnn, rnn-wp, cslm-rnn, cslm-rnn-wp)" >&2; exit 2 ;;
   esac
 done
 for name in baseline $CONFIGS; do

@@ -15,6 +15,7 @@
 # CONFIGS (default "rnn"): the configurations beside the Baseline, of "rnn", "rnn-wp" (RNN + WP:
 # the word penalty of the target words the network does not know, its shortlist MODEL's), "cslm-rnn"
 # and "cslm-rnn-wp" (the CSLM in CSLM=DIR, `pysmt cslm train --shortlist MODEL/target.vocab`, added).
+# TUNE_OPTIONS: more `pysmt tune` options for every tuning, e.g. "--mira-c 0.1".
 set -euo pipefail
 SYSTEM=$(realpath "${1:?SYSTEM}") MODEL=$(realpath "${2:?MODEL}") OUT=${3:?OUT}
 SEED=${4:-0} ITERATIONS=${5:-3} THREADS=${THREADS:-2}
@@ -33,9 +34,10 @@ case "$TABLE" in /*) ;; *) TABLE="$OUT/system-bin/$TABLE" ;; esac
 tune() {  # NAME FEATURE-OPTIONS...
   local name=$1
   shift
+  # shellcheck disable=SC2086  # TUNE_OPTIONS is split into words on purpose
   "$PYSMT" tune -c "$OUT/system-bin/pysmt.toml" --src "$DATA/newstest2012.en" --ref "$DATA/newstest2012.fr" \
     --out "$OUT/tune-$name" --optimizer kbmira --seed "$SEED" --max-iterations "$ITERATIONS" \
-    --threads "$THREADS" --quiet "$@"
+    --threads "$THREADS" --quiet ${TUNE_OPTIONS:-} "$@"
   if [ ! -s "$OUT/test-$name.fr" ]; then
     "$PYSMT" decode -c "$OUT/tune-$name/pysmt.toml" -i "$DATA/newstest2013.en" --threads "$THREADS" \
       > "$OUT/test-$name.fr.part"

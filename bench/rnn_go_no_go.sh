@@ -52,14 +52,18 @@ fi
 CONFIGS=${CONFIGS:-rnn}
 for config in $CONFIGS; do
   case "$config" in
-    rnn) tune rnn --features rnn --param "rnn.model=$MODEL" --param rnn.mode=column ;;
-    rnn-wp) tune rnn-wp --features rnn,wp --param "rnn.model=$MODEL" --param rnn.mode=column --param "wp.model=$MODEL" ;;
-    cslm-rnn) tune cslm-rnn --features cslm,rnn --param "cslm.model=$(realpath "${CSLM:?CSLM}")" \
-      --param "rnn.model=$MODEL" --param rnn.mode=column ;;
-    cslm-rnn-wp) tune cslm-rnn-wp --features cslm,rnn,wp --param "cslm.model=$(realpath "${CSLM:?CSLM}")" \
-      --param "rnn.model=$MODEL" --param rnn.mode=column --param "wp.model=$MODEL" ;;
+    rnn | rnn-wp | cslm-rnn | cslm-rnn-wp) ;;
     *) echo "rnn_go_no_go.sh: CONFIGS: unknown configuration $config (rnn, rnn-wp, cslm-rnn, cslm-rnn-wp)" >&2; exit 2 ;;
   esac
+  params=()  # a configuration's name is its features, joined by "-"
+  for feature in ${config//-/ }; do
+    case "$feature" in
+      cslm) params+=(--param "cslm.model=$(realpath "${CSLM:?CSLM}")") ;;
+      rnn) params+=(--param "rnn.model=$MODEL" --param rnn.mode=column) ;;
+      wp) params+=(--param "wp.model=$MODEL") ;;
+    esac
+  done
+  tune "$config" --features "${config//-/,}" "${params[@]}"
 done
 for name in baseline $CONFIGS; do
   echo "$name: dev BLEU per iteration $(cut -f2 "$OUT/tune-$name/summary.tsv" | tail -n +2 | paste -sd' ')"

@@ -43,15 +43,6 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
     Entry entry = std::move(heap.back());
     heap.pop_back();
     ++examined;
-    if (request.distinct) {
-      std::vector<int32_t> surface;
-      for (auto it = entry.nodes.rbegin(); it != entry.nodes.rend(); ++it) {
-        int option = hyps_[*it].option;
-        surface.insert(surface.end(), options_.target_ids.begin() + options_.target_offsets[option],
-                       options_.target_ids.begin() + options_.target_offsets[option + 1]);
-      }
-      if (!seen.insert(std::move(surface)).second) continue;
-    }
     for (size_t position = static_cast<size_t>(entry.last + 1); position < entry.nodes.size(); ++position) {
       auto it = arcs_.find(entry.nodes[position]);
       if (it == arcs_.end()) continue;
@@ -63,7 +54,6 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
         std::push_heap(heap.begin(), heap.end(), worse);
       }
     }
-    result.push_back(Derivation{std::move(entry.nodes), entry.score});
     // No more than `budget` entries can still be taken, so the rest may go (the spec trims at
     // `budget`; trimming at twice that keeps the same entries within reach and does it less often).
     if (heap.size() > 2 * budget) {
@@ -71,6 +61,16 @@ std::vector<Search::Derivation> Search::derivations(const std::vector<int> &fina
       heap.resize(budget);
       std::make_heap(heap.begin(), heap.end(), worse);
     }
+    if (request.distinct) {
+      std::vector<int32_t> surface;
+      for (auto it = entry.nodes.rbegin(); it != entry.nodes.rend(); ++it) {
+        int option = hyps_[*it].option;
+        surface.insert(surface.end(), options_.target_ids.begin() + options_.target_offsets[option],
+                       options_.target_ids.begin() + options_.target_offsets[option + 1]);
+      }
+      if (!seen.insert(std::move(surface)).second) continue;  // left out, its deviations queued (as Moses)
+    }
+    result.push_back(Derivation{std::move(entry.nodes), entry.score});
   }
   return result;
 }

@@ -64,17 +64,17 @@ def nbest(model: LogLinearModel, finals: list[Hypothesis], size: int, distinct: 
     while heap and len(result) < size and examined < budget:
         neg_score, _, nodes, last = heapq.heappop(heap)
         examined += 1
-        path = list(reversed(nodes))
-        if distinct:
-            surface = " ".join(word for hyp in path for word in hyp.option.target)  # type: ignore[union-attr]
-            if surface in seen:
-                continue
-            seen.add(surface)
-        result.append(Derivation([hyp.option for hyp in path], -neg_score, model.breakdown(path)))  # type: ignore[misc]
         for position in range(last + 1, len(nodes)):
             for arc in nodes[position].arcs or ():
                 score = -neg_score - nodes[position].score + arc.score
                 heapq.heappush(heap, (-score, next(tie), nodes[:position] + chain(arc), position))
         if len(heap) > budget:
             heap = heapq.nsmallest(budget, heap)
+        path = list(reversed(nodes))
+        if distinct:  # a repeated string is left out, but the derivations below it were queued (as Moses does)
+            surface = " ".join(word for hyp in path for word in hyp.option.target)  # type: ignore[union-attr]
+            if surface in seen:
+                continue
+            seen.add(surface)
+        result.append(Derivation([hyp.option for hyp in path], -neg_score, model.breakdown(path)))  # type: ignore[misc]
     return result

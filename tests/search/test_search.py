@@ -82,6 +82,19 @@ def test_distinct_nbest_has_unique_strings(tiny_system):
     assert len(strings) == len(set(strings)) > 1
 
 
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_distinct_list_is_the_full_list_less_its_repeats(tiny_system, engine):
+    """Moses' distinct n-best: a repeated string is left out, but the derivations below it are still explored,
+    so the distinct list is the full list with each string's later derivations removed, in the same order."""
+    decoder = Decoder(load_config(tiny_system), engine=engine)
+    full = [" ".join(c.words) for c in decoder.translate("a b a", nbest_size=1000).hypotheses]
+    first_of_each = list(dict.fromkeys(full))  # 'y y x' comes third, behind two repeats of 'x y y'
+    assert first_of_each[:5] == ["x y x", "x y y", "y y x", "y x y", "y y y"]
+    for size in (3, 5, 12):
+        distinct = [" ".join(c.words) for c in decoder.translate("a b a", nbest_size=size, distinct=True).hypotheses]
+        assert distinct == first_of_each[:size]
+
+
 def test_table_limit_keeps_the_best_by_weighted_score_and_estimate(tmp_path):
     phrases = "a ||| x ||| 0.1 0.1\na ||| y ||| 0.9 0.9\na ||| z ||| 0.5 0.5\n"
     ini = write_moses_system(tmp_path, phrases=phrases, reordering=None)

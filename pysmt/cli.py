@@ -535,7 +535,9 @@ def evaluate(references: tuple[str, ...], hypotheses: tuple[str, ...]) -> None:
     signatures are exactly sacrebleu's.
     """
     from pysmt.evaluate import paired_bootstrap, read_text, score
+    from pysmt.files.outputs import check_outputs
 
+    check_outputs({}, {"--ref": references, "HYPOTHESES": hypotheses}, writes_stdout=True)
     refs = [read_text(Path(r), "--ref") for r in references]
     outputs = {h: read_text(Path(h), "output") for h in hypotheses}
     scores = {h: score(lines, refs, h) for h, lines in outputs.items()}

@@ -155,6 +155,41 @@ def test_a_stdout_appending_to_a_model_file_is_refused(tiny_system, source):
     assert table.read_bytes() == before
 
 
+@pytest.mark.parametrize("model", ["phrases.txt", "moses.ini"])
+def test_a_stderr_appending_to_a_model_file_is_refused_and_nothing_reaches_it(tiny_system, source, model):
+    """`2>> phrase-table.gz` appended KenLM's loading lines and pysmt's own error to the table: stderr is an
+    output, so it is checked against every input; the error cannot be told there, so stderr is silenced."""
+    table = tiny_system.parent / model
+    before = table.read_bytes()
+    with open(table, "ab") as stderr:
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, stderr=stderr, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert table.read_bytes() == before
+
+
+def test_serve_with_its_log_on_a_model_file_is_refused(tiny_system):
+    table = tiny_system.parent / "phrases.txt"
+    before = table.read_bytes()
+    with open(table, "ab") as stderr:
+        proc = run_pysmt("serve", "-c", tiny_system, "--port", "0", stderr=stderr, timeout=60)
+    assert proc.returncode == 1 and table.read_bytes() == before
+
+
+def test_evaluate_with_stderr_on_its_reference_is_refused(tmp_path):
+    ref = tmp_path / "ref.txt"
+    ref.write_text("a b\n")
+    with open(ref, "ab") as stderr:
+        proc = run_pysmt("evaluate", "-r", ref, ref, stderr=stderr, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == "" and ref.read_text() == "a b\n"
+
+
+def test_a_stderr_to_another_file_is_allowed(tiny_system, source, tmp_path):
+    log = tmp_path / "log.txt"
+    with open(log, "ab") as stderr:
+        proc = run_pysmt("decode", "-c", tiny_system, "-i", source, stderr=stderr, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.count("\n") == 2
+
+
 def interleaved(lines: list[str], sentences: int, nbest: bool, alignment: bool) -> None:
     """Each sentence's translation, then its n-best entries (all of that sentence), then its alignment line."""
     k = 0

@@ -54,8 +54,10 @@ def run_experiment(options: ExperimentOptions) -> Path:
     from pysmt.experiment.chain import EVALUATION, Experiment
     from pysmt.experiment.report import caveat_lines, write_report
     from pysmt.experiment.stages import log
+    from pysmt.files.outputs import check_outputs
     from pysmt.running.folder_lock import locked_folder
 
+    check_outputs({}, {"--data": options.data})  # stderr (its log) is no input
     experiment = Experiment(options)
     with locked_folder(experiment.run_dir):  # one experiment per folder (its stages and commands lock their own)
         experiment.run()

@@ -82,8 +82,10 @@ def check_outputs(
     them, and so are the ``inputs``, which may include the files a config refers to and stdin's
     (:func:`standard_inputs`). Files are compared by device and inode (hard links and ``/dev/fd/N``
     count as the same file), then by path. With ``writes_stdout`` the file behind stdout (``> x``)
-    is an output too. A named output that is the file behind stdout or stderr is written through that
-    stream, in order (:func:`pysmt.files.textio.destination`), so it is checked as that stream's file.
+    is an output too. The file behind stderr (``2> x``) always is: every command writes there, so when it
+    is an input, stderr is silenced before the error is raised (:func:`silence_stderr`). A named output
+    that is the file behind stdout or stderr is written through that stream, in order
+    (:func:`pysmt.files.textio.destination`), so it is checked as that stream's file.
     Output folders, and with ``create`` the folders of output files, may be missing (the command
     makes them) as long as their nearest existing parent is writable; otherwise a file's folder must
     exist, as a shell redirection needs.
@@ -106,6 +108,13 @@ def check_outputs(
     stdout = standard_file(sys.stdout) if writes_stdout else None
     if stdout is not None:
         not_an_input("stdout", stdout)
+    stderr = standard_file(sys.stderr)
+    if stderr is not None:  # every command writes there: messages, warnings, a library's loading lines
+        try:
+            not_an_input("stderr", stderr)
+        except PysmtError as err:
+            silence_stderr(str(err))
+            raise
     files = {}
     for label, value in outputs.items():
         if value is None:
@@ -139,6 +148,20 @@ def check_outputs(
             if same_file(folder, input_path):
                 raise PysmtError(f"{label} {folder} is also the input {input_label}: choose another folder")
         writable_folder(folder, f"{label} {folder}", create=True)
+
+
+def silence_stderr(message: str) -> None:
+    """Stop writing to stderr, whose file is an input (``2>> phrase-table.gz``): point it at /dev/null, so that
+    neither the error nor a library's messages land in the input, and show ``message`` on the terminal, if any."""
+    try:
+        with open("/dev/tty", "w", encoding="utf-8") as terminal:
+            terminal.write(f"Error: {message}\n")
+    except OSError:
+        pass  # no terminal: the exit status (1) is all that can be said
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stderr.fileno())
+    os.close(devnull)
 
 
 class _Stream:

@@ -243,12 +243,26 @@ class Job:
         First of all the folder's lock is taken (:func:`lock_folder`): a second run is refused. The
         caller releases it when the job's work ends (:func:`release_folder`); a refusal releases it here.
         """
+        self.check_inputs_outside()
         lock_folder(self.out)
         try:
             return self._record_start(force)
         except BaseException:
             release_folder(self.out)
             raise
+
+    def check_inputs_outside(self) -> None:
+        """Refuse an input inside ``out``: the job writes there (a tune's iterations, a train's corpus copies)
+        and a ``--force`` rerun discards what it holds, so such an input could be overwritten or deleted."""
+        out = self.out.resolve()
+        for label, value in self.inputs.items():
+            for path in _paths(value):
+                if path.resolve().is_relative_to(out):
+                    raise PysmtError(
+                        f"{label} {path} is inside the output folder {self.out}, which this {self.command} job "
+                        "writes and a rerun may empty: an output may not overwrite an input; "
+                        "move the input out of it or give another --out"
+                    )
 
     def _record_start(self, force: bool) -> bool:
         new = self.record()

@@ -32,6 +32,8 @@ from aiohttp import web
 
 from pysmt.decoder import SystemRecipe
 from pysmt.errors import PysmtError
+from pysmt.features.registry import system_inputs
+from pysmt.files.outputs import check_outputs
 from pysmt.files.textio import require_file
 from pysmt.markup import MarkupError, parse_markup
 from pysmt.serving import json_api, moses_xmlrpc
@@ -304,4 +306,5 @@ async def run(options: ServeOptions) -> None:
 def serve(options: ServeOptions) -> None:
     """``pysmt serve``: serve until stopped (exit 0 after SIGTERM or Ctrl-C)."""
     require_file(options.config)
+    check_outputs({}, system_inputs(recipe_of(options).configure()))  # its log (stderr) is no input
     asyncio.run(run(options))

@@ -148,6 +148,20 @@ def test_force_redoes_every_step_of_the_same_job(system):
     assert "done already" not in proc.stderr and "step prepare ..." in proc.stderr and "step config ..." in proc.stderr
 
 
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_corpus_inside_the_output_folder_is_refused_with_or_without_force(system, force):
+    """`--corpus OUT/corpus/train --out OUT --force` replaced the raw corpus with its prepared copy (and the
+    refusal without --force suggested --force): an input inside the folder a job writes is refused first."""
+    before = snapshot(system["out"])
+    corpus = system["out"] / "corpus" / "train"
+    raw = {lang: (corpus.parent / f"train.{lang}").read_bytes() for lang in ("en", "fr")}
+    proc = train("--corpus", corpus, "--alignment", system["al"], "--out", system["out"], *force)
+    line = assert_one_line_error(proc, f"--corpus {corpus}.en is inside the output folder {system['out']}")
+    assert "--force" not in line
+    assert snapshot(system["out"]) == before
+    assert {lang: (corpus.parent / f"train.{lang}").read_bytes() for lang in ("en", "fr")} == raw
+
+
 def test_force_over_another_job_does_not_trust_its_steps(system):
     """--force --first-step lm over another job would mix that job's corpus into this one: refused."""
     before = snapshot(system["out"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pysmt.testing import run_pysmt
+from pysmt.testing import one_line_error, run_pysmt
 from tests.helpers import raw_text_system, tune_command
 
 
@@ -50,3 +50,17 @@ def test_tune_says_when_tuning_did_not_move_the_weights(tiny_system, dev, tmp_pa
     assert ("warning: the starting weights decoded best" in said) == (best == "1" and len(rows) > 1)
     weight = [line for line in (out / "weights.txt").read_text().splitlines() if line.startswith("RepeatedWord0=")]
     assert ("warning: tuned weight 0 for RepeatedWord0" in said) == (float(weight[0].split()[1]) == 0)
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_reference_inside_the_output_folder_is_refused_and_survives(tiny_system, dev, tmp_path, force):
+    """`--ref OUT/run1/output.txt --out OUT --force` replaced the reference with iteration 1's output (BLEU
+    100): every input of a job is checked against the folder it writes, with --force too."""
+    src, ref = dev
+    out = tmp_path / "tune"
+    assert run_pysmt(*tune_command(tiny_system, src, ref, out)).returncode == 0
+    inside = out / "run1" / "output.txt"
+    before = inside.read_bytes()
+    proc = run_pysmt(*tune_command(tiny_system, src, inside, out, *force))
+    one_line_error(proc, f"--ref {inside} is inside the output folder {out}, which this tune job writes")
+    assert inside.read_bytes() == before

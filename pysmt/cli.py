@@ -191,7 +191,13 @@ cluster_option = command_option("cluster", CLUSTER)
     "n-gram counts of MBR's list (--mbr-size, --mbr-scale).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
-@command_option("xml_input", XML_INPUT, default="pass-through")
+@command_option("xml_input", XML_INPUT)
+@click.option(
+    "--xml-strict",
+    is_flag=True,
+    help="A malformed tag stops the run with an error naming its line (default: a warning naming the line, which is "
+    "translated as text, tags as words, as Moses does).",
+)
 @click.option(
     "--constraint",
     "constraint_path",
@@ -224,7 +230,8 @@ def decode(
     mbr_scale: float | None,
     consensus_decoding: bool,
     quiet: bool,
-    xml_input: str,
+    xml_input: str | None,
+    xml_strict: bool,
     constraint_path: str | None,
     **settings: Any,
 ) -> None:
@@ -237,8 +244,9 @@ def decode(
     the translation is the model's tokens too (the marks count them); unknown words marked or dropped are
     detokenized with the rest. With --constraint (forced decoding) only translations equal to the constraint's
     line survive; a line none reaches is written empty, with a warning naming it on stderr. With --xml-input
-    (Moses' modes) markup in the input gives translations of spans and reordering walls and zones; a system
-    that prepares its text prepares only the words between the tags.
+    (Moses' modes; default: a moses.ini's [xml-input], else pass-through) markup in the input gives translations of
+    spans and reordering walls and zones; a system that prepares its text prepares only the words between the tags.
+    A line with a malformed tag is translated as text with a warning naming it, as in Moses (--xml-strict: an error).
     """
     from pysmt.decoder import SystemRecipe, text_processors
     from pysmt.decoding.line_streams import OutputOptions, decode_file
@@ -266,6 +274,7 @@ def decode(
         search,  # type: ignore[arg-type]
         overrides=overrides,
         xml_input=xml_input,  # type: ignore[arg-type]
+        markup_as_text=not xml_strict,
     )
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)

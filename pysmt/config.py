@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pysmt.errors import PysmtError
+from pysmt.markup import XmlInput
 
 
 @dataclass
@@ -232,6 +233,9 @@ class SystemConfig:
     weights_file: str | None = None
     #: The features whose weights ``--weight-overwrite`` gave: named in messages.
     overwritten: tuple[str, ...] = ()
+    #: How markup in the input is read as the file says (moses.ini's ``[xml-input]``); None where it says nothing.
+    #: A command's ``--xml-input`` wins over it, as Moses' ``-xml-input`` wins over the file's.
+    xml_input: XmlInput | None = None
 
     @property
     def directory(self) -> Path:

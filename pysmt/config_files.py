@@ -33,7 +33,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import tomli_w
 
@@ -58,6 +58,7 @@ from pysmt.features.registry import (
     registered_names,
 )
 from pysmt.files.textio import atomic_writer, read_lines, require_file, without_bom
+from pysmt.markup import XML_INPUTS, XmlInput
 
 #: Moses feature names and the pysmt feature types that read the same models.
 MOSES_FEATURE_TYPES = {
@@ -83,7 +84,6 @@ MOSES_IGNORED_SECTIONS = {"input-factors", "mapping", "verbose", "v"}
 MOSES_RUN_SECTIONS = {
     "threads": "give `pysmt decode --threads N`",
     "n-best-list": "give `pysmt decode --nbest FILE --nbest-size N [--distinct]`",
-    "xml-input": "give `pysmt decode --xml-input MODE` (tune and serve take it too)",
 }
 
 
@@ -285,7 +285,21 @@ def read_moses_ini(path: Path) -> SystemConfig:
         for t, n, p in zip(types, names, params)
     ]
     check_unique_names(features, path)
-    return SystemConfig(path=path.resolve(), features=features, search=moses_search_config(sections, path))
+    search, xml_input = moses_search_config(sections, path), moses_xml_input(sections, path)
+    return SystemConfig(path=path.resolve(), features=features, search=search, xml_input=xml_input)
+
+
+def moses_xml_input(sections: dict[str, list[tuple[int, str]]], path: Path) -> XmlInput | None:
+    """moses.ini's ``[xml-input]`` (Moses' ``-xml-input``): how markup in the input is read; None when the file has
+    no such section (the command line's ``--xml-input`` decides, else pass-through)."""
+    if "xml-input" not in sections:
+        return None
+    if not sections["xml-input"]:
+        raise PysmtError(f"{path}: [xml-input] gives no mode; give one of {', '.join(XML_INPUTS)}")
+    line_no, text = sections["xml-input"][0]
+    if text not in XML_INPUTS:
+        raise at_line(path, line_no, f"[xml-input] must be one of {', '.join(XML_INPUTS)}, not {text!r}")
+    return cast(XmlInput, text)
 
 
 def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) -> SearchConfig:
@@ -301,7 +315,7 @@ def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) 
     }
     values: dict[str, Any] = {}
     for name, lines in sections.items():
-        if name in ("feature", "weight") or name in MOSES_IGNORED_SECTIONS:
+        if name in ("feature", "weight", "xml-input") or name in MOSES_IGNORED_SECTIONS:
             continue
         if name == "search-algorithm":
             line_no, text = lines[0]

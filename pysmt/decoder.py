@@ -24,7 +24,7 @@ from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import Feature
 from pysmt.features.constraint import ConstrainedDecoding
 from pysmt.features.registry import add_feature_types, build_features
-from pysmt.markup import Markup, MarkupError, XmlInput, parse_markup, split_tags
+from pysmt.markup import Markup, XmlInput, parse_markup, split_tags
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 from pysmt.search.compiled import CompiledDerivation, CompiledSearch
@@ -94,6 +94,8 @@ class Translation:
     output: str = ""
     #: The hypothesis written as the translation: the first (the best model score) unless MBR chose another.
     chosen: int = 0
+    #: What the writer warns of on stderr, in input order (a malformed tag read as text: ``Decoder.markup_as_text``).
+    warning: str | None = None
 
     @property
     def best(self) -> str:
@@ -109,13 +111,18 @@ def at_input_line(index: int) -> Iterator[None]:
         raise FeatureError(f"input line {index + 1}: {err}") from None
 
 
+class MalformedMarkup(PysmtError):
+    """A line whose markup does not read (``--xml-input``); the message names the input line."""
+
+
 @contextmanager
 def markup_errors(index: int) -> Iterator[None]:
-    """A malformed tag (``--xml-input``) is one line naming the input line (``index`` + 1)."""
+    """A malformed tag (``--xml-input``), whatever reading the markup found wrong, is one line naming the input line
+    (``index`` + 1)."""
     try:
         yield
-    except MarkupError as err:
-        raise PysmtError(f"input line {index + 1}: malformed markup: {err}") from None
+    except PysmtError as err:
+        raise MalformedMarkup(f"input line {index + 1}: malformed markup: {err}") from None
 
 
 @contextmanager
@@ -145,19 +152,23 @@ class Decoder:
         algorithm: Literal["normal", "cube"] | None = None,
         missing_weight: float | None = None,
         engine: Literal["auto", "python"] = "auto",
-        xml_input: XmlInput = "pass-through",
+        xml_input: XmlInput | None = None,
+        markup_as_text: bool = False,
     ) -> None:
         """``engine="auto"`` builds options and searches in the compiled core; ``"python"`` with the Python
         option builder and search, the readable reference the compiled core is tested against (both give
         the same results). ``xml_input`` is Moses' ``-xml-input``: how markup in the input lines is read
-        (:mod:`pysmt.markup`; ``pass-through``: as words).
+        (:mod:`pysmt.markup`; None: as the config says, else ``pass-through``: as words). ``markup_as_text``:
+        a line whose markup does not read is translated as text, with a warning (``decode``, as Moses does),
+        not refused (:class:`MalformedMarkup`: ``--xml-strict``, and a server's client gets the error).
 
         Every feature's section and weights are checked before any model is loaded. torch (a neural
         plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.running.torch_threads`).
         """
         set_torch_threads(DECODING_THREADS)
-        self.built_from = (config, extra_features, algorithm, missing_weight, engine, xml_input)
-        self.xml_input = xml_input
+        self.built_from = (config, extra_features, algorithm, missing_weight, engine, xml_input, markup_as_text)
+        self.xml_input: XmlInput = xml_input or config.xml_input or "pass-through"
+        self.markup_as_text = markup_as_text
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
@@ -195,7 +206,7 @@ class Decoder:
         missing_weight: float | None = None,
         engine: Literal["auto", "python"] = "auto",
         overrides: SearchOverrides = SearchOverrides(),
-        xml_input: XmlInput = "pass-through",
+        xml_input: XmlInput | None = None,
     ) -> Decoder:
         """The decoder of a system config file with ``features`` added (as ``--features`` adds them), ``params``
         set (``FEATURE.key=value``, as ``--param``), ``weights`` read from a file (as ``--weights``) and the
@@ -239,10 +250,12 @@ class Decoder:
             return self.compiled_options.build(sentence, markup)
         return None, self.options.build(sentence, markup)
 
-    def read_markup(self, line: str, index: int) -> tuple[tuple[str, ...], SentenceMarkup | None, Markup | None]:
+    def read_markup(
+        self, line: str, index: int, as_text: bool = False
+    ) -> tuple[tuple[str, ...], SentenceMarkup | None, Markup | None]:
         """A line's words, its markup options and its markup (both None when the line is read as words: ``--xml-input
-        pass-through``, the default)."""
-        if self.xml_input == "pass-through":
+        pass-through``, the default, or ``as_text``: a malformed line, as Moses reads it)."""
+        if self.xml_input == "pass-through" or as_text:
             return tuple(line.split()), None, None
         with markup_errors(index):
             markup = parse_markup(line, keep_options=self.xml_input in WITH_OPTIONS)
@@ -271,7 +284,9 @@ class Decoder:
             finally:
                 self.forget_options()  # rebuilt by each sentence's search, with the weights of the moment
 
-    def translate(self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False) -> Translation:
+    def translate(
+        self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False, as_text: bool = False
+    ) -> Translation:
         """Translate one tokenized line; ``nbest_size`` > 1 also returns the runners-up.
 
         A feature's unusable result, or a sentence left with no translation of finite model score
@@ -279,12 +294,13 @@ class Decoder:
         :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature; under
         a constraint (:class:`~pysmt.features.constraint.ConstrainedDecoding`) a line no translation reaches
         is a translation without hypotheses (an empty line, as in Moses). A line's markup is read as ``xml_input``
-        says; a malformed tag is a :class:`~pysmt.errors.PysmtError` naming the line.
+        says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming the line.
         """
-        words, markup, tags = self.read_markup(line, index)
+        words, markup, tags = self.read_markup(line, index, as_text)
         if not words:
             return Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
-        constraint = ReorderingConstraint.of(len(words), tags.walls, tags.zones) if tags else None
+        with markup_errors(index):
+            constraint = ReorderingConstraint.of(len(words), tags.walls, tags.zones) if tags else None
         with paused_gc(), at_input_line(index):
             sentence = Sentence(words, index)
             try:
@@ -360,15 +376,15 @@ class Decoder:
             total = float(weighted_columns(scores[None, :], self.model.weights)[0])
         return Candidate(words, scores, total, sorted(alignment), phrases, unknown)
 
-    def preprocess(self, line: str, index: int = 0) -> str:
+    def preprocess(self, line: str, index: int = 0, as_text: bool = False) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing]).
 
-        When markup is read (``xml_input``), only the text between tags is prepared, the tags kept as they are
-        (a translation in a tag is the model's target tokens, as Moses takes it); the text is truecased as one
-        sentence. A malformed tag is an error naming the input line (``index`` + 1)."""
+        When markup is read (``xml_input``, not ``as_text``), only the text between tags is prepared, the tags kept
+        as they are (a translation in a tag is the model's target tokens, as Moses takes it); the text is truecased
+        as one sentence. A malformed tag is a :class:`MalformedMarkup` naming the input line (``index`` + 1)."""
         if not self.source_text:
             return line
-        if self.xml_input == "pass-through":
+        if self.xml_input == "pass-through" or as_text:
             return self.source_text.prepare(line)
         with markup_errors(index):
             pieces = split_tags(line)
@@ -407,8 +423,10 @@ class SystemRecipe:
     missing_weight: float | None = None
     engine: Literal["auto", "python"] = "auto"
     overrides: SearchOverrides = SearchOverrides()
-    #: How markup in the input is read (``--xml-input``).
-    xml_input: XmlInput = "pass-through"
+    #: How markup in the input is read (``--xml-input``; None: as the config says, else pass-through).
+    xml_input: XmlInput | None = None
+    #: A line whose markup does not read is translated as text, with a warning (``decode``; not ``--xml-strict``).
+    markup_as_text: bool = False
 
     def __post_init__(self) -> None:
         """Every path made absolute where the command was typed: actors and workers build the system in other
@@ -432,6 +450,7 @@ class SystemRecipe:
             missing_weight=self.missing_weight,
             engine=self.engine,
             xml_input=self.xml_input,
+            markup_as_text=self.markup_as_text,
         )
 
 

@@ -131,8 +131,8 @@ def test_a_moses_ini_naming_a_weight_twice_is_refused(tmp_path, source):
 
 
 @pytest.mark.parametrize(
-    "section, advice", [("threads", "--threads N"), ("n-best-list", "--nbest FILE"), ("xml-input", "--xml-input MODE")]
-)
+    "section, advice", [("threads", "--threads N"), ("n-best-list", "--nbest FILE")]
+)  # [xml-input] is read: tests/test_xml_input.py
 def test_moses_run_sections_are_not_read_and_say_so(tmp_path, source, section, advice):
     ini = write_toy_system(tmp_path / "system", extra=f"\n[{section}]\n4\n")
     proc = run_pysmt("decode", "-c", ini, "-i", source)

@@ -9,8 +9,10 @@ import math
 from pathlib import Path
 
 from pysmt.testing import one_line_error, run_pysmt
-from tests.helpers import raw_text_system, tune_command
+from tests.helpers import raw_text_system, tune_command, write_moses_system
 
+#: How the warning of a malformed tag ends.
+AS_TEXT = "the line translated as text"
 LINES = 'a b c\na <n translation="chat||dog" prob="0.5||0.1">b</n> c\n<np translation="w v">a b</np> <wall/> c\n'
 
 
@@ -40,13 +42,51 @@ def test_the_nbest_list_shows_the_markup_options_scores(tiny_system, tmp_path):
     assert all(abs(value - expected) < 1e-3 for value in table) and len(table) == 2
 
 
-def test_a_malformed_tag_is_one_line_naming_its_input_line(tiny_system):
+def test_with_xml_strict_a_malformed_tag_is_one_line_naming_its_input_line(tiny_system):
     text = 'a b c\na <n translation="w" prob="high">b</n> c\n'
-    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", input=text)
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", "--xml-strict", input=text)
     one_line_error(proc, "input line 2", "malformed markup", "prob 'high' is not a number")
     assert proc.stdout == "x y z\n"  # what came before is written
-    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "constraint", input="a <n>b c\n")
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "constraint", "--xml-strict", input="a <n>b c\n")
     one_line_error(proc, "input line 1", "<n> is never closed")
+
+
+def test_a_malformed_tag_is_a_warning_and_its_line_is_translated_as_text(tiny_system):
+    """As Moses does (Sentence.cpp: "Unable to parse XML in line"), the batch goes on: the line is read as it is,
+    its tags as words (as pass-through reads them), with a warning naming the line, in input order."""
+    text = 'a b c\na <n translation="w" prob="high">b</n> c\n<n translation="w">b</n> a\na <n>b c\n'
+    for threads in ("1", "2"):
+        proc = run_pysmt(
+            "decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", "--threads", threads, input=text
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == 'x y z\nx <n translation="w" prob="high">b</n> z\nw x\nx <n>b z\n'
+        assert proc.stderr.splitlines() == [
+            f"pysmt: warning: input line 2: malformed markup: <n>: prob 'high' is not a number; {AS_TEXT}",
+            f"pysmt: warning: input line 4: malformed markup: <n> is never closed; {AS_TEXT}",
+        ]
+
+
+def test_a_malformed_tag_on_a_system_that_prepares_its_text_is_translated_as_text(tmp_path):
+    system = raw_text_system(tmp_path / "raw")
+    proc = run_pysmt("decode", "-c", system, "-q", "--xml-input", "exclusive", input="a, <n>b.\nb <wall/> a.\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "y x."
+    assert proc.stderr == f"pysmt: warning: input line 1: malformed markup: <n> is never closed; {AS_TEXT}\n"
+
+
+def test_moses_ini_xml_input_is_read_and_the_command_line_wins(tmp_path):
+    """moses.ini's [xml-input] (once a message and pass-through) sets the mode; --xml-input overrides it."""
+    system = write_moses_system(tmp_path / "system", extra="\n[xml-input]\nexclusive\n")
+    proc = run_pysmt("decode", "-c", system, "-q", input=LINES)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "x y z\nx chat z\nw v z\n", "")
+    assert decode(system, LINES, "--xml-input", "ignore") == "x y z\nx y z\nx y z\n"
+    bad = write_moses_system(tmp_path / "bad", extra="\n[xml-input]\nexclusiv\n")
+    one_line_error(
+        run_pysmt("decode", "-c", bad, "-q", input=LINES),
+        f"{bad}, line 17: [xml-input] must be one of pass-through, ignore, exclusive, inclusive, constraint, "
+        "not 'exclusiv'",
+    )
 
 
 def test_markup_is_read_before_the_systems_tokenizer(tmp_path):

@@ -163,7 +163,7 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
         "search": options.search,
         "interpolation": options.interpolation,
     }
-    if options.xml_input != "pass-through":  # none: the record of a job from before --xml-input
+    if options.xml_input not in (None, "pass-through"):  # none: the record of a job from before --xml-input
         settings["xml_input"] = options.xml_input
     if options.search_settings.given():  # none: the record of a job from before the search settings' options
         settings["search_settings"] = options.search_settings.recorded()

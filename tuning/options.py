@@ -147,8 +147,9 @@ class TuningOptions:
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
     search: str | None = field(default=None, metadata=SEARCH)
-    #: How markup in the dev source is read (``--xml-input``), in every decode of it.
-    xml_input: str = field(default="pass-through", metadata=XML_INPUT)
+    #: How markup in the dev source is read (``--xml-input``), in every decode of it (None: as the config's
+    #: ``[xml-input]`` says, else pass-through).
+    xml_input: str | None = field(default=None, metadata=XML_INPUT)
     #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``: their options are
     #: :data:`pysmt.shared_options.SEARCH_SETTINGS`): every decode of the dev set uses them, ``--weight-overwrite``
     #: gives the starting weights, and the tuned pysmt.toml keeps the search settings.

@@ -153,6 +153,8 @@ class TranslationLines:
 
     def __call__(self, translation: Translation) -> None:
         hypotheses = translation.hypotheses
+        if translation.warning:  # a malformed tag read as text
+            print(f"pysmt: warning: {translation.warning}", file=sys.stderr, flush=True)
         if not hypotheses:  # only under --constraint: no translation reaches the line's constraint
             print(
                 f"pysmt: warning: input line {translation.index + 1}: no translation reaches its constraint; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from pysmt.decoder import Decoder, Translation
+from pysmt.decoder import Decoder, MalformedMarkup, Translation
 from pysmt.decoding.line_streams import BadLine
 from pysmt.errors import PysmtError
 from pysmt.mbr import MbrSettings, choose
@@ -31,12 +31,38 @@ def translate_line(
     With ``mbr`` the translation written is the MBR (or consensus) choice among the first ``mbr.size`` distinct
     entries of the n-best list (:func:`pysmt.mbr.choose`): the list is extracted distinct unless an n-best list
     of repeated strings was asked for, and long enough for both; its first ``nbest_size`` entries stay as they are.
+
+    A line whose markup does not read (``--xml-input``) is refused (:class:`~pysmt.decoder.MalformedMarkup`) unless
+    the decoder reads such a line as text (``markup_as_text``, as Moses does): then it is translated with its tags as
+    words, and the translation carries a warning naming the line.
     """
-    text = decoder.preprocess(line, index) if process else line
+    try:
+        translation = _translated(decoder, index, line, nbest_size, distinct, process, mbr, as_text=False)
+    except MalformedMarkup as err:
+        if not decoder.markup_as_text:
+            raise
+        translation = _translated(decoder, index, line, nbest_size, distinct, process, mbr, as_text=True)
+        translation.warning = f"{err}; the line translated as text"
+    return translation
+
+
+def _translated(
+    decoder: Decoder,
+    index: int,
+    line: str,
+    nbest_size: int,
+    distinct: bool,
+    process: bool,
+    mbr: MbrSettings | None,
+    as_text: bool,
+) -> Translation:
+    """:func:`translate_line`'s translation, its markup read as the decoder says or (``as_text``) as words."""
+    text = decoder.preprocess(line, index, as_text) if process else line
     if mbr is None:
-        translation = decoder.translate(text, index, nbest_size, distinct)
+        translation = decoder.translate(text, index, nbest_size, distinct, as_text)
     else:
-        translation = decoder.translate(text, index, max(nbest_size, mbr.size), distinct or nbest_size <= 1)
+        size, unique = max(nbest_size, mbr.size), distinct or nbest_size <= 1
+        translation = decoder.translate(text, index, size, unique, as_text)
         hypotheses = translation.hypotheses
         translation.chosen = choose([c.words for c in hypotheses], [c.total for c in hypotheses], mbr)
         del hypotheses[max(nbest_size, translation.chosen + 1) :]  # the rest only mattered to the choice

@@ -22,6 +22,7 @@ import click
 from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError, missing_extra
 from pysmt.experiment.cli import experiment
+from pysmt.moses_arguments import MosesCommand
 from pysmt.running.processes import Terminated, stop_on_sigterm
 from pysmt.serving.options import ServeOptions
 from pysmt.shared_options import (
@@ -114,7 +115,7 @@ def main() -> None:
 cluster_option = command_option("cluster", CLUSTER)
 
 
-@main.command()
+@main.command(cls=MosesCommand)
 @system_options
 @click.option(
     "-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False), help="Input file (default: stdin)."
@@ -247,6 +248,8 @@ def decode(
     (Moses' modes; default: a moses.ini's [xml-input], else pass-through) markup in the input gives translations of
     spans and reordering walls and zones; a system that prepares its text prepares only the words between the tags.
     A line with a malformed tag is translated as text with a warning naming it, as in Moses (--xml-strict: an error).
+    Moses' spellings of these options are read too (-f, -config, -input-file, -threads, -n-best-list FILE N
+    [distinct], -stack, -search-algorithm 0/1, -v 0, ...: README, For Moses users).
     """
     from pysmt.decoder import SystemRecipe, text_processors
     from pysmt.decoding.line_streams import OutputOptions, decode_file

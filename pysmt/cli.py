@@ -126,7 +126,12 @@ cluster_option = command_option("cluster", CLUSTER)
     type=click.Path(exists=True, dir_okay=False),
     help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.",
 )
-@click.option("--nbest", "nbest_path", type=click.Path(dir_okay=False), help="Write an n-best list (Moses format).")
+@click.option(
+    "--nbest",
+    "nbest_path",
+    type=click.Path(dir_okay=False),
+    help="Write an n-best list (Moses format); -: on stdout instead of the translations (Moses' -n-best-list -).",
+)
 @click.option(
     "--nbest-size", default=100, show_default=True, type=POSITIVE, help="Entries per sentence in the n-best list."
 )
@@ -135,7 +140,8 @@ cluster_option = command_option("cluster", CLUSTER)
     "--alignment",
     "alignment_path",
     type=click.Path(dir_okay=False),
-    help="Write source-target word alignments of the best translations (Pharaoh format). They count the model's "
+    help="Write source-target word alignments of the best translations (Pharaoh format; -: on stdout, each after its "
+    "translation). They count the model's "
     "tokens, as Moses' and the n-best list's do: on a system with [processing], the prepared input's and the "
     "translation's before it is restored (the --report-segmentation line's).",
 )
@@ -252,7 +258,7 @@ def decode(
     [distinct], -stack, -search-algorithm 0/1, -v 0, ...: README, For Moses users).
     """
     from pysmt.decoder import SystemRecipe, text_processors
-    from pysmt.decoding.line_streams import OutputOptions, decode_file
+    from pysmt.decoding.line_streams import STDOUT, OutputOptions, decode_file
     from pysmt.decoding.runner import translate_stream
     from pysmt.features.registry import system_inputs
     from pysmt.files import progress
@@ -262,6 +268,8 @@ def decode(
     only_one_place(threads, cluster)
     overrides = search_overrides(settings)
     chooser = mbr_settings(mbr, mbr_size, mbr_scale, consensus_decoding)
+    best_line = nbest_path != "-"  # Moses' `-n-best-list -`: the n-best list alone on stdout, no 1-best lines
+    nbest_path, alignment_path = (STDOUT if path == "-" else path for path in (nbest_path, alignment_path))
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": input_path} if input_path else standard_inputs()
     check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
@@ -290,6 +298,7 @@ def decode(
         nbest_size=nbest_size,
         distinct=distinct,
         alignment_path=alignment_path,
+        best_line=best_line,
         process=not prepared,
         shown=shown,
         restore=target_text.restore if target_text else None,

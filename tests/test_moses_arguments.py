@@ -88,3 +88,17 @@ def test_values_and_what_follows_a_double_dash_stay_as_they_are():
         "--threads",
         "3",
     ]
+
+
+def test_nbest_dash_is_the_nbest_list_alone_on_stdout_as_moses_writes_it(tiny_system, tmp_path):
+    """``--nbest -`` (Moses' ``-n-best-list -``) once wrote a file named ``-``; Moses writes the list on stdout and no
+    1-best lines. ``--alignment -`` writes each alignment line after its translation, as ``/dev/stdout`` does."""
+    listed = tmp_path / "nbest.txt"
+    run_pysmt("decode", "-c", tiny_system, "-q", "--nbest", listed, "--nbest-size", "2", input=TEXT)
+    for args in (["--nbest", "-", "--nbest-size", "2"], ["-n-best-list", "-", "2"]):
+        proc = run_pysmt("decode", "-c", tiny_system, "-q", *args, input=TEXT, cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, listed.read_text(), "")
+        assert not (tmp_path / "-").exists()
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--alignment", "-", input=TEXT, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "x y z\n0-0 1-1 2-2\nz y x\n0-0 1-1 2-2\n")
+    assert not (tmp_path / "-").exists()

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from pysmt.decoder import Candidate, Translation
     from pysmt.mbr import MbrSettings
 
+#: Where an output named ``-`` goes (Moses' ``-n-best-list -``): written through stdout, in order.
+STDOUT = "/dev/stdout"
 #: (label, first, last + 1) of each feature in a score vector (:meth:`pysmt.decoder.Decoder.nbest_labels`).
 Labels = list[tuple[str, int, int]]
 #: What translates a stream of input items and hands each translation, in input order, to ``emit``
@@ -137,7 +139,7 @@ class TranslationLines:
 
     def __init__(
         self,
-        output: Writable,
+        output: Writable | None,
         labels: Labels,
         *,
         nbest: Writable | None = None,
@@ -166,8 +168,9 @@ class TranslationLines:
         if self.shown:
             hypotheses = [self.shown.candidate(c) for c in hypotheses[: max(self.nbest_size, chosen + 1)]]
             text = self.shown.line(hypotheses[chosen], self.restore) if hypotheses else ""
-        self.output.write(text + "\n")
-        self.output.flush()
+        if self.output is not None:
+            self.output.write(text + "\n")
+            self.output.flush()
         if self.nbest:
             for candidate in hypotheses[: self.nbest_size]:
                 self.nbest.write(nbest_line(translation.index, candidate, self.labels) + "\n")
@@ -188,6 +191,7 @@ def decode_file(
     nbest_size: int = 1,
     distinct: bool = False,
     alignment_path: str | None = None,
+    best_line: bool = True,
     process: bool = True,
     shown: OutputOptions | None = None,
     restore: Callable[[str], str] | None = None,
@@ -195,8 +199,9 @@ def decode_file(
 ) -> int:
     """``pysmt decode``'s text: ``input_path`` (or stdin) translated to stdout, with an n-best list and alignments
     when asked (streamed outputs: :func:`pysmt.files.outputs.streamed_output`), with a progress bar over a file's
-    lines (on a terminal). ``process`` applies the system's preparation (not for ``--prepared`` text); ``shown`` and
-    ``restore`` are :class:`TranslationLines`'. Returns the number of lines translated."""
+    lines (on a terminal); without ``best_line`` no translation's line is written (Moses' ``-n-best-list -``: the
+    n-best list alone on stdout). ``process`` applies the system's preparation (not for ``--prepared`` text);
+    ``shown`` and ``restore`` are :class:`TranslationLines`'. Returns the number of lines translated."""
     handle = open_binary(input_path) if input_path else sys.stdin.buffer
     total = count_lines(input_path) if input_path else None
     with (
@@ -205,7 +210,7 @@ def decode_file(
         progress_bar(total=total, unit=" sent", desc="decode", shown=total is not None) as progress,
     ):
         emit = TranslationLines(
-            standard_output(),
+            standard_output() if best_line else None,
             labels,
             nbest=nbest,
             nbest_size=nbest_size,

@@ -31,7 +31,9 @@ from pysmt.shared_options import (
     SEARCH,
     TEMP_DIR,
     XML_INPUT,
+    given_on_command_line,
     memory_option,
+    one_of,
     only_one_place,
     search_overrides,
     search_setting_options,
@@ -266,6 +268,13 @@ def decode(
 
     progress.quiet = quiet  # no bar, and no model's loading messages
     only_one_place(threads, cluster)
+    one_of(
+        ("--mbr", mbr),
+        ("--consensus-decoding", consensus_decoding),
+        why="each chooses the translation from the n-best list its own way",
+    )
+    if not mark_unknown and given_on_command_line("unknown_word_prefix"):
+        raise click.UsageError("--unknown-word-prefix applies to --mark-unknown: give that too")
     overrides = search_overrides(settings)
     chooser = mbr_settings(mbr, mbr_size, mbr_scale, consensus_decoding)
     best_line = nbest_path != "-"  # Moses' `-n-best-list -`: the n-best list alone on stdout, no 1-best lines

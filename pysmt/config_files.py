@@ -46,7 +46,7 @@ from pysmt.config import (
     SystemConfig,
     finite_weights,
 )
-from pysmt.errors import PysmtError, at_line
+from pysmt.errors import PysmtError, at_line, did_you_mean
 from pysmt.features.parameters import declarations
 from pysmt.features.registry import (
     add_feature_types,
@@ -56,6 +56,7 @@ from pysmt.features.registry import (
     feature_params,
     path_parameters,
     registered_names,
+    unknown_feature,
 )
 from pysmt.files.textio import atomic_writer, read_lines, require_file, without_bom
 from pysmt.markup import XML_INPUTS, XmlInput
@@ -113,26 +114,72 @@ def check_unique_names(features: list[FeatureSpec], path: Path) -> None:
         seen.add(spec.name)
 
 
-def read_toml(path: Path) -> SystemConfig:
-    """Read a ``pysmt.toml`` system config."""
+#: The sections of a ``pysmt.toml``: what :func:`write_toml` writes and :func:`read_toml` reads.
+TOML_SECTIONS = ("search", "processing", "feature")
+
+
+def settings_keys(cls: type[SearchConfig] | type[ProcessingConfig]) -> dict[str, str]:
+    """A settings section's keys as written (``stack-size``) and the dataclass fields they set (``stack_size``)."""
+    return {f.name.replace("_", "-"): f.name for f in fields(cls)}
+
+
+def check_known(given: dict[str, Any], known: Sequence[str], path: Path, what: str) -> None:
+    """Refuse the first key of ``given`` that is not ``known``, with the nearest known one: a misspelt
+    setting would otherwise never apply, and the run would go on with the default (exit 0, wrong results)."""
+    for key in given:
+        if key not in known:
+            hint = did_you_mean(key, known)
+            raise PysmtError(f"{path}: unknown {what} key {key!r}{hint}; known: {', '.join(sorted(known))}")
+
+
+def check_sections(data: dict[str, Any], path: Path) -> None:
+    """Refuse a top-level name that is no section of a ``pysmt.toml`` (``[serach]``) or a section of the wrong
+    shape (``[feature]`` for ``[[feature]]``), naming the nearest section or the section a stray key belongs in."""
+    for name, value in data.items():
+        if name in TOML_SECTIONS:
+            continue
+        if not isinstance(value, dict | list):  # a key above every section header
+            owners = [
+                f"[{section}]"
+                for section, cls in (("search", SearchConfig), ("processing", ProcessingConfig))
+                if name in settings_keys(cls)
+            ]
+            where = f" (it belongs in {owners[0]})" if owners else ""
+            raise PysmtError(f"{path}: key {name!r} is outside every section{where}")
+        shown = "[[{}]]" if isinstance(value, list) else "[{}]"
+        hint = did_you_mean(name, TOML_SECTIONS, shown)
+        raise PysmtError(
+            f"{path}: unknown section {shown.format(name)}{hint}; a pysmt.toml has [search], [processing], [[feature]]"
+        )
+    for name in ("search", "processing"):
+        if name in data and not isinstance(data[name], dict):
+            raise PysmtError(f"{path}: [{name}] must be a table of settings")
+    if "feature" in data and not isinstance(data["feature"], list):
+        raise PysmtError(f"{path}: [feature] must be written [[feature]], one such section per feature")
+
+
+def parse_toml(path: Path) -> dict[str, Any]:
+    """The document in ``path``; invalid TOML, or nesting too deep for the parser, is one line naming the file."""
     try:
-        data = tomllib.loads(without_bom(path.read_bytes(), path).decode("utf-8"))
+        return tomllib.loads(without_bom(path.read_bytes(), path).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise PysmtError(f"{path}: not valid TOML ({err})") from None
-    search_keys = {f.name.replace("_", "-"): f.name for f in fields(SearchConfig)}
+    except RecursionError:  # tomllib recurses once per level of nested arrays or inline tables
+        raise PysmtError(f"{path}: not valid TOML (nested too deeply for pysmt to read)") from None
+
+
+def read_toml(path: Path) -> SystemConfig:
+    """Read a ``pysmt.toml`` system config: every section and key is checked, none ignored."""
+    data = parse_toml(path)
+    check_sections(data, path)
+    search_keys = settings_keys(SearchConfig)
     search_data = data.get("search", {})
-    unknown = sorted(set(search_data) - set(search_keys))
-    if unknown:
-        raise PysmtError(
-            f"{path}: unknown [search] key(s) {', '.join(unknown)}; known: {', '.join(sorted(search_keys))}"
-        )
-    if not isinstance(search_data, dict):
-        raise PysmtError(f"{path}: [search] must be a table of settings")
+    check_known(search_data, list(search_keys), path, "[search]")
     search = SearchConfig(**{search_keys[key]: value for key, value in search_data.items()})
     search.validate(str(path))
     processing = read_processing(data.get("processing"), path)
     raw_features = data.get("feature", [])
-    if not isinstance(raw_features, list) or not raw_features:
+    if not raw_features:
         raise PysmtError(f"{path}: no [[feature]] sections")
     types, explicit, params, weights = [], [], [], []
     for number, entry in enumerate(raw_features, start=1):
@@ -142,6 +189,8 @@ def read_toml(path: Path) -> SystemConfig:
         if "type" not in entry:
             raise PysmtError(f"{path}: [[feature]] number {number} has no 'type'")
         types.append(str(entry.pop("type")))
+        if types[-1] not in registered_names():
+            raise PysmtError(f"{path}: [[feature]] number {number}: {unknown_feature(types[-1])}")
         explicit.append(entry.pop("name", None))
         w = entry.pop("weights", None)
         if w is not None and not isinstance(w, list):
@@ -161,10 +210,8 @@ def read_processing(data: dict[str, Any] | None, path: Path) -> ProcessingConfig
     """The ``[processing]`` section, with truecase model paths made absolute."""
     if data is None:
         return None
-    keys = {f.name.replace("_", "-"): f.name for f in fields(ProcessingConfig)}
-    unknown = sorted(set(data) - set(keys))
-    if unknown:
-        raise PysmtError(f"{path}: unknown [processing] key(s) {', '.join(unknown)}; known: {', '.join(sorted(keys))}")
+    keys = settings_keys(ProcessingConfig)
+    check_known(data, list(keys), path, "[processing]")
     values = {keys[key]: value for key, value in data.items()}
     for name in PROCESSING_PATHS:
         if values.get(name):
@@ -348,7 +395,7 @@ def write_toml(config: SystemConfig, path: str | Path) -> None:
     """Write ``config`` as ``pysmt.toml``; model paths are made relative to the new file."""
     path = Path(path)
     base = path.parent.resolve()
-    search = {f.name.replace("_", "-"): getattr(config.search, f.name) for f in fields(SearchConfig)}
+    search = {key: getattr(config.search, name) for key, name in settings_keys(SearchConfig).items()}
     features = []
     for spec in config.features:
         entry: dict[str, Any] = {"type": spec.type, "name": spec.name}

@@ -6,8 +6,10 @@ match) raises :class:`PysmtError`; the command line prints its message without a
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
+from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
@@ -26,6 +28,14 @@ class FeatureError(PysmtError):
 def at_line(path: str | Path, line_no: int, message: str) -> PysmtError:
     """An error that names the file and the (1-based) line where the problem is."""
     return PysmtError(f"{path}, line {line_no}: {message}")
+
+
+def did_you_mean(given: str, known: Iterable[str], shown: str = "{!r}") -> str:
+    """`` (did you mean 'x'?)`` when ``given`` is close to one of ``known`` (a misspelling), else ``""``: an
+    unknown name is most often a typo, and the nearest known name is the fix. ``shown`` formats the
+    suggestion (``"[{}]"`` for a section)."""
+    close = difflib.get_close_matches(given, list(known), n=1)
+    return f" (did you mean {shown.format(close[0])}?)" if close else ""
 
 
 def missing_extra(what: str, extra: str) -> PysmtError:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import click
+from click.core import ParameterSource
 
 from pysmt.cli_options import POSITIVE, Option, command_option, option
 from pysmt.config import SEARCH_OPTIONS, SearchConfig, SearchOverrides, parse_weight_overwrite
@@ -154,7 +155,21 @@ def split_names(value: str | None) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()] if value else []
 
 
+def one_of(*given: tuple[str, object], why: str) -> None:
+    """Refuse options that answer one question differently (``given``: each option's name and whether it was
+    given), as a usage error: whichever won, the other would be silently ignored."""
+    named = [name for name, value in given if value]
+    if len(named) > 1:
+        raise click.UsageError(f"{' and '.join(named)}: give one ({why})")
+
+
+def given_on_command_line(name: str) -> bool:
+    """Whether the running command's parameter ``name`` was given, not left at its default: an option that
+    applies only beside another one is refused alone rather than silently ignored."""
+    source = click.get_current_context().get_parameter_source(name)
+    return source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
 def only_one_place(threads: int, cluster: str | None) -> None:
     """``--threads`` (local processes) and ``--cluster`` are two answers to one question: refuse both."""
-    if cluster and threads > 1:
-        raise click.UsageError("--threads and --cluster: give one (on a cluster, every CPU runs a decoder)")
+    one_of(("--threads", threads > 1), ("--cluster", cluster), why="on a cluster, every CPU runs a decoder")

@@ -35,3 +35,20 @@ def test_stdout_on_a_full_disk_is_one_line(tiny_system, source):
         proc = run_pysmt("decode", "-c", tiny_system, "-i", source, stdout=full)
     one_line_error(proc, "No space left on device")
     assert "Exception ignored" not in proc.stderr  # nothing more at Python's exit
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            ["--mbr", "--consensus-decoding"],
+            "--mbr and --consensus-decoding: give one (each chooses the translation from the n-best list its own way)",
+        ),
+        (["--unknown-word-prefix", "OOV_"], "--unknown-word-prefix applies to --mark-unknown: give that too"),
+    ],
+)
+def test_decode_refuses_options_that_contradict_or_go_unused(tiny_system, source, options, message):
+    """Both used to be accepted: --mbr with --consensus-decoding gave consensus output, a prefix without
+    --mark-unknown was dropped."""
+    line = one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, *options), status=2)
+    assert line == f"Error: {message}"

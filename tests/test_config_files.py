@@ -145,3 +145,62 @@ def test_an_old_style_weight_section_in_a_new_style_ini_is_refused(tmp_path, sou
     one_line_error(
         run_pysmt("decode", "-c", ini, "-i", source), "[weight-l] is an old-style weight section", "[weight]"
     )
+
+
+# -- every section and key of a pysmt.toml is checked, none ignored ------------------------------------
+
+WORD_PENALTY = '[[feature]]\ntype = "word-penalty"\n'
+SEARCH_KEYS = "algorithm, beam-threshold, distortion-limit, max-phrase-length, pop-limit, pops-per-round, stack-size"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "[serach]\nstack-size = 3\n" + WORD_PENALTY,
+            "unknown section [serach] (did you mean [search]?); a pysmt.toml has [search], [processing], [[feature]]",
+        ),
+        (
+            '[[feeture]]\ntype = "word-penalty"\n',
+            "unknown section [[feeture]] (did you mean [[feature]]?); a pysmt.toml has [search], [processing], "
+            "[[feature]]",
+        ),
+        ("stack-size = 3\n" + WORD_PENALTY, "key 'stack-size' is outside every section (it belongs in [search])"),
+        (
+            "[search]\nstak-size = 3\n" + WORD_PENALTY,
+            f"unknown [search] key 'stak-size' (did you mean 'stack-size'?); known: {SEARCH_KEYS}",
+        ),
+        (
+            '[processing]\nsource-langage = "en"\n' + WORD_PENALTY,
+            "unknown [processing] key 'source-langage' (did you mean 'source-language'?); known: source-language, "
+            "target-language, tokenize, truecase-source, truecase-target",
+        ),
+        ('[feature]\ntype = "word-penalty"\n', "[feature] must be written [[feature]], one such section per feature"),
+        ("search = 3\n" + WORD_PENALTY, "[search] must be a table of settings"),
+    ],
+)
+def test_a_misspelt_section_or_key_in_pysmt_toml_is_one_line_with_a_suggestion(tmp_path, source, text, message):
+    """A setting under a misspelt name used to be dropped without a word (exit 0, the default used)."""
+    path = tmp_path / "pysmt.toml"
+    path.write_text(text)
+    line = one_line_error(run_pysmt("decode", "-c", path, "-i", source))
+    assert line == f"Error: {path}: {message}"
+
+
+def test_a_misspelt_feature_type_names_the_file_and_the_nearest_type(tmp_path):
+    path = tmp_path / "pysmt.toml"
+    path.write_text('[[feature]]\ntype = "word-penalti"\n')
+    with pytest.raises(PysmtError) as err:
+        load_config(path)
+    assert str(err.value).startswith(
+        f"{path}: [[feature]] number 1: unknown feature 'word-penalti' (did you mean 'word-penalty'?); available: "
+    )
+
+
+@pytest.mark.parametrize("nested", ["x = " + "[" * 5000 + "]" * 5000, "x = " + "{a = " * 5000 + "1" + "}" * 5000])
+def test_a_pysmt_toml_nested_thousands_deep_is_one_line(tmp_path, source, nested):
+    """tomllib recurses once per level: a RecursionError with thousands of lines of traceback before."""
+    path = tmp_path / "pysmt.toml"
+    path.write_text(nested + "\n" + WORD_PENALTY)
+    line = one_line_error(run_pysmt("decode", "-c", path, "-i", source))
+    assert line == f"Error: {path}: not valid TOML (nested too deeply for pysmt to read)"

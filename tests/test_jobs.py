@@ -139,3 +139,12 @@ def test_an_older_record_without_digests_gains_them_when_its_inputs_are_unchange
     _touch_later(data)  # without a digest, a new modification time cannot be told from a change
     with pytest.raises(PysmtError, match="changed since the job started"):
         _job(out, data).start()
+
+
+def test_a_job_record_nested_thousands_deep_is_one_line(tiny_system, dev, tmp_path):
+    """Python's JSON parser recurses once per level: a RecursionError traceback before, now a record it cannot
+    read, as any damaged one."""
+    out = tmp_path / "tune"
+    out.mkdir()
+    (out / "job.json").write_text("[" * 100_000)
+    one_line_error(run_pysmt(*tune_command(tiny_system, *dev, out)), f"{out / 'job.json'} is not a pysmt job record")

@@ -49,19 +49,18 @@ def experiment(**given: Any) -> None:
 
 def run_experiment(options: ExperimentOptions) -> Path:
     """Run (or resume) every stage, then write the report; return report.md's path."""
-    import json
-
     from pysmt.experiment.chain import EVALUATION, Experiment
     from pysmt.experiment.report import caveat_lines, write_report
     from pysmt.experiment.stages import log
     from pysmt.files.outputs import check_outputs
+    from pysmt.files.textio import read_json
     from pysmt.running.folder_lock import locked_folder
 
     check_outputs({}, {"--data": options.data})  # stderr (its log) is no input
     experiment = Experiment(options)
     with locked_folder(experiment.run_dir):  # one experiment per folder (its stages and commands lock their own)
         experiment.run()
-        evaluation = json.loads((experiment.run_dir / EVALUATION).read_text(encoding="utf-8"))
+        evaluation = read_json(experiment.run_dir / EVALUATION)
         for line in caveat_lines(evaluation):  # said where the user looks, not only in the report
             log(f"warning: {line}")
         return write_report(experiment, evaluation)

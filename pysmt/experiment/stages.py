@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, Self
 
 from pysmt.errors import PysmtError
-from pysmt.files.textio import atomic_writer
+from pysmt.files.textio import atomic_writer, read_json
 from pysmt.running.folder_lock import release_folder
 from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.processes import ChildProcess, Terminated
@@ -141,7 +141,7 @@ class StageClock:
     def __init__(self, folder: Path) -> None:
         self.path = folder / ELAPSED_FILE
         try:
-            self.earlier = float(json.loads(self.path.read_text(encoding="utf-8"))["seconds"])
+            self.earlier = float(read_json(self.path)["seconds"])
         except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: count from now
             self.earlier = 0.0
         self.start = time.time()

@@ -11,7 +11,6 @@ uses it. The core never imports a plugin by name.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_value
-from pysmt.errors import PysmtError
+from pysmt.errors import PysmtError, did_you_mean
 from pysmt.features.base import Feature, in_isolation, with_source_context
 from pysmt.features.parameters import declarations, declarations_error, old_declarations, values_of
 from pysmt.files.textio import require_file
@@ -50,7 +49,7 @@ def feature_class(type_name: str) -> type[Feature]:
         return checked_declarations(IN_PROCESS[type_name], type_name, "registered in this process")
     registered = available()
     if type_name not in registered:
-        raise PysmtError(f"unknown feature {type_name!r}; available: {', '.join(sorted(registered_names()))}")
+        raise PysmtError(unknown_feature(type_name))
     try:
         cls = registered[type_name].load()
     except Exception as err:  # a broken plugin must not look like a pysmt bug
@@ -58,6 +57,12 @@ def feature_class(type_name: str) -> type[Feature]:
     if not (isinstance(cls, type) and issubclass(cls, Feature)):
         raise PysmtError(f"feature {type_name!r} ({registered[type_name].value}) is not a pysmt Feature")
     return checked_declarations(cls, type_name, registered[type_name].value)
+
+
+def unknown_feature(type_name: str) -> str:
+    """What to say of a feature type nobody registered: the nearest registered name (a typo) and all of them."""
+    names = registered_names()
+    return f"unknown feature {type_name!r}{did_you_mean(type_name, names)}; available: {', '.join(sorted(names))}"
 
 
 def checked_declarations(cls: type[Feature], type_name: str, where: str) -> type[Feature]:
@@ -115,8 +120,7 @@ def checked_params(
     params: dict[str, Any] = {}
     for key, value in given.items():
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(key, known)
             takes = ", ".join(sorted(known)) or "no parameters"
             raise PysmtError(f"{where}: feature {name}: unknown parameter {key!r}{hint}; {type_name} takes {takes}")
         if known[key].kind is Path:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import bz2
 import errno
 import gzip
+import itertools
+import json
 import lzma
 import os
 import shutil
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, Iterator, TextIO, cast
+from typing import IO, Any, BinaryIO, Iterator, TextIO, cast
 
 import numpy as np
 
@@ -141,6 +143,17 @@ def read_lines(path: str | Path, progress: str | None = None) -> Iterator[tuple[
                 yield line_no, decode_line(raw, path, line_no)
 
 
+def read_json(path: Path) -> Any:
+    """The JSON document in ``path`` (a record pysmt wrote: ``job.json``, a table's ``header.json``). One nested
+    too deeply for Python's parser (edited by hand, or hostile) is a :class:`json.JSONDecodeError` like any
+    other damage, which its reader reports in one line, not a ``RecursionError`` of thousands of lines."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
 def count_lines(path: str | Path) -> int:
     """The lines of a plain or compressed file, as :func:`read_lines` reads them (damage named as there)."""
     with open_binary(path) as handle:
@@ -188,6 +201,23 @@ def temporary_file(path: Path) -> tuple[int, Path]:
     suffix = TEMP_MARK + "".join(path.suffixes[-1:])
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     return fd, Path(name)
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet, deepest first: what making it would make."""
+    return list(itertools.takewhile(lambda path: not path.exists(), (folder, *folder.parents)))
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the folders a command made (deepest first) that hold nothing; stop at the first that holds
+    something (another run's files, or this run's work: never removed)."""
+    for path in made:
+        try:
+            path.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return
 
 
 def temporary_folder(path: Path) -> Path:
@@ -327,8 +357,13 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield where.path
         return
     target = where.target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(target)
+    made = missing_folders(target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = temporary_file(target)
+    except OSError as err:  # no room even for an empty file (a full disk, no inodes left), or no permission
+        remove_made(made)
+        raise PysmtError(f"writing {path}: {err.strerror or err}; nothing was changed") from None
     os.close(fd)
     try:
         with failed_writes_reported(Path(path), tmp):
@@ -338,6 +373,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+            remove_made(made)  # the write failed: the folders made for it go too
 
 
 @contextmanager

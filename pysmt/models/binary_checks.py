@@ -57,12 +57,16 @@ import numpy as np
 from pysmt._core import StringIndex
 from pysmt.errors import PysmtError
 from pysmt.files.formats import ALIGNMENT
-from pysmt.files.textio import atomic_writer
+from pysmt.files.textio import atomic_writer, read_json
 
 #: The checksum written beside each array in the header.
 CHECKSUM = "crc32"
+#: The checksum of the header's own fields, written in the header: what is not an array is covered too.
+HEADER_CHECKSUM = "header_crc32"
 #: What the checks verify, in a number: a record made by other checks is not trusted (raise it when they change).
-CHECKS = 1
+CHECKS = 2
+#: Source phrases counted at a time when finding the longest (bounds the memory the count takes).
+PHRASES_PER_CHUNK = 1 << 20
 #: Files changed this recently (nanoseconds) before their check are not recorded as checked.
 RECENT_NS = 2_000_000_000
 
@@ -100,6 +104,35 @@ def check_checksums(folder: Path, kind: str, arrays: dict[str, dict[str, Any]]) 
     for name, entry in arrays.items():
         if file_checksum(folder / f"{name}.npy") != entry.get(CHECKSUM):
             raise unusable(folder, kind, f"{name}.npy does not match its checksum: damaged?")
+
+
+def header_checksum(header: dict[str, Any]) -> str:
+    """The CRC-32 of a header's fields other than this checksum (canonical JSON: keys sorted, no spaces), as 8
+    hex digits. Settings such as ``log_scores`` cannot be checked against the arrays; this covers them."""
+    fields = {key: value for key, value in header.items() if key != HEADER_CHECKSUM}
+    return f"{zlib.crc32(json.dumps(fields, sort_keys=True, separators=(',', ':')).encode()):08x}"
+
+
+def check_header_checksum(folder: Path, kind: str, header: dict[str, Any], name: str) -> None:
+    """Refuse a header whose fields do not have the checksum it gives. A header written before it had one
+    (by an earlier pysmt) is read as before: its counts and ``max_source_length`` are checked against the
+    arrays, the settings that cannot be are trusted."""
+    if HEADER_CHECKSUM in header:
+        check(folder, kind, header[HEADER_CHECKSUM] == header_checksum(header), f"{name} does not match its checksum")
+
+
+def longest_phrase(blob: np.ndarray, offsets: np.ndarray) -> int:
+    """The most words (spaces + 1) of the strings in ``blob`` (checked ``offsets``), 0 for none: what a
+    phrase table's ``max_source_length`` must say. Counted a chunk of strings at a time, so that the
+    positions of the spaces never take more than a chunk's worth of memory."""
+    longest = 0
+    for first in range(0, len(offsets) - 1, PHRASES_PER_CHUNK):
+        bounds = offsets[first : first + PHRASES_PER_CHUNK + 1]
+        start = int(bounds[0])
+        spaces = np.flatnonzero(blob[start : int(bounds[-1])] == ord(" "))
+        per_string = np.diff(np.searchsorted(spaces, bounds - start))
+        longest = max(longest, int(per_string.max()) + 1)
+    return longest
 
 
 def stored_strings(arrays: dict[str, np.ndarray], prefix: str, slots: np.ndarray | None = None) -> StringIndex:
@@ -156,12 +189,26 @@ def check_values(folder: Path, kind: str, arrays: dict[str, np.ndarray], id_limi
 
 
 def check_phrase_arrays(
-    folder: Path, kind: str, arrays: dict[str, np.ndarray], counts: dict[str, int], num_scores: int
+    folder: Path,
+    kind: str,
+    arrays: dict[str, np.ndarray],
+    counts: dict[str, int],
+    num_scores: int,
+    max_source_length: object,
 ) -> None:
-    """A phrase table's arrays agree with its header's ``counts`` and every id and offset in them is inside
-    what it indexes: what :class:`pysmt._core.PhraseTableView` and the option builder rely on."""
+    """A phrase table's arrays agree with its header's ``counts`` and ``max_source_length`` (the decoder looks
+    up no longer source phrase: a smaller one silently changes translations), and every id and offset in
+    them is inside what it indexes: what :class:`pysmt._core.PhraseTableView` and the option builder rely on."""
     entries = counts["entries"]
     check_strings(folder, kind, arrays, "source", counts["sources"], arrays["source_slots"])
+    longest = longest_phrase(arrays["source_blob"], arrays["source_offsets"])
+    check(
+        folder,
+        kind,
+        type(max_source_length) is int and max_source_length == longest,
+        f"header.json gives max_source_length {json.dumps(max_source_length)}, "
+        f"but its longest source phrase has {longest} word{'s' if longest != 1 else ''}",
+    )
     check_strings(folder, kind, arrays, "vocab", counts["vocabulary"])
     alignments = check_strings(folder, kind, arrays, "alignment", counts["alignments"])
     bad = next((k for k, text in enumerate(alignments) if not ALIGNMENT.fullmatch(text)), -1)
@@ -227,7 +274,7 @@ def checked_once(folder: Path, files: Iterable[str], checks: Callable[[], None])
     identity = {"folder": str(folder.resolve()), "checks": CHECKS, "files": identities}
     record = record_path(folder)
     try:
-        if record is not None and json.loads(record.read_text(encoding="utf-8")) == identity:
+        if record is not None and read_json(record) == identity:
             return
     except (OSError, ValueError):
         pass

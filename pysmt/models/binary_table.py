@@ -11,12 +11,15 @@ A binary table is a folder::
 
     header.json        {"format": "pysmt-binary-table", "version": 1, "kind": ..., "num_scores": ...,
                         "source": {"path", "size", "mtime_ns"}, "counts": {...},
-                        "arrays": {name: {"dtype", "shape", "crc32"}}}
+                        "arrays": {name: {"dtype", "shape", "crc32"}}, "header_crc32": ...}
     NAME.npy           the arrays below (``np.load(mmap_mode="r")``)
 
 ``crc32`` is the CRC-32 of the whole ``NAME.npy`` file, 8 hex digits. It was added without a new
 format version: tables binarized before it are read as they were (with a warning that damage to them
-cannot be detected), and earlier pysmts read the new ones (they ignore it).
+cannot be detected), and earlier pysmts read the new ones (they ignore it). ``header_crc32`` is the
+CRC-32 of the header's other fields (:func:`~pysmt.models.binary_checks.header_checksum`), so that no
+setting or count changes unnoticed either; a header without it (an earlier pysmt's) is read as before, its
+counts and ``max_source_length`` checked against the arrays as every header's are.
 
 Strings are stored as one UTF-8 blob (``*_blob``, uint8) plus ``*_offsets`` (int64, count + 1).
 Lookup keys (source phrases, reordering keys) and the target vocabulary are sorted by their UTF-8
@@ -64,9 +67,11 @@ from typing import Any
 import numpy as np
 
 from pysmt.errors import PysmtError
+from pysmt.files.textio import read_json
 from pysmt.models.binary_checks import (
     check,
     check_checksums,
+    check_header_checksum,
     check_phrase_arrays,
     check_reordering_arrays,
     checked_once,
@@ -106,7 +111,7 @@ def read_header(folder: Path) -> dict[str, Any]:
     """The header of a binary table folder (any kind), or an error naming the folder."""
     path = folder / HEADER
     try:
-        header = json.loads(path.read_text(encoding="utf-8"))
+        header = read_json(path)
     except FileNotFoundError:
         raise PysmtError(
             f"{folder}: a folder, but not a binary table (no {HEADER}); a table is a text or gzip "
@@ -235,6 +240,7 @@ def checked(folder: Path, kind: str, header: dict[str, Any], check_arrays: Calla
     def checks() -> None:
         check_checksums(folder, kind, {name: header["arrays"][name] for name in ARRAYS[kind]})
         check_arrays()
+        check_header_checksum(folder, kind, header, HEADER)  # after the arrays: they name a field they contradict
 
     checked_once(folder, [HEADER, *(f"{name}.npy" for name in ARRAYS[kind])], checks)
 
@@ -247,10 +253,16 @@ def load_phrase_table(folder: Path, log_scores: bool) -> dict[str, Any]:
     num_scores = header.get("num_scores")
     if not isinstance(num_scores, int):
         raise unusable(folder, PHRASE_TABLE, f"{HEADER} lacks num_scores")
-    checked(folder, PHRASE_TABLE, header, lambda: check_phrase_arrays(folder, PHRASE_TABLE, arrays, counts, num_scores))
+    max_source_length = header.get("max_source_length")
+    checked(
+        folder,
+        PHRASE_TABLE,
+        header,
+        lambda: check_phrase_arrays(folder, PHRASE_TABLE, arrays, counts, num_scores, max_source_length),
+    )
     return {
         "num_scores": num_scores,
-        "max_source_length": int(header.get("max_source_length", 0)),
+        "max_source_length": max_source_length,
         "sources": stored_strings(arrays, "source", arrays["source_slots"]),
         "vocabulary": stored_strings(arrays, "vocab"),
         "alignments": stored_strings(arrays, "alignment"),
@@ -301,7 +313,7 @@ def stored_scores(folder: Path) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
     for record_path in sorted(stored.glob("[!.]*.json")):  # not the hidden files of scores being written
         array_path = record_path.with_suffix(".npy")
         try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
+            record = read_json(record_path)
             values = np.load(array_path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError, UnicodeDecodeError) as err:
             raise PysmtError(f"{array_path}: unreadable stored scores ({err}); store them again") from None

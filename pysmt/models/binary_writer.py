@@ -37,11 +37,12 @@ from pysmt.files.textio import (
     atomic_writer,
     current_umask,
     failed_writes_reported,
+    read_json,
     scratch_folder,
     temporary_folder,
     write_array,
 )
-from pysmt.models.binary_checks import CHECKSUM, file_checksum
+from pysmt.models.binary_checks import CHECKSUM, HEADER_CHECKSUM, file_checksum, header_checksum
 from pysmt.models.binary_table import (
     ARRAYS,
     FORMAT,
@@ -333,6 +334,7 @@ def write_table(
                 CHECKSUM: file_checksum(tmp / f"{name}.npy"),
             }
             del array
+        header[HEADER_CHECKSUM] = header_checksum(header)  # the settings and counts, not only the arrays
         with atomic_writer(tmp / HEADER) as out:
             out.write(json.dumps(header, indent=2) + "\n")
         for path in tmp.glob("*.npy"):
@@ -469,7 +471,7 @@ class ScoreWriter:
         self.progress = self.stored / f".{name}.partial.json"
         self.done = 0
         try:
-            previous = json.loads(self.progress.read_text(encoding="utf-8"))
+            previous = read_json(self.progress)
             if previous.get("made_by") == made_by and previous.get("scores") == scores:
                 self.done = int(previous["done"])
         except (OSError, ValueError, KeyError, TypeError):

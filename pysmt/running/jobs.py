@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pysmt.errors import PysmtError
-from pysmt.files.textio import atomic_writer, require_file
+from pysmt.files.textio import atomic_writer, read_json, require_file
 from pysmt.running.folder_lock import NOT_CONTENT, lock_folder, release_folder
 
 JOB_FILE = "job.json"
@@ -61,7 +61,7 @@ class DoneMarkers:
         """What a finished step measured; ``{}`` when it is not finished or its marker cannot be read (a
         record damaged by hand: the step stays done, its measurements are unknown)."""
         try:
-            record = json.loads(self.path(name).read_text(encoding="utf-8"))
+            record = read_json(self.path(name))
         except (OSError, ValueError):
             return {}
         return record if isinstance(record, dict) else {}
@@ -223,7 +223,7 @@ class Job:
         if not self.record_path.is_file():
             return None
         try:
-            old = json.loads(self.record_path.read_text(encoding="utf-8"))
+            old = read_json(self.record_path)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return {}
         return old if isinstance(old, dict) and "command" in old else {}
@@ -248,7 +248,7 @@ class Job:
         try:
             return self._record_start(force)
         except BaseException:
-            release_folder(self.out)
+            release_folder(self.out, failed=True)  # a folder the lock made for nothing goes again
             raise
 
     def check_inputs_outside(self) -> None:

@@ -19,6 +19,7 @@ from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.models import binary_checks, binary_writer
+from pysmt.models.binary_checks import HEADER_CHECKSUM, header_checksum
 from pysmt.models.binary_table import ARRAYS, HEADER, PHRASE_TABLE, REORDERING_TABLE, stored_scores
 from pysmt.models.binary_writer import ScoreWriter, binarize_table, hash_slots, stored_strings, write_strings
 from pysmt.models.phrase_table import PhraseTable
@@ -389,6 +390,8 @@ def recompute_checksum(folder: Path, array: str) -> None:
     header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
     if "crc32" in header["arrays"][array]:
         header["arrays"][array]["crc32"] = f"{zlib.crc32((folder / f'{array}.npy').read_bytes()):08x}"
+    if HEADER_CHECKSUM in header:
+        header[HEADER_CHECKSUM] = header_checksum(header)
     (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
 
 
@@ -502,6 +505,54 @@ def test_a_crafted_npy_header_is_refused_before_numpy_maps_it(binary, source, de
     one_line_error(run_pysmt("decode", "-c", binary, "-i", source), words)
 
 
+def edit_header(folder: Path, checksum: bool = False, **fields: object) -> None:
+    """Set ``fields`` in a binary table's header.json, as a hand would (``checksum``: and recompute the header's
+    checksum, as a hostile writer would)."""
+    header = {**json.loads((folder / HEADER).read_text(encoding="utf-8")), **fields}
+    if checksum:
+        header[HEADER_CHECKSUM] = header_checksum(header)
+    (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
+
+
+@pytest.mark.parametrize("value, checksum", [(0, False), (1, False), (-1, False), (3, True), ("2", True)])
+def test_a_max_source_length_that_is_not_the_tables_is_refused(binary, source, value, checksum):
+    """The decoder looks up no source phrase longer than max_source_length: 1 (or 0, -1) silently dropped every
+    two-word phrase of the toy table. It must be the longest of the arrays' source phrases (two words), also
+    under a header checksum that matches."""
+    folder = table_folder(binary, "phrase-table")
+    edit_header(folder, checksum, max_source_length=value)
+    line = one_line_error(run_pysmt("decode", "-c", binary, "-i", source))
+    assert line == (
+        f"Error: {folder}: not a usable binary phrase-table (header.json gives max_source_length "
+        f"{json.dumps(value)}, but its longest source phrase has 2 words); rebuild it with `pysmt binarize`"
+    )
+
+
+@pytest.mark.parametrize("table, field, value", [("phrase-table", "log_scores", True), ("reordering", "source", {})])
+def test_a_header_field_changed_by_hand_is_refused_by_its_checksum(binary, source, table, field, value):
+    """What the arrays cannot confirm (a setting, what the table was made from) is covered by the header's own
+    checksum; the feature is told to read log-scores too, so that only the checksum can refuse it."""
+    folder = table_folder(binary, table)
+    edit_header(folder, **{field: value})
+    params = ["--param", "PhraseDictionaryMemory0.log-scores=true"] if field == "log_scores" else []
+    kind = "phrase-table" if table == "phrase-table" else "reordering-table"
+    line = one_line_error(run_pysmt("decode", "-c", binary, "-i", source, *params))
+    assert line == (
+        f"Error: {folder}: not a usable binary {kind} (header.json does not match its checksum); "
+        "rebuild it with `pysmt binarize`"
+    )
+
+
+def test_a_header_nested_thousands_deep_is_one_line(binary, source):
+    folder = table_folder(binary, "phrase-table")
+    (folder / HEADER).write_text("[" * 100_000, encoding="utf-8")
+    line = one_line_error(run_pysmt("decode", "-c", binary, "-i", source))
+    assert line == (
+        f"Error: {binary}: feature PhraseDictionaryMemory0: {folder}: not a usable binary table (header.json is "
+        "unreadable: nested too deeply: line 1 column 1 (char 0)); rebuild it with `pysmt binarize`"
+    )
+
+
 def test_a_header_whose_counts_fit_crafted_arrays_is_refused(binary):
     """Counts of -1 strings beside an empty offsets array (both as the header says) are one line, not an
     IndexError."""
@@ -554,6 +605,7 @@ def test_a_table_without_checksums_loads_with_one_warning(binary, source, capsys
         header = json.loads((folder / HEADER).read_text(encoding="utf-8"))
         for entry in header["arrays"].values():
             del entry["crc32"]
+        del header[HEADER_CHECKSUM]  # nor had their headers one
         (folder / HEADER).write_text(json.dumps(header), encoding="utf-8")
     decoded = run_pysmt("decode", "-c", binary, "-i", source)
     assert decoded.returncode == 0 and decoded.stdout.strip()
@@ -611,6 +663,7 @@ import numpy as np
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
+from pysmt.models.binary_checks import HEADER_CHECKSUM, header_checksum
 
 config, trials = Path(sys.argv[1]), int(sys.argv[2])
 folders = [p for p in config.parent.iterdir() if p.is_dir()]
@@ -644,6 +697,7 @@ for trial in range(trials):
         np.save(path, values)
     header = json.loads((path.parent / "header.json").read_text())
     header["arrays"][path.stem]["crc32"] = f"{zlib.crc32(path.read_bytes()):08x}"
+    header[HEADER_CHECKSUM] = header_checksum(header)
     (path.parent / "header.json").write_text(json.dumps(header))
     print(trial, path.parent.name, path.name, flush=True)
     try:

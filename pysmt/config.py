@@ -15,6 +15,9 @@ from typing import Any, Literal
 from pysmt.errors import PysmtError
 from pysmt.markup import XmlInput
 
+#: A stack size no stack reaches (the compiled core's largest int): ``stack-size = 0``, Moses' no limit.
+NO_STACK_LIMIT = 2**31 - 1
+
 
 @dataclass
 class SearchConfig:
@@ -29,6 +32,12 @@ class SearchConfig:
     #: Cube pruning with stateful plugin features: pops per round, whose new candidates are scored together.
     pops_per_round: int = 32
 
+    @property
+    def stack_limit(self) -> int:
+        """The hypotheses a stack keeps: ``stack_size``, or for 0 (Moses' ``-stack 0``: no histogram pruning) more than
+        any stack holds, which never prunes, exactly as Moses' unlimited stack (the beam threshold still applies)."""
+        return self.stack_size or NO_STACK_LIMIT
+
     def validate(self, where: str, names: Mapping[str, str] | None = None) -> None:
         """Check (and type) every value; an error names ``where`` and the setting, as ``names`` calls each field
         (default: ``[search] stack-size``; a command line's: ``--stack``, where ``where`` is empty)."""
@@ -42,9 +51,11 @@ class SearchConfig:
             setattr(self, f.name, typed_value(getattr(self, f.name), kind, name(f.name)))
         if self.algorithm not in ("normal", "cube"):
             raise PysmtError(f"{name('algorithm')} must be 'normal' or 'cube', not {self.algorithm!r}")
-        for key in ("stack_size", "pop_limit", "max_phrase_length", "pops_per_round"):
+        for key in ("pop_limit", "max_phrase_length", "pops_per_round"):
             if getattr(self, key) < 1:
                 raise PysmtError(f"{name(key)} must be positive, not {getattr(self, key)}")
+        if self.stack_size < 0:
+            raise PysmtError(f"{name('stack_size')} must be 0 (no limit) or more, not {self.stack_size}")
         if not 0.0 <= self.beam_threshold < 1.0:
             raise PysmtError(f"{name('beam_threshold')} must be in [0, 1), not {self.beam_threshold:g}")
         if self.distortion_limit < -1:

@@ -71,7 +71,7 @@ SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
     "stack_size": option(
         SEARCH_OPTIONS["stack_size"],
         type=int,
-        help="Stack size: hypotheses kept per stack (Moses' -stack; [search] stack-size).",
+        help="Stack size: hypotheses kept per stack, 0: no limit (Moses' -stack; [search] stack-size).",
     ),
     "pop_limit": option(
         SEARCH_OPTIONS["pop_limit"],

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pysmt.config import SearchOverrides
-from pysmt.config_files import configure_system, load_config
+from pysmt.config_files import configure_system, load_config, write_toml
 from pysmt.decoder import Decoder
 from pysmt.errors import PysmtError
 from pysmt.shared_options import search_overrides
@@ -39,6 +39,33 @@ def test_each_setting_changes_what_it_should(tiny_system):
     assert len(nbest(tiny_system, "a b c", beam_threshold=0.5)) == 3
     assert len(nbest(tiny_system, "a b c", "cube")) == 18
     assert nbest(tiny_system, "a b c", "cube", pop_limit=1) == default[:1]
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_stack_0_is_no_limit_as_in_moses(tiny_system, engine):
+    """Moses' -stack 0 turns histogram pruning off (PruneToSize(0) returns); the beam threshold still prunes."""
+    unlimited = SearchOverrides(stack_size=0, beam_threshold=0.0)
+    huge = SearchOverrides(stack_size=10**6, beam_threshold=0.0)
+    lists = [
+        Decoder.from_paths(tiny_system, overrides=overrides, engine=engine).translate("a b c c b a", nbest_size=1000)
+        for overrides in (unlimited, huge, SearchOverrides(stack_size=3, beam_threshold=0.0))
+    ]
+    targets = [[(" ".join(c.words), c.total) for c in found.hypotheses] for found in lists]
+    assert targets[0] == targets[1] != targets[2]
+    assert len(targets[0]) == 1000
+
+
+def test_stack_0_in_a_config_and_on_the_command_line(tiny_system, tmp_path):
+    ini = write_moses_system(tmp_path / "moses", extra="\n[stack]\n0\n")
+    config = load_config(tiny_system)
+    config.search.stack_size = 0
+    write_toml(config, tmp_path / "pysmt.toml")
+    assert "stack-size = 0\n" in (tmp_path / "pysmt.toml").read_text()
+    expected = run_pysmt("decode", "-c", tiny_system, "-q", input="a b c\nc b a\n").stdout
+    configs = (["-c", ini], ["-c", tmp_path / "pysmt.toml"])
+    for args in (*configs, ["-c", tiny_system, "--stack", "0"], ["-c", tiny_system, "-stack", "0"]):
+        proc = run_pysmt("decode", "-q", *args, input="a b c\nc b a\n")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, expected, "")
 
 
 def test_overrides_replace_the_configs_settings(tiny_system):
@@ -90,7 +117,7 @@ def test_decode_distortion_limit_0_is_monotone(tiny_system):
 @pytest.mark.parametrize(
     "given, message",
     [
-        ({"search_stack_size": 0}, "--stack must be positive, not 0"),
+        ({"search_stack_size": -1}, "--stack must be 0 (no limit) or more, not -1"),
         ({"search_pop_limit": -3}, "--pop-limit must be positive, not -3"),
         ({"search_max_phrase_length": 0}, "--max-phrase-length must be positive, not 0"),
         ({"search_beam_threshold": 1.0}, "--beam-threshold must be in [0, 1), not 1"),
@@ -123,7 +150,7 @@ def test_weight_overwrite_must_name_the_systems_features(tiny_system, text, mess
 
 def test_bad_values_are_one_line_errors_in_every_command(tiny_system, dev, tmp_path):
     src, ref = dev
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "--stack", "0", input="a\n"), "--stack must be positive")
+    one_line_error(run_pysmt("decode", "-c", tiny_system, "--stack", "-1", input="a\n"), "--stack must be 0 (no limit)")
     proc = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "t", "--weight-overwrite", "LM= 1"))
     one_line_error(proc, "--weight-overwrite: the system has no feature LM;")
     proc = run_pysmt("serve", "-c", tiny_system, "--port", "0", "--distortion-limit", "-5")

@@ -81,7 +81,7 @@ class CompiledSearch:
             deferred.set_initial(model.calls[k].start(options.sentence, options.options))
         settings = _core.SearchSettings(
             algorithm=_core.Algorithm.__members__[config.algorithm],
-            stack_size=config.stack_size,
+            stack_size=config.stack_limit,
             beam_threshold=config.beam_threshold,
             pop_limit=config.pop_limit,
             distortion_limit=config.distortion_limit,

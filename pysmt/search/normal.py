@@ -20,7 +20,7 @@ from pysmt.search.stack import Stack
 
 def make_stacks(n: int, config: SearchConfig, keep_arcs: bool) -> list[Stack]:
     return [
-        Stack(config.stack_size, config.beam_threshold, complete=(i == n), keep_arcs=keep_arcs) for i in range(n + 1)
+        Stack(config.stack_limit, config.beam_threshold, complete=(i == n), keep_arcs=keep_arcs) for i in range(n + 1)
     ]
 
 

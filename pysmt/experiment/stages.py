@@ -156,17 +156,26 @@ class StageClock:
             json.dump({"seconds": round(self.seconds(), 1)}, out)
 
     def _beat(self) -> None:
+        """Save now and then. A save that fails (a full disk) is skipped: raised in this thread it would be a
+        traceback beside the command's own error, and the stage's next write, or the last save, says it in one line."""
         while not self.stopped.wait(HEARTBEAT):
-            self.save()
+            try:
+                self.save()
+            except PysmtError:
+                continue
 
     def __enter__(self) -> Self:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.stopped.set()
         self.thread.join()
-        self.save()
+        try:
+            self.save()
+        except PysmtError:
+            if kind is None:
+                raise  # else the stage's own error (a full disk where it wrote) is the one to report
 
 
 @dataclass

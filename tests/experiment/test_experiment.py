@@ -636,3 +636,26 @@ def test_stages_run_side_by_side_and_a_failure_stops_those_after_it(tmp_path: Pa
     with pytest.raises(PysmtError, match="^x failed$"):
         run_graph([step("x", [], fail=True), step("y", ["x"]), step("z", [])], cluster)  # type: ignore[arg-type]
     assert "y" not in ran and cluster.cancelled == 1
+
+
+def test_a_full_disk_under_a_stages_clock_leaves_the_stages_own_error(tmp_path: Path, monkeypatch) -> None:
+    """The clock's heartbeat raised in its thread (a traceback beside the error) and its last save replaced the
+    stage's own error with one about elapsed.json."""
+    import threading
+    import time
+
+    def full(self: stages.StageClock) -> None:
+        raise PysmtError(f"writing {self.path}: No space left on device; nothing was changed")
+
+    monkeypatch.setattr(stages.StageClock, "save", full)
+    monkeypatch.setattr(stages, "HEARTBEAT", 0.01)
+    in_threads: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", in_threads.append)
+
+    def work(_: Measure) -> None:
+        time.sleep(0.1)  # heartbeats
+        raise PysmtError("writing model.bin: No space left on device")
+
+    with pytest.raises(PysmtError, match="^writing model.bin: No space left on device$"):
+        Stages(tmp_path, 1).run("model", {}, {}, work, in_process=True)
+    assert in_threads == []

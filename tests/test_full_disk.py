@@ -115,4 +115,5 @@ def test_a_full_disk_in_an_existing_folder_keeps_the_folder_and_what_it_holds(ti
     lock = out / LOCK_FILE
     proc = run_on_a_full_disk(tmp_path, "pwrite", lock, *tune_command(tiny_system, *dev, out, "--force"))
     one_line_error(proc, f"writing {lock}: No space left on device")
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]  # the lock file it made is gone too
     assert (out / "notes.txt").read_text() == "mine\n"

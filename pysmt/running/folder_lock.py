@@ -68,12 +68,8 @@ def lock_folder(folder: Path) -> None:
         return
     made = missing_folders(folder)
     path = folder / LOCK_FILE
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~current_umask())
-    except OSError as err:
-        remove_made(made)
-        raise lock_failure(Path(err.filename or path), err) from None
+    new_lock = not path.exists()
+    fd = open_lock_file(path, made)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -85,9 +81,22 @@ def lock_folder(folder: Path) -> None:
     try:
         write_holder(fd)
     except OSError as err:
+        if new_lock:
+            path.unlink(missing_ok=True)  # while still held: nobody else has it
         release_folder(folder, failed=True)
         raise lock_failure(path, err) from None
     remove_leftovers(folder)
+
+
+def open_lock_file(path: Path, made: list[Path]) -> int:
+    """The lock file ``path`` open for writing, its folder made if missing (``made``: the folders that makes); a
+    failure (a full disk) is one line naming what could not be made, with the folders made removed again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666 & ~current_umask())
+    except OSError as err:
+        remove_made(made)
+        raise lock_failure(Path(err.filename or path), err) from None
 
 
 def write_holder(fd: int) -> None:

@@ -31,10 +31,10 @@ from pysmt.shared_options import (
     SEARCH,
     TEMP_DIR,
     XML_INPUT,
-    given_on_command_line,
     memory_option,
     one_of,
     only_one_place,
+    only_with,
     search_overrides,
     search_setting_options,
     split_names,
@@ -273,8 +273,8 @@ def decode(
         ("--consensus-decoding", consensus_decoding),
         why="each chooses the translation from the n-best list its own way",
     )
-    if not mark_unknown and given_on_command_line("unknown_word_prefix"):
-        raise click.UsageError("--unknown-word-prefix applies to --mark-unknown: give that too")
+    only_with("--mark-unknown", mark_unknown, "unknown_word_prefix")
+    only_with("--nbest", nbest_path is not None, "nbest_size", "distinct")
     overrides = search_overrides(settings)
     chooser = mbr_settings(mbr, mbr_size, mbr_scale, consensus_decoding)
     best_line = nbest_path != "-"  # Moses' `-n-best-list -`: the n-best list alone on stdout, no 1-best lines

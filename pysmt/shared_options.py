@@ -170,6 +170,15 @@ def given_on_command_line(name: str) -> bool:
     return source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
 
 
+def only_with(required: str, present: bool, *names: str) -> None:
+    """Refuse the options ``names`` (parameter names) given without ``required``, the option they apply to, as a
+    usage error: alone they would be silently ignored."""
+    if not present:
+        for name in names:
+            if given_on_command_line(name):
+                raise click.UsageError(f"--{name.replace('_', '-')} applies to {required}: give that too")
+
+
 def only_one_place(threads: int, cluster: str | None) -> None:
     """``--threads`` (local processes) and ``--cluster`` are two answers to one question: refuse both."""
     one_of(("--threads", threads > 1), ("--cluster", cluster), why="on a cluster, every CPU runs a decoder")

@@ -45,10 +45,12 @@ def test_stdout_on_a_full_disk_is_one_line(tiny_system, source):
             "--mbr and --consensus-decoding: give one (each chooses the translation from the n-best list its own way)",
         ),
         (["--unknown-word-prefix", "OOV_"], "--unknown-word-prefix applies to --mark-unknown: give that too"),
+        (["--nbest-size", "5"], "--nbest-size applies to --nbest: give that too"),
+        (["--mbr", "--distinct"], "--distinct applies to --nbest: give that too"),
     ],
 )
 def test_decode_refuses_options_that_contradict_or_go_unused(tiny_system, source, options, message):
-    """Both used to be accepted: --mbr with --consensus-decoding gave consensus output, a prefix without
-    --mark-unknown was dropped."""
+    """All used to be accepted: --mbr with --consensus-decoding gave consensus output, the others were dropped
+    without a word (a prefix without --mark-unknown, an n-best size or --distinct without --nbest)."""
     line = one_line_error(run_pysmt("decode", "-c", tiny_system, "-i", source, *options), status=2)
     assert line == f"Error: {message}"

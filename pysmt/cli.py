@@ -168,6 +168,12 @@ cluster_option = command_option("cluster", CLUSTER)
     help="The word alignment after the translation on its line (Moses': 'x y ||| 0-0 1-1'). "
     "The line is then the model's tokens.",
 )
+@click.option(
+    "--sort-word-alignment",
+    is_flag=True,
+    help="Word alignments (--alignment, --print-alignment-info) sorted by target position (Moses' "
+    "-sort-word-alignment 1); default: Moses' order, phrase by phrase, each phrase's links by source position.",
+)
 @click.option("--mark-unknown", is_flag=True, help="Prefix each unknown word passed through (Moses' -mark-unknown).")
 @click.option(
     "--unknown-word-prefix",
@@ -231,6 +237,7 @@ def decode(
     prepared: bool,
     report_segmentation: bool,
     print_alignment_info: bool,
+    sort_word_alignment: bool,
     mark_unknown: bool,
     unknown_word_prefix: str,
     drop_unknown: bool,
@@ -298,7 +305,9 @@ def decode(
     )
     config = recipe.configure()
     check_outputs(outputs, system_inputs(config), writes_stdout=True)
-    shown = OutputOptions(report_segmentation, print_alignment_info, mark_unknown, unknown_word_prefix, drop_unknown)
+    shown = OutputOptions(
+        report_segmentation, print_alignment_info, mark_unknown, unknown_word_prefix, drop_unknown, sort_word_alignment
+    )
     target_text = text_processors(config.processing)[1] if shown and not prepared else None
     text_of = partial(
         decode_file,

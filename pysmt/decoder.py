@@ -62,7 +62,9 @@ class Candidate:
     words: list[str]
     scores: np.ndarray
     total: float
-    #: Source-target word links (Pharaoh ``s-t``), sorted.
+    #: Source-target word links (Pharaoh ``s-t``) in Moses' order (``Hypothesis::OutputAlignment``): phrase by phrase
+    #: in target order, each phrase's links sorted by source, then target position, as Moses' ``AlignmentInfo`` (a
+    #: set) holds them.
     alignment: list[tuple[int, int]]
     #: The phrases it is made of, in target order: (source start, source end, target start, target end),
     #: ends exclusive (Moses' phrase alignment, ``translate``'s ``align`` in its server).
@@ -367,14 +369,13 @@ class Decoder:
             target_offset = len(words)
             if option.unknown:
                 unknown.extend(range(target_offset, target_offset + len(option.target)))
-            for link in option.alignment.split():
-                s, _, t = link.partition("-")
-                alignment.append((option.start + int(s), target_offset + int(t)))
+            links = sorted({(int(s), int(t)) for s, _, t in (link.partition("-") for link in option.alignment.split())})
+            alignment.extend((option.start + s, target_offset + t) for s, t in links)
             phrases.append((option.start, option.end, target_offset, target_offset + len(option.target)))
             words.extend(option.target)
         with np.errstate(all="ignore"):  # a total that overflowed is reported by translate
             total = float(weighted_columns(scores[None, :], self.model.weights)[0])
-        return Candidate(words, scores, total, sorted(alignment), phrases, unknown)
+        return Candidate(words, scores, total, alignment, phrases, unknown)
 
     def preprocess(self, line: str, index: int = 0, as_text: bool = False) -> str:
         """Raw input to model tokens, as the system was trained (unchanged for systems without [processing]).

@@ -91,6 +91,10 @@ def moses_option(arg: str, following: Sequence[str], value_options: set[str]) ->
                 "(--search cube)"
             )
         return ["--search", SEARCH_ALGORITHMS[following[0]]], 1
+    if arg == "-sort-word-alignment":  # 0: Moses' order (pysmt's default), 1: by target position
+        if following[:1] not in (["0"], ["1"]):
+            raise click.UsageError("Moses' -sort-word-alignment takes 0 (Moses' order) or 1 (--sort-word-alignment)")
+        return (["--sort-word-alignment"] if following[0] == "1" else []), 1
     if arg in ("-verbose", "-v"):  # 0: errors and warnings only; Moses' other levels are pysmt's default
         if not following or not following[0].isdigit():
             raise click.UsageError(f"Moses' {arg} takes a level (0: pysmt's --quiet)")

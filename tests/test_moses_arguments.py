@@ -66,6 +66,10 @@ NBEST = "Moses' -n-best-list takes FILE N [distinct] (pysmt: --nbest FILE --nbes
             "Moses' -search-algorithm 3: pysmt offers 0 (--search normal) and 1 (--search cube)",
         ),
         (["-verbose"], "Moses' -verbose takes a level (0: pysmt's --quiet)"),
+        (
+            ["-sort-word-alignment", "2"],
+            "Moses' -sort-word-alignment takes 0 (Moses' order) or 1 (--sort-word-alignment)",
+        ),
     ],
 )
 def test_a_moses_option_given_wrong_is_a_usage_error_naming_it(tiny_system, args, message):

@@ -11,7 +11,7 @@ import pytest
 
 from pysmt.decoder import Candidate, Decoder
 from pysmt.decoding.line_streams import OutputOptions
-from pysmt.testing import run_pysmt
+from pysmt.testing import run_pysmt, write_toy_system
 from tests.helpers import raw_text_system
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +89,41 @@ def test_each_option_on_the_command_line(tiny_system, tmp_path) -> None:
     assert out == "x y |0-1| z |2-2| ||| 0-0 1-1 2-2\nq7 |0-0| z |1-1| ||| 0-0 1-1\nz |1-1| x |2-2| ||| 1-0 2-1\n"
     assert [line.split(" ||| ")[1] for line in nbest.read_text().splitlines()] == ["x y z", "q7 z", "z x"]
     assert alignment.read_text() == "0-0 1-1 2-2\n0-0 1-1\n1-0 2-1\n"
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_word_alignments_are_in_moses_order(tmp_path, engine) -> None:
+    """Moses' Hypothesis::OutputAlignment: phrase by phrase in target order, each phrase's links as its AlignmentInfo
+    (a set) holds them, by source position; -sort-word-alignment 1 sorts them by target position. "b c a" forced to
+    "x z y" (a -> x first, then b c -> z y stored as 1-0 0-1): Moses' 2-0 0-2 1-1, sorted by target 2-0 1-1 0-2
+    (pysmt once wrote 0-2 1-1 2-0, sorted by source, neither of Moses' orders)."""
+    phrases = "a ||| x ||| 0.9 0.9 ||| 0-0\nb c ||| z y ||| 0.9 0.9 ||| 1-0 0-1\n"
+    system = write_toy_system(tmp_path / "system", phrases=phrases, reordering=None)
+    (tmp_path / "forced.txt").write_text("x z y\n")
+    forced = ["--constraint", tmp_path / "forced.txt"]
+    decoder = Decoder.from_paths(
+        system, ["constrained-decoding"], [f"ConstrainedDecoding0.path={forced[1]}"], engine=engine
+    )
+    assert decoder.translate("b c a").hypotheses[0].alignment == [(2, 0), (0, 2), (1, 1)]
+    for sort, expected in (
+        ([], "2-0 0-2 1-1"),
+        (["--sort-word-alignment"], "2-0 1-1 0-2"),
+        (["-sort-word-alignment", "1"], "2-0 1-1 0-2"),
+    ):
+        args = [
+            "decode",
+            "-c",
+            system,
+            "-q",
+            *forced,
+            "--print-alignment-info",
+            "--alignment",
+            tmp_path / "al.txt",
+            *sort,
+        ]
+        proc = run_pysmt(*args, input="b c a\n")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"x z y ||| {expected}\n", "")
+        assert (tmp_path / "al.txt").read_text() == expected + "\n"
 
 
 def test_raw_text_systems_keep_detokenizing_unknown_words_but_marks_count_tokens(tmp_path) -> None:

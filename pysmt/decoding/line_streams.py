@@ -63,7 +63,7 @@ def input_lines(handle: BinaryIO, name: str) -> Iterator[tuple[int, str] | BadLi
 @dataclass(frozen=True)
 class OutputOptions:
     """What Moses' output options change in ``decode``'s lines (``-report-segmentation``, ``-print-alignment-info``,
-    ``-mark-unknown``, ``-unknown-word-prefix``, ``-drop-unknown``).
+    ``-mark-unknown``, ``-unknown-word-prefix``, ``-drop-unknown``, ``-sort-word-alignment``).
 
     The unknown words (passed through: no table translates them) are marked or dropped in the translation,
     its n-best entries and its word alignment alike (a dropped word's links go, the target positions after
@@ -78,6 +78,8 @@ class OutputOptions:
     mark_unknown: bool = False
     unknown_word_prefix: str = "UNK"
     drop_unknown: bool = False
+    #: Word alignments sorted by target position (Moses' ``-sort-word-alignment 1``), not in Moses' default order.
+    sort_word_alignment: bool = False
 
     @property
     def changes_words(self) -> bool:
@@ -126,8 +128,12 @@ class OutputOptions:
             if restore is not None and not self.tokens:
                 text = restore(text)
         if self.print_alignment_info:
-            text = f"{text} ||| {alignment_line(candidate)}"
+            text = f"{text} ||| {self.alignment(candidate)}"
         return text
+
+    def alignment(self, candidate: Candidate) -> str:
+        """``candidate``'s word alignment line, in the order asked (``--sort-word-alignment``)."""
+        return alignment_line(candidate, by_target=self.sort_word_alignment)
 
 
 class TranslationLines:
@@ -151,7 +157,7 @@ class TranslationLines:
     ) -> None:
         self.output, self.labels, self.nbest, self.nbest_size = output, labels, nbest, nbest_size
         self.alignment, self.progress = alignment, progress
-        self.shown, self.restore = shown or OutputOptions(), restore
+        self.shown, self.restore = shown if shown is not None else OutputOptions(), restore
 
     def __call__(self, translation: Translation) -> None:
         hypotheses = translation.hypotheses
@@ -176,7 +182,7 @@ class TranslationLines:
                 self.nbest.write(nbest_line(translation.index, candidate, self.labels) + "\n")
             self.nbest.flush()
         if self.alignment:
-            self.alignment.write((alignment_line(hypotheses[chosen]) if hypotheses else "") + "\n")
+            self.alignment.write((self.shown.alignment(hypotheses[chosen]) if hypotheses else "") + "\n")
             self.alignment.flush()
         if self.progress is not None:
             self.progress.update(1)

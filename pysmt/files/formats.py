@@ -45,9 +45,12 @@ def nbest_line(index: int, candidate: Candidate, labels: list[tuple[str, int, in
     return f"{index} ||| {' '.join(candidate.words)} ||| {features} ||| {format_score(candidate.total)}"
 
 
-def alignment_line(candidate: Candidate) -> str:
-    """Source-target word alignment of a translation, Pharaoh format (``0-0 1-2 ...``)."""
-    return " ".join(f"{s}-{t}" for s, t in candidate.alignment)
+def alignment_line(candidate: Candidate, by_target: bool = False) -> str:
+    """Source-target word alignment of a translation, Pharaoh format (``0-0 1-2 ...``), in Moses' order (the
+    candidate's: phrase by phrase in target order) or ``by_target`` position, then source (Moses'
+    ``-sort-word-alignment 1``)."""
+    links = sorted(candidate.alignment, key=lambda link: (link[1], link[0])) if by_target else candidate.alignment
+    return " ".join(f"{s}-{t}" for s, t in links)
 
 
 def parse_features(text: str) -> tuple[Labels, list[float]]:

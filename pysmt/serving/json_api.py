@@ -18,12 +18,17 @@ with ``{"error": "...", "status": "error"}``.
 
 A request nests two levels (a list of objects of strings and numbers); one nested deeper than
 :data:`MAX_DEPTH` is refused before it is parsed, as Python's parser recurses (``[`` × 3,000 would
-reach the interpreter's recursion limit).
+reach the interpreter's recursion limit). Every value is bounded: a number of more than
+:data:`MAX_NUMBER_CHARS` characters (Python reads no integer of more than 4,300 digits), one beyond a
+double's range (``1e999``) and JSON's non-numbers (``NaN``, ``Infinity``) are refused (400), as is a
+``src`` that is no Unicode text (a lone surrogate, ``"\\ud800"``); strings and lists are bounded by the
+request's size (``--max-request-size``), sentences by ``--max-sentences`` and ``--max-words``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +42,8 @@ MAX_DEPTH = 32
 STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 #: Every byte but the brackets.
 NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+#: The longest number a request may write, in characters (its numbers, n_best and id, are small integers).
+MAX_NUMBER_CHARS = 100
 
 
 class BadRequest(Exception):
@@ -64,6 +71,55 @@ def too_deep(body: bytes) -> bool:
     return False
 
 
+def number_text(text: str) -> str:
+    """A number's text, refused when longer than :data:`MAX_NUMBER_CHARS`."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise BadRequest(
+            400, f"the request holds a number of {len(text):,} characters; this server reads up to {MAX_NUMBER_CHARS}"
+        )
+    return text
+
+
+def finite(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused beyond a double's range (``1e999``)."""
+    value = float(number_text(text))
+    if not math.isfinite(value):
+        raise BadRequest(400, f"the request holds the number {text}, beyond a double's range")
+    return value
+
+
+def not_a_number(name: str) -> float:
+    """``NaN``, ``Infinity``, ``-Infinity``: Python's json reads them, JSON (RFC 8259) has none."""
+    raise BadRequest(400, f"the request holds {name}, which is not JSON (RFC 8259 has no such number)")
+
+
+def load(body: bytes) -> Any:
+    """The JSON value of a request's body, its numbers bounded."""
+    try:
+        return json.loads(
+            body.decode("utf-8"),
+            parse_int=lambda text: int(number_text(text)),
+            parse_float=finite,
+            parse_constant=not_a_number,
+        )
+    except UnicodeDecodeError as err:
+        raise BadRequest(400, f"the request is not valid UTF-8 ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise BadRequest(
+            400, f"the request is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from None
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text: JSON's ``\\ud800`` escapes make lone surrogates, which are none (no UTF-8
+    encodes them: refused as invalid UTF-8 is, not left for a tokenizer or file to fail on)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> list[Item]:
     """The checked items of a ``/translate`` request."""
     if too_deep(body):
@@ -72,20 +128,17 @@ def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> 
             f"the request nests lists and objects more than {MAX_DEPTH} deep (a request is a list "
             'of objects: [{"src": "...", "id": N}, ...])',
         )
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise BadRequest(400, f"the request is not valid UTF-8 ({err.reason} at byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise BadRequest(
-            400, f"the request is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
-        ) from None
+    data = load(body)
     if not isinstance(data, list) or not data:
         raise BadRequest(400, 'expected a non-empty list of inputs, [{"src": "...", "id": N}, ...]')
     items = []
     for number, entry in enumerate(data, start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("src"), str):
             raise BadRequest(400, f'input {number}: expected {{"src": "...", "id": N}}, not {json.dumps(entry)[:80]}')
+        if not is_text(entry["src"]):
+            raise BadRequest(
+                400, f"input {number}: src is not Unicode text (it holds a lone surrogate, \\ud800-\\udfff)"
+            )
         model = entry.get("id", model_id)
         if model != model_id:
             raise BadRequest(404, f"input {number}: no model {model!r} here (this server's model is {model_id})")

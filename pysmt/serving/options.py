@@ -93,8 +93,8 @@ class ServeOptions:
         default=60.0,
         metadata=option(
             type=click.FloatRange(min=0, min_open=True),
-            help="Seconds a request may take before it is answered with an error (504, or a fault); also how long "
-            "SIGTERM waits for the requests in flight.",
+            help="Seconds a request may take before it is answered with an error (504, or a fault); also the time "
+            "SIGTERM gives the requests in flight: the server exits by then, whatever its clients do.",
         ),
     )
     read_timeout: float = field(
@@ -103,6 +103,14 @@ class ServeOptions:
             type=click.FloatRange(min=0, min_open=True),
             help="Seconds a client has to send a request's head (counted from connecting or from its previous answer: "
             "an idle connection is closed then), and then its body (else 408); a stalled connection is closed.",
+        ),
+    )
+    write_timeout: float = field(
+        default=60.0,
+        metadata=option(
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds a client may leave its answer unread (no byte of it taken, as nginx's send_timeout): "
+            "then its connection is closed and the answer dropped.",
         ),
     )
     max_connections: int = field(

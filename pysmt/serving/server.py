@@ -6,25 +6,29 @@ hand-written parsing here), caps request bodies (``client_max_size``), cancels a
 when its client disconnects (so its sentences leave the queue), shuts down gracefully, and is a
 well-kept, single dependency (uvicorn with starlette needs two and leaves the body cap to us). The
 XML-RPC payload is parsed by the standard library's unmarshaller behind defusedxml's parser.
-``bench/serve.py`` measures it, ``bench/serve_fairness.py`` its turns between requests.
+``bench/serve.py`` measures it, ``bench/serve_fairness.py`` its turns between requests (of one client).
 
 Limits (each a setting, see :class:`~pysmt.serving.options.ServeOptions`): the request's size
 (413), the number of sentences in it and the length of each (413), its time (504; the sentences
 still queued are dropped), the sentences waiting (503: come back later), the time a client takes to
 send a request (``--read-timeout``: a head that has not arrived by then drops the connection, a body
-gets 408 and the connection closed), and the connections held (``--max-connections``, see
+gets 408 and the connection closed), the time a client leaves its answer unread (``--write-timeout``: its
+connection is cut), and the connections held (``--max-connections``, see
 :mod:`~pysmt.serving.listening`). Invalid JSON, XML or UTF-8, input nested deeper than either
 protocol's requests ever are, an empty request, a compressed body (415): a 4xx with the reason, or
 an XML-RPC fault at ``/RPC2``; the server goes on serving. Every request is logged on stderr (one
 line: address, request, status, seconds). SIGTERM or Ctrl-C: stop accepting, answer what is in
-flight (up to the request timeout), stop the workers, exit 0.
+flight and stop the workers within ``--timeout`` (connections still open then are cut), exit 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+import socket
+import struct
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -35,7 +39,7 @@ from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
 from pysmt.files.outputs import check_outputs
 from pysmt.files.textio import require_file
-from pysmt.markup import MarkupError, parse_markup
+from pysmt.markup import parse_markup
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
 from pysmt.serving.listening import Listener
@@ -76,21 +80,30 @@ class Service:
 
     @staticmethod
     def markup_words(number: int, line: str) -> int:
-        """The words of a sentence with markup (``--xml-input``), its tags not counted; a malformed tag is the
-        client's error (400), found here before any worker is asked."""
+        """The words of a sentence with markup (``--xml-input``), its tags not counted; malformed markup (a tag, a
+        span that is no number or lies beyond the line's words) is the client's error (400), found here before any
+        worker is asked."""
         try:
-            return len(parse_markup(line).words)
-        except MarkupError as err:
+            markup = parse_markup(line)
+        except (PysmtError, ValueError) as err:  # (MarkupError is a PysmtError)
             raise BadRequest(400, f"sentence {number}: malformed markup: {err}") from None
+        if any(last >= len(markup.words) for _, last in markup.zones):
+            raise BadRequest(
+                400, f"sentence {number}: malformed markup: a zone ends after the line's {len(markup.words)} words"
+            )
+        return len(markup.words)
 
-    async def translate(self, lines: list[str], nbest: int, distinct: bool, words: bool = False) -> list[Translated]:
-        """The translations of a request's sentences, in their order, within the request's time; with ``words``
-        their links and phrases count the words sent and returned (a system that prepares its text)."""
+    async def translate(
+        self, lines: list[str], nbest: int, distinct: bool, words: bool = False, client: str | None = None
+    ) -> list[Translated]:
+        """The translations of a request's sentences, in their order, within the request's time, taking
+        ``client``'s turns (:mod:`~pysmt.serving.workers`); with ``words`` their links and phrases count the words
+        sent and returned (a system that prepares its text)."""
         if self.draining:
             raise BadRequest(503, "the server is shutting down")
         self.check_sentences(lines)
         try:
-            jobs = self.pool.submit(lines, nbest, distinct, words and not self.pool.tokens)
+            jobs = self.pool.submit(lines, nbest, distinct, words and not self.pool.tokens, client)
         except Busy as err:
             raise BadRequest(503, f"busy: {err}; try again later") from None
         try:
@@ -139,7 +152,9 @@ async def moses_rpc(request: web.Request) -> web.Response:
             if method != "translate":
                 raise ProtocolError(moses_xmlrpc.NO_SUCH_METHOD, f"Method '{method}' not defined")
             call = moses_xmlrpc.translate_request(params, service.options.max_nbest)
-            (translated,) = await service.translate([call.text], max(call.nbest, 1), call.distinct, call.counts_words)
+            (translated,) = await service.translate(
+                [call.text], max(call.nbest, 1), call.distinct, call.counts_words, request.remote
+            )
         except BadRequest as err:
             raise ProtocolError(moses_xmlrpc.SERVER_ERROR, str(err)) from None
         answer = moses_xmlrpc.translate_response(
@@ -171,7 +186,9 @@ async def translate_json(request: web.Request, by_rank: bool) -> web.Response:
             "shape): ask /translate for other n-best sizes",
         )
     nbest = max(item.n_best for item in items)
-    answers = await service.translate([item.src for item in items], nbest, distinct=False, words=True)
+    answers = await service.translate(
+        [item.src for item in items], nbest, distinct=False, words=True, client=request.remote
+    )
     per_input = [json_api.entries(item, answer.candidates, answer.texts) for item, answer in zip(items, answers)]
     return web.json_response(json_api.by_rank(per_input, options.nbest_size) if by_rank else per_input)
 
@@ -215,6 +232,72 @@ async def models(request: web.Request) -> web.Response:
 
 
 @web.middleware
+async def send_in_time(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Send the answer here, not after the handler as aiohttp would, so that a client that leaves it unread for
+    ``--write-timeout`` seconds is cut off: its connection aborted, the bytes not sent dropped (a 1000-best list
+    with alignments is tens of MB)."""
+    response = await handler(request)
+    if response.prepared:
+        return response
+    options: ServeOptions = request.app["service"].options
+    try:
+        await send(request, response, options.write_timeout)
+    except TimeoutError:
+        log(
+            f"closed the connection of {request.remote}: its answer was left unread for "
+            f"{options.write_timeout:g} s (--write-timeout)"
+        )
+        if request.transport is not None:
+            cut(request.transport)
+    except ConnectionError:  # the client has gone: aiohttp finds so too, as when it sends the answer itself
+        pass
+    return response  # (aiohttp finds it sent, or its connection gone)
+
+
+async def send(request: web.Request, response: web.StreamResponse, timeout: float) -> None:
+    """Write ``response``; TimeoutError when the client has taken nothing of it for ``timeout`` seconds."""
+    async with asyncio.timeout(timeout) as limit:
+        watching = asyncio.create_task(watch_progress(request, limit, timeout))
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        finally:
+            watching.cancel()
+
+
+async def watch_progress(request: web.Request, limit: asyncio.Timeout, timeout: float) -> None:
+    """Move ``limit`` to ``timeout`` seconds after the last moment the client took some of the bytes not yet sent
+    (a slow reader is no stalled one)."""
+    loop = asyncio.get_running_loop()
+    unsent = 0
+    while (transport := request.transport) is not None:
+        await asyncio.sleep(timeout / 10)
+        left = transport.get_write_buffer_size()
+        if left < unsent:
+            limit.reschedule(loop.time() + timeout)
+        unsent = left
+
+
+def cut(transport: asyncio.Transport) -> None:
+    """Close a connection at once with a reset (as nginx's ``reset_timedout_connection``): the bytes its client has
+    not taken are dropped, the kernel's share with them (a plain close would go on sending them)."""
+    connection = transport.get_extra_info("socket")
+    if connection is not None:
+        with contextlib.suppress(OSError):
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+def abort_connections(server: web.Server) -> None:
+    """Close every connection at once, dropping what its client has not read (SIGTERM's time is over)."""
+    aborted = [handler.transport for handler in server.connections if handler.transport is not None]
+    for transport in aborted:
+        cut(transport)
+    if aborted:
+        log(f"closed {len(aborted)} connection(s) still open after --timeout")
+
+
+@web.middleware
 async def close_stalled(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The answer to a request whose body stalled closes its connection (the client holds none)."""
     response = await handler(request)
@@ -233,7 +316,9 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
 
 
 def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
-    app = web.Application(client_max_size=options.max_request_bytes, middlewares=[close_stalled, json_errors])
+    app = web.Application(
+        client_max_size=options.max_request_bytes, middlewares=[send_in_time, close_stalled, json_errors]
+    )
     app["service"] = Service(options, pool)
     app.router.add_post("/RPC2", moses_rpc)
     for root, translate in (("", translate_per_input), ("/translator", translate_by_rank)):
@@ -296,10 +381,15 @@ async def run(options: ServeOptions) -> None:
         await stop.wait()
         log("stopping: finishing the requests in flight")
         app["service"].draining = True
-    finally:
+    finally:  # done within --timeout: the requests in flight answered, or their connections cut at its end
+        deadline = loop.time() + options.timeout
+        server = runner.server
+        cutting = loop.call_at(deadline, abort_connections, server) if server is not None else None
         await listener.close()
         await runner.cleanup()
-        await pool.close()
+        if cutting is not None:
+            cutting.cancel()
+        await pool.close(deadline)
         log("stopped")
 
 

@@ -3,22 +3,27 @@
 Each worker is a process that builds the system once, from paths (a
 :class:`~pysmt.decoder.SystemRecipe`: binarized tables are memory-mapped, so the workers of one
 machine share their pages), then translates the sentences it is sent over a pipe. The pool lives in
-the server's event loop. Each request's sentences wait in a queue of their own, and the requests
-take turns (round robin): a worker is sent one sentence at a time, and when it answers, the next
-sentence of the next request in turn. A request that has not had a turn yet comes before those that
-have (as FQ-CoDel serves new flows first), then takes its turns with them. So a one-sentence
-request waits for a worker to finish the sentence it is at (and for the requests that arrived just
-before it), never behind a large request's sentences; a sentence sent ahead into a worker's pipe
-would make it wait for that one too, and saves only the pipe's round trip (well under a millisecond,
-beside 10 ms to seconds of decoding). Each answer goes back to the request that asked for it; a
-request waits for its own sentences only, in its own order.
+the server's event loop. Turns are per client (its peer address), then per request: the clients
+with sentences waiting take turns (round robin), and each client's turn goes to its requests in turn,
+each request's sentences waiting in a queue of their own. A worker is sent one sentence at a time,
+and when it answers, the next sentence of the next client in turn (of that client's next request in
+turn). A client, or a client's request, that has not had a turn yet comes before those that have (as
+FQ-CoDel serves new flows first), then takes its turns with them. So fifty large requests of one
+client delay another client's one-sentence request by one sentence per worker, as one large request
+would (a client's share is the same however many requests or connections it opens, as nginx's
+``limit_conn`` counts per address); a sentence sent ahead into a worker's pipe would make it wait for
+that one too, and saves only the pipe's round trip (well under a millisecond, beside 10 ms to
+seconds of decoding). Each answer goes back to the request that asked for it; a request waits for
+its own sentences only, in its own order.
 
 A worker that dies (killed, out of memory) is replaced, and the sentence it was translating is sent
 again before any other; a sentence that a worker dies on twice gets an error instead (it would take
-every worker down). A request that is gone (timed out, client disconnected) takes its waiting
-sentences out of the queue (:meth:`WorkerPool.cancel`), and the answers to those a worker is at
-already are dropped. Workers start with the ``spawn`` method (a fresh interpreter: none of the
-server's sockets or threads), leave signals to the server, and die with it.
+every worker down). An unexpected error on one sentence (a bug) is that sentence's error, said in one
+line on the log: the worker goes on with the others' sentences. A request that is gone (timed out,
+client disconnected) takes its waiting sentences out of the queue (:meth:`WorkerPool.cancel`), and
+the answers to those a worker is at already are dropped. Workers start with the ``spawn`` method (a
+fresh interpreter: none of the server's sockets or threads), leave signals to the server, and die
+with it.
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ import os
 import signal
 import sys
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Protocol
 
 from pysmt.decoder import Candidate, Decoder, SystemRecipe
 from pysmt.errors import PysmtError
@@ -44,6 +49,8 @@ from pysmt.serving import words
 MAX_ATTEMPTS = 2
 #: Seconds a worker has to finish its sentence and exit when the pool closes, before it is killed.
 EXIT_TIMEOUT = 10.0
+#: Seconds idle workers are given to exit however late the pool closes (they exit at once when told).
+EXIT_GRACE = 0.5
 
 
 class Busy(PysmtError):
@@ -62,6 +69,7 @@ class Job:
     future: asyncio.Future[Translated]
     attempts: int = 0
     words: bool = False  # links and phrases counting the words sent and returned, not the model's tokens
+    client: Hashable = None  # whose turn it takes (the peer's address; None: every caller that names none)
 
     @property
     def wanted(self) -> bool:
@@ -129,6 +137,10 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
             connection.send(translated(decoder, line, index, nbest, distinct, process, in_words))
         except PysmtError as err:  # a plugin's unusable result, a sentence nothing translates
             connection.send(str(err))
+        except Exception as err:  # a bug met on one sentence: its error, not a dead worker (and others' waits)
+            message = f"input line {index + 1}: unexpected {type(err).__name__}: {err}"
+            log(f"a worker could not translate a sentence ({message}); it goes on")
+            connection.send(message)
 
 
 @dataclass
@@ -144,6 +156,55 @@ class Worker:
         return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
 
 
+class Queue(Protocol):
+    """Sentences waiting, taken first to last: a request's (a deque), or the requests' of a client (:class:`Turns`)."""
+
+    def popleft(self) -> Job: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Job]: ...
+
+
+class Turns:
+    """Queues taking turns (round robin), a sentence at a time: those that have not had a turn yet first, in the order
+    they came, then the others in the order of their next turns. A queue leaves when it is empty."""
+
+    def __init__(self) -> None:
+        self.new: OrderedDict[Hashable, Queue] = OrderedDict()
+        self.waiting: OrderedDict[Hashable, Queue] = OrderedDict()
+
+    def get(self, key: Hashable) -> Queue | None:
+        return self.new.get(key, self.waiting.get(key))
+
+    def add(self, key: Hashable, queue: Queue) -> None:
+        """A queue that has not had a turn (``key`` has none here)."""
+        self.new[key] = queue
+
+    def remove(self, key: Hashable) -> None:
+        self.new.pop(key, None)
+        self.waiting.pop(key, None)
+
+    def popleft(self) -> Job:
+        """The next sentence of the queue whose turn it is (IndexError: none waits)."""
+        for queues in (self.new, self.waiting):
+            if queues:
+                key, queue = queues.popitem(last=False)
+                job = queue.popleft()
+                if queue:  # its next sentence waits for the turns of the queues now waiting
+                    self.waiting[key] = queue
+                return job
+        raise IndexError("no sentence waits")
+
+    def __len__(self) -> int:
+        """The queues waiting."""
+        return len(self.new) + len(self.waiting)
+
+    def __iter__(self) -> Iterator[Job]:
+        """Every sentence waiting."""
+        return itertools.chain.from_iterable(itertools.chain(self.new.values(), self.waiting.values()))
+
+
 class WorkerPool:
     """``count`` decoding processes fed from the requests' queues in turn (see the module's docstring)."""
 
@@ -151,10 +212,8 @@ class WorkerPool:
         self.recipe, self.count, self.process, self.max_pending = recipe, count, process, max_pending
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[Worker] = []
-        #: Each request's sentences that wait for a worker, by request: those that have not had a turn yet in the
-        #: order they came, then those that have, in the order of their next turns.
-        self.new: OrderedDict[int, deque[Job]] = OrderedDict()
-        self.waiting: OrderedDict[int, deque[Job]] = OrderedDict()
+        #: The sentences that wait for a worker, by client, then by request (each a :class:`Turns`).
+        self.turns = Turns()
         #: The sentences of workers that died, to be sent again (before any other, each alone).
         self.resend: deque[Job] = deque()
         self.requests = itertools.count()
@@ -196,13 +255,16 @@ class WorkerPool:
 
     def pending(self) -> int:
         """Sentences waiting for a worker or being translated."""
-        waiting = itertools.chain(self.resend, *self.new.values(), *self.waiting.values())
+        waiting = itertools.chain(self.resend, self.turns)
         return sum(job.wanted for job in waiting) + sum(w.job is not None for w in self.workers)
 
-    def submit(self, lines: list[str], nbest: int, distinct: bool, words: bool = False) -> list[Job]:
-        """Queue a request's sentences, as a request of its own that takes its turns; their futures give their
-        translations (or a PysmtError), with links and phrases counting words when ``words`` (:func:`translated`).
-        Call :meth:`cancel` with them when the request is over."""
+    def submit(
+        self, lines: list[str], nbest: int, distinct: bool, words: bool = False, client: Hashable = None
+    ) -> list[Job]:
+        """Queue a request's sentences, as a request of its own that takes its turns among ``client``'s, and they
+        among other clients'; their futures give their translations (or a PysmtError), with links and phrases
+        counting words when ``words`` (:func:`translated`). Call :meth:`cancel` with them when the request is
+        over."""
         if self.closing:
             raise Busy("the server is shutting down")
         if self.pending() + len(lines) > self.max_pending:
@@ -210,11 +272,15 @@ class WorkerPool:
         loop = asyncio.get_running_loop()
         request = next(self.requests)
         jobs = [
-            Job(request, line, index, nbest, distinct, loop.create_future(), words=words)
+            Job(request, line, index, nbest, distinct, loop.create_future(), words=words, client=client)
             for index, line in enumerate(lines)
         ]
         if jobs:
-            self.new[request] = deque(jobs)
+            requests = self.turns.get(client)
+            if not isinstance(requests, Turns):  # the client's first request waiting
+                requests = Turns()
+                self.turns.add(client, requests)
+            requests.add(request, deque(jobs))
         self._dispatch()
         return jobs
 
@@ -223,22 +289,18 @@ class WorkerPool:
         more, and those still waiting leave the queue."""
         for job in jobs:
             job.future.cancel()
-            self.new.pop(job.request, None)
-            self.waiting.pop(job.request, None)
+            requests = self.turns.get(job.client)
+            if isinstance(requests, Turns):
+                requests.remove(job.request)
+                if not requests:
+                    self.turns.remove(job.client)
 
     def _next(self) -> Job | None:
-        """The sentence a free worker takes next: a dead worker's, else the next sentence of the request whose turn
-        it is (None: none waits)."""
-        while self.resend:
-            job = self.resend.popleft()
-            if job.wanted:
-                return job
-        for requests in (self.new, self.waiting):
-            while requests:
-                request, jobs = requests.popitem(last=False)
-                job = jobs.popleft()
-                if jobs:  # its next sentence waits for the turns of the requests now waiting
-                    self.waiting[request] = jobs
+        """The sentence a free worker takes next: a dead worker's, else the next sentence of the client whose turn it
+        is (None: none waits)."""
+        for queue in (self.resend, self.turns):
+            while queue:
+                job = queue.popleft()
                 if job.wanted:
                     return job
         return None
@@ -318,22 +380,22 @@ class WorkerPool:
             self._start_worker().ready.add_done_callback(replacement_loaded)
         self._dispatch()
 
-    async def close(self) -> None:
-        """Stop the workers: each finishes its sentence and exits (killed after :data:`EXIT_TIMEOUT` seconds)."""
+    async def close(self, deadline: float | None = None) -> None:
+        """Stop the workers: each finishes its sentence and exits, or is killed at ``deadline`` (the event loop's
+        time; at least :data:`EXIT_GRACE` seconds from now), by default after :data:`EXIT_TIMEOUT` seconds."""
         self.closing = True
         loop = asyncio.get_running_loop()
-        for job in itertools.chain(self.resend, *self.new.values(), *self.waiting.values()):
+        for job in itertools.chain(self.resend, self.turns):
             if job.wanted:
                 job.future.set_exception(Busy("the server is shutting down"))
         self.resend.clear()
-        self.new.clear()
-        self.waiting.clear()
+        self.turns = Turns()
         for worker in list(self.workers):
             try:
                 worker.connection.send(None)
             except OSError:
                 pass
-        deadline = loop.time() + EXIT_TIMEOUT
+        deadline = max(loop.time() + EXIT_TIMEOUT if deadline is None else deadline, loop.time() + EXIT_GRACE)
         while self.workers and loop.time() < deadline:
             await asyncio.sleep(0.05)
         for worker in list(self.workers):

@@ -37,8 +37,11 @@ class Server:
         body: bytes | None = None,
         headers: dict[str, str] | None = None,
         timeout: float = 30.0,
+        source: str = "127.0.0.1",
     ) -> tuple[int, object]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        """The status and JSON answer of a request sent from ``source`` (another loopback address is another
+        client: 127.0.0.2)."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=(source, 0))
         try:
             connection.request(method, path, body, headers or {})
             response = connection.getresponse()
@@ -62,9 +65,15 @@ class Server:
             connection.close()
         raise AssertionError(f"/RPC2 answered {body[:80]!r} without a fault")
 
-    def connect(self, timeout: float = 10.0) -> socket.socket:
-        """A raw connection to the server (for clients that misbehave)."""
-        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+    def connect(self, timeout: float = 10.0, receive_buffer: int | None = None) -> socket.socket:
+        """A raw connection to the server (for clients that misbehave), with a kernel receive buffer of
+        ``receive_buffer`` bytes (for one that reads little)."""
+        client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:  # (before connecting: it sets the window the server may fill)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        client.settimeout(timeout)
+        client.connect(("127.0.0.1", self.port))
+        return client
 
     def workers(self) -> list[int]:
         """The decoding workers' PIDs (not multiprocessing's resource tracker)."""

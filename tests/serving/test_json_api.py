@@ -29,6 +29,40 @@ def test_bad_items_are_refused_naming_the_input(body, status, words):
     assert caught.value.status == status and words in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            b'[{"src": "a", "n_best": 1' + b"0" * 5000 + b"}]",
+            "the request holds a number of 5,001 characters; this server reads up to 100",
+        ),
+        (
+            b'[{"src": "a", "id": -' + b"9" * 100 + b"}]",
+            "the request holds a number of 101 characters; this server reads up to 100",
+        ),
+        (b'[{"src": "a", "n_best": 1e999}]', "the request holds the number 1e999, beyond a double's range"),
+        (b'[{"src": "a", "n_best": NaN}]', "the request holds NaN, which is not JSON (RFC 8259 has no such number)"),
+        (
+            b'[{"src": "a", "x": -Infinity}]',
+            "the request holds -Infinity, which is not JSON (RFC 8259 has no such number)",
+        ),
+        (b'[{"src": "a \\ud800 b"}]', "input 1: src is not Unicode text (it holds a lone surrogate, \\ud800-\\udfff)"),
+    ],
+)
+def test_every_value_is_bounded(body, message):
+    """Python reads no integer of more than 4,300 digits (a ValueError: a 500 and a traceback), reads 1e999 as
+    infinity and NaN as a number (neither is JSON), and a lone surrogate is no Unicode text (refused as invalid
+    UTF-8 is)."""
+    with pytest.raises(BadRequest) as caught:
+        parse_items(body, 0, 1, 5)
+    assert (caught.value.status, str(caught.value)) == (400, message)
+
+
+def test_numbers_within_the_bounds_are_read():
+    body = b'[{"src": "a", "id": ' + b"7" * 100 + b', "n_best": 2, "score": 0.5e3}]'
+    assert parse_items(body, int("7" * 100), 1, 5) == [Item("a", 2)]
+
+
 def test_entries_per_input_and_by_rank():
     one = Candidate(["x"], np.zeros(1), -1.0, [(0, 0)])
     two = Candidate(["y", "z"], np.zeros(1), -2.0, [(0, 1), (1, 0)])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
 import socket
 import time
 import xmlrpc.client
@@ -129,3 +131,91 @@ def test_a_system_that_cannot_be_loaded_is_one_line_naming_its_file(tmp_path):
     system.write_text(system.read_text().replace("path=phrases.txt ", "path=phrases.txt.gz "))
     run = run_pysmt("serve", "-c", system, "--port", "0", "--workers", "2", timeout=120)
     one_line_error(run, str(truncated))
+
+
+def unread_answer(server: Server) -> socket.socket:
+    """A client that asks for a large answer (a 1000-best list of ~10 MB: each entry repeats the ``src``, padded
+    with spaces) and reads only its first bytes, with a receive buffer of 4 KiB: the server is left with most of
+    it to send."""
+    client = server.connect(receive_buffer=4096)
+    body = json.dumps([{"src": " ".join(["a b c"] * 10) + " " * 10_000, "n_best": 1000}]).encode()
+    client.sendall(
+        b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%b"
+        % (len(body), body)
+    )
+    assert client.recv(12) == b"HTTP/1.1 200"
+    return client
+
+
+def test_an_answer_left_unread_is_dropped_after_the_write_timeout(tiny_system):
+    with serving(tiny_system, "--write-timeout", "1") as server:
+        with unread_answer(server) as client:
+            assert wait_until(
+                lambda: (
+                    "closed the connection of 127.0.0.1: its answer was left unread for 1 s (--write-timeout)"
+                    in "".join(server.log)
+                ),
+                20,
+            ), "".join(server.log)
+            with pytest.raises(ConnectionResetError):  # (aborted: what was not sent is dropped)
+                until_closed(client)
+        assert served(server) and "Error handling request" not in "".join(server.log)
+
+
+def test_sigterm_is_done_within_the_timeout_whatever_clients_do(tiny_system):
+    with serving(tiny_system, "--timeout", "3", "--write-timeout", "60") as server:
+        with unread_answer(server), server.connect() as idle:  # (the idle one asks nothing)
+            time.sleep(1)  # (the answer waits for its reader)
+            started = time.monotonic()
+            os.killpg(server.proc.pid, signal.SIGTERM)
+            assert server.proc.wait(30) == 0
+            took = time.monotonic() - started
+            log = "".join(server.log)
+            assert took < 3 + 1.5, (took, log)  # its workers get half a second to exit, however late
+            assert "closed 1 connection(s) still open after --timeout" in log and "Traceback" not in log, log
+            assert idle.recv(1) == b""
+
+
+def test_a_client_gets_turns_however_many_requests_another_sends(tiny_system):
+    with serving(tiny_system) as server, ThreadPoolExecutor(21) as clients:
+        (worker,) = server.workers()
+        finished: list[str] = []
+
+        def send(name: str, source: str) -> int:
+            status, _ = server.post_json("/translate", [{"src": "a b c"}], timeout=60, source=source)
+            finished.append(name)
+            return status
+
+        with stopped(worker):  # every request waits, queued, until the worker goes on
+            many = [clients.submit(send, f"first {k}", "127.0.0.1") for k in range(20)]
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 20, 10)
+            other = clients.submit(send, "second", "127.0.0.2")
+            assert wait_until(lambda: server.request("GET", "/health")[1]["pending"] == 21, 10)
+        assert other.result(60) == 200 and all(future.result(60) == 200 for future in many)
+        # per request it would come last (twentieth after the one at the worker); per client, third
+        assert finished.index("second") < 5, finished
+
+
+@pytest.mark.parametrize("xml_input", ["inclusive", "constraint"])
+def test_markup_a_worker_cannot_read_is_a_400_and_no_worker_dies(tiny_system, xml_input):
+    """A zone beyond the line's words used to kill a worker twice (IndexError) and ``span="²"`` gave a 500 and a
+    traceback (int() refuses a digit that str.isdigit() accepts). (Their wording is the markup reader's where it
+    finds them first: the server says which sentence.)"""
+    zone, digit = 'a b c <zone span="0-50"/>', 'a <wall span="\u00b2"/> b'
+    with serving(tiny_system, "--xml-input", xml_input) as server:
+        for text in (zone, digit):
+            status, answer = server.post_json("/translate", [{"src": text}])
+            assert status == 400 and answer["error"].startswith("sentence 1: malformed markup: "), answer
+            escaped = text.replace("<", "&lt;").replace(">", "&gt;").encode()
+            assert server.fault(
+                b"<?xml version='1.0'?><methodCall><methodName>translate</methodName><params><param><value><struct>"
+                b"<member><name>text</name><value>" + escaped + b"</value></member></struct></value></param></params>"
+                b"</methodCall>"
+            ) == (-32000, answer["error"])
+        assert "3 words" in server.post_json("/translate", [{"src": zone}])[1]["error"]
+        assert "\u00b2" in server.post_json("/translate", [{"src": digit}])[1]["error"]
+        started = time.monotonic()  # another client is served at once, by the same worker
+        status, answer = server.post_json("/translate", [{"src": "a b c"}], source="127.0.0.2")
+        assert status == 200 and answer[0][0]["tgt"] == "x y z" and time.monotonic() - started < 2
+        assert server.request("GET", "/health")[1]["workers_replaced"] == 0
+        assert "Traceback" not in "".join(server.log)

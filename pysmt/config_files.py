@@ -385,7 +385,9 @@ def moses_search_config(sections: dict[str, list[tuple[int, str]]], path: Path) 
                 "sections does not use: give its weights in [weight] (Name= w1 w2 ...)"
             )
         else:
-            print(f"pysmt: {path}: ignoring section [{name}]", file=sys.stderr)
+            read = ["feature", "weight", "xml-input", "search-algorithm", *aliases, *MOSES_RUN_SECTIONS]
+            hint = did_you_mean(name, read, "[{}]")  # a misspelt section pysmt reads: its setting is not applied
+            print(f"pysmt: {path}: ignoring section [{name}]{hint}", file=sys.stderr)
     search = SearchConfig(**values)
     search.validate(str(path))
     return search

@@ -204,3 +204,12 @@ def test_a_pysmt_toml_nested_thousands_deep_is_one_line(tmp_path, source, nested
     path.write_text(nested + "\n" + WORD_PENALTY)
     line = one_line_error(run_pysmt("decode", "-c", path, "-i", source))
     assert line == f"Error: {path}: not valid TOML (nested too deeply for pysmt to read)"
+
+
+def test_an_unknown_moses_ini_section_is_named_with_the_nearest_section_pysmt_reads(tmp_path, source):
+    """Moses' own sections that pysmt does not read stay a warning (a Moses system must load), but a misspelt one
+    that pysmt reads says which it may be: its setting is not applied."""
+    ini = write_toy_system(tmp_path / "system", extra="\n[distortion-limt]\n3\n")
+    proc = run_pysmt("decode", "-c", ini, "-i", source)
+    assert proc.returncode == 0
+    assert f"pysmt: {ini}: ignoring section [distortion-limt] (did you mean [distortion-limit]?)" in proc.stderr

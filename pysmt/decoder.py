@@ -362,7 +362,7 @@ class Decoder:
     def _describe(self, steps: Sequence[Step], scores: np.ndarray) -> Candidate:
         """A derivation (its options, first to last, and unweighted scores) as a candidate."""
         words: list[str] = []
-        alignment = []
+        alignment: list[tuple[int, int]] = []
         phrases = []
         unknown: list[int] = []
         for option in steps:

@@ -81,18 +81,18 @@ def moses_option(arg: str, following: Sequence[str], value_options: set[str]) ->
     if arg == "-n-best-list":  # FILE N [distinct]
         if len(following) < 2 or not following[1].isdigit():
             raise click.UsageError("Moses' -n-best-list takes FILE N [distinct] (pysmt: --nbest FILE --nbest-size N)")
-        distinct = following[2:3] == ["distinct"]
+        distinct = len(following) > 2 and following[2] == "distinct"
         pysmt = ["--nbest", following[0], "--nbest-size", following[1]]
         return [*pysmt, "--distinct"] if distinct else pysmt, 2 + distinct
     if arg == "-search-algorithm":
-        if following[:1] not in ([value] for value in SEARCH_ALGORITHMS):
+        if not following or following[0] not in SEARCH_ALGORITHMS:
             raise click.UsageError(
                 f"Moses' -search-algorithm {' '.join(following[:1])}: pysmt offers 0 (--search normal) and 1 "
                 "(--search cube)"
             )
         return ["--search", SEARCH_ALGORITHMS[following[0]]], 1
     if arg == "-sort-word-alignment":  # 0: Moses' order (pysmt's default), 1: by target position
-        if following[:1] not in (["0"], ["1"]):
+        if not following or following[0] not in ("0", "1"):
             raise click.UsageError("Moses' -sort-word-alignment takes 0 (Moses' order) or 1 (--sort-word-alignment)")
         return (["--sort-word-alignment"] if following[0] == "1" else []), 1
     if arg in ("-verbose", "-v"):  # 0: errors and warnings only; Moses' other levels are pysmt's default

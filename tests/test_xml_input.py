@@ -110,3 +110,14 @@ def test_tune_decodes_a_dev_source_with_markup(tiny_system, tmp_path):
     bad.write_text("a b c\nc <n translation=x>b</n>\nb c\n")
     proc = run_pysmt(*tune_command(tiny_system, bad, ref, tmp_path / "bad", "--xml-input", "exclusive"))
     one_line_error(proc, "input line 2", "malformed attributes")
+
+
+def test_tune_reads_a_moses_ini_xml_input(tmp_path):
+    """tune decodes the dev source as moses.ini's [xml-input] says when not given --xml-input."""
+    system = write_moses_system(tmp_path / "system", extra="\n[xml-input]\nexclusive\n")
+    src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
+    src.write_text('a <n translation="y">b</n> c\nc b a\nb c\n')
+    ref.write_text("x y z\nz y x\ny z\n")
+    proc = run_pysmt(*tune_command(system, src, ref, tmp_path / "tune", "--quiet"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "tune" / "run1" / "output.txt").read_text().splitlines()[0] == "x y z"

@@ -9,6 +9,7 @@ are translated: a value (``--weight-overwrite '-stack'``) and whatever follows `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import click
@@ -50,11 +51,47 @@ SEARCH_ALGORITHMS = {"0": "normal", "1": "cube"}
 #: Moses' options that pysmt does not offer, and what to give instead.
 NOT_OFFERED = {"-lmbr": "lattice MBR is not offered: give --mbr or --consensus-decoding"}
 
+#: Every option of Moses' decoder (moses/Parameter.cpp's AddParam names and abbreviations): one pysmt does not read
+#: is answered as Moses', not as click would read it (``-context-string`` as ``-c ontext-string``).
+MOSES_OPTIONS = frozenset(
+    """
+    I T Tall Ttree alignment-output-file alternate-weight-setting always-create-direct-transopt aws b beam-threshold
+    bl cbd cbds cbls cbp clean-lm-cache con config consensus-decoding context-string context-weights context-window
+    continue-partial-translation cpt cube-pruning-deterministic-search cube-pruning-diversity
+    cube-pruning-lazy-scoring cube-pruning-pop-limit d da daemon dd decoding-graph-backoff
+    default-non-term-for-empty-range-only description disable-discarding distortion distortion-file distortion-limit
+    dl dlm dlm-model dpb drop-unknown du e early-discarding-threshold early-distortion-cost edc edt f
+    factor-delimiter fd feature feature-add feature-name-overwrite feature-overwrite g generation-file gl glm
+    glm-feature global-lexical-file i include-lhs-in-search-graph include-segmentation-in-n-best input-factors
+    input-file input-scores inputtype labeled-n-best-list lattice-hypo-set lattice-samples lex lhssg
+    link-param-count lm lmbr lmbr-map-weight lmbr-p lmbr-pruning-factor lmbr-r lmbr-thetas lminimum-bayes-risk
+    lmodel-dub lmodel-file lmodel-oov-feature lr mapping mark-unknown max-chart-span max-partial-trans-opt
+    max-phrase-length max-trans-opt-per-coverage mbr mbr-scale mbr-size minimum-bayes-risk minlexr-memory
+    minphr-memory mira monotone-at-punctuation mp mu n-best-factor n-best-list n-best-list-file n-best-list-size
+    n-best-trees no-cache non-terminals osg osgx output-factors output-hypo-score output-search-graph
+    output-search-graph-extended output-search-graph-hypergraph output-search-graph-pb output-search-graph-slf
+    output-unknowns output-word-graph owg pb phrase-boundary-source-feature phrase-boundary-target-feature
+    phrase-drop-allowed phrase-length-feature phrase-pair-feature placeholder-factor pp print-alignment-info
+    print-alignment-info-in-n-best print-all-derivations print-id print-passthrough print-passthrough-in-n-best r
+    recover-input-path references report-all-factors report-all-factors-in-n-best report-segmentation
+    report-segmentation-enriched rule-limit s s2t-parsing-algorithm sd segment-time-out serial server
+    server-keepalive-maxconn server-keepalive-timeout server-log server-maxconn server-maxconn-backlog server-port
+    server-timeout session-timeout show-weights slf slm slmodel-beam slmodel-factor slmodel-file sort-word-alignment
+    source-label-overlap source-word-deletion-feature spe-aln spe-src spe-trg stack stack-diversity
+    start-translation-id t target-word-insertion-feature text-type th threads time-out tm tot
+    translation-all-details translation-details translation-option-threshold tree-translation-details tt ttable-file
+    u unknown-lhs unknown-word-prefix unknown-word-suffix unpruned-search-graph usg v verbose version w weight
+    weight-add weight-bl weight-d weight-dlm weight-e weight-file weight-generation weight-glm weight-i weight-l
+    weight-lex weight-lr weight-overwrite weight-p weight-pb weight-pp weight-slm weight-t weight-u weight-w
+    weight-wt wf word-translation-feature wt xb xi xml-brackets xml-input
+    """.split()
+)
 
-def moses_arguments(args: Sequence[str], value_options: set[str]) -> list[str]:
+
+def moses_arguments(args: Sequence[str], value_options: set[str], known: frozenset[str] = frozenset()) -> list[str]:
     """``args`` with Moses' spellings of options made pysmt's; ``value_options`` are the command's options that take
-    a value (the argument after one is its value, never an option). A Moses option given wrong (``-n-best-list``
-    without its size) is a usage error naming it."""
+    a value (the argument after one is its value, never an option), ``known`` all its options' names. A Moses option
+    given wrong (``-n-best-list`` without its size), or one pysmt does not read, is a usage error naming it."""
     out: list[str] = []
     k = 0
     while k < len(args):
@@ -64,6 +101,10 @@ def moses_arguments(args: Sequence[str], value_options: set[str]) -> list[str]:
         if arg in NOT_OFFERED:
             raise click.UsageError(f"Moses' {arg}: {NOT_OFFERED[arg]}")
         pysmt, used = moses_option(arg, args[k + 1 :], value_options)
+        if pysmt is None and arg[1:] in MOSES_OPTIONS and arg not in known | value_options:
+            raise click.UsageError(
+                f"Moses' {arg}: pysmt decode does not offer it (README, For Moses users: the Moses options it reads)"
+            )
         if pysmt is None:  # not Moses': as it is, with its value
             used = 1 if arg in value_options else 0
             pysmt = [arg, *args[k + 1 : k + 1 + used]]
@@ -75,6 +116,8 @@ def moses_arguments(args: Sequence[str], value_options: set[str]) -> list[str]:
 def moses_option(arg: str, following: Sequence[str], value_options: set[str]) -> tuple[list[str] | None, int]:
     """The pysmt arguments of the Moses option ``arg`` and how many of the ``following`` arguments it took as its
     values, or (None, 0) when ``arg`` is no Moses option."""
+    if arg == "-threads" and following and following[0] == "all":  # Moses': one thread per CPU
+        return ["--threads", str(os.cpu_count() or 1)], 1
     if arg in RENAMED:  # a value follows as it is
         taken = 1 if RENAMED[arg] in value_options else 0
         return [RENAMED[arg], *following[:taken]], taken
@@ -106,10 +149,7 @@ class MosesCommand(click.Command):
     """A click command that also reads Moses' spellings of its options (:func:`moses_arguments`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        value_options = {
-            name
-            for param in self.get_params(ctx)
-            if isinstance(param, click.Option) and not param.is_flag and param.nargs > 0
-            for name in param.opts
-        }
-        return super().parse_args(ctx, moses_arguments(args, value_options))
+        options = [param for param in self.get_params(ctx) if isinstance(param, click.Option)]
+        value_options = {name for param in options if not param.is_flag and param.nargs > 0 for name in param.opts}
+        known = frozenset(name for param in options for name in param.opts)
+        return super().parse_args(ctx, moses_arguments(args, value_options, known))

@@ -3,6 +3,8 @@ pysmt one does; a Moses option given wrong, or one pysmt does not offer, is one 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pysmt.moses_arguments import moses_arguments
@@ -51,6 +53,8 @@ def test_moses_short_spellings_and_a_search_algorithm(tiny_system):
     assert (moses.returncode, moses.stdout) == (0, pysmt.stdout) == (0, "x y z\nz y x\n")
 
 
+#: What a Moses option pysmt does not read is told.
+NOT_OFFERED = "pysmt decode does not offer it (README, For Moses users: the Moses options it reads)"
 #: What a Moses n-best list option given wrong is told.
 NBEST = "Moses' -n-best-list takes FILE N [distinct] (pysmt: --nbest FILE --nbest-size N)"
 
@@ -66,6 +70,8 @@ NBEST = "Moses' -n-best-list takes FILE N [distinct] (pysmt: --nbest FILE --nbes
             "Moses' -search-algorithm 3: pysmt offers 0 (--search normal) and 1 (--search cube)",
         ),
         (["-verbose"], "Moses' -verbose takes a level (0: pysmt's --quiet)"),
+        (["-output-search-graph", "graph.txt"], f"Moses' -output-search-graph: {NOT_OFFERED}"),
+        (["-context-string", "x"], f"Moses' -context-string: {NOT_OFFERED}"),  # not -c ontext-string
         (
             ["-sort-word-alignment", "2"],
             "Moses' -sort-word-alignment takes 0 (Moses' order) or 1 (--sort-word-alignment)",
@@ -86,6 +92,7 @@ def test_values_and_what_follows_a_double_dash_stay_as_they_are():
         "--",
         "-threads",
     ]
+    assert moses_arguments(["-threads", "all"], {"--threads"}) == ["--threads", str(os.cpu_count())]
     assert moses_arguments(["-f", "-config", "-v", "1", "-threads", "3"], values | {"--threads"}) == [
         "--config",
         "-config",

@@ -120,10 +120,11 @@ class MalformedMarkup(PysmtError):
 @contextmanager
 def markup_errors(index: int) -> Iterator[None]:
     """A malformed tag (``--xml-input``), whatever reading the markup found wrong, is one line naming the input line
-    (``index`` + 1)."""
+    (``index`` + 1). Reading markup is a function of the line alone, so a ``ValueError`` or ``IndexError`` there (a
+    ``span="²"``, a zone beyond the line) is the line's fault too, not a bug to show as a traceback."""
     try:
         yield
-    except PysmtError as err:
+    except (PysmtError, ValueError, IndexError) as err:
         raise MalformedMarkup(f"input line {index + 1}: malformed markup: {err}") from None
 
 

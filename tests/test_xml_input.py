@@ -67,6 +67,20 @@ def test_a_malformed_tag_is_a_warning_and_its_line_is_translated_as_text(tiny_sy
         ]
 
 
+def test_a_span_no_reader_of_numbers_takes_or_beyond_the_line_is_malformed_markup(tiny_system):
+    """span="²" (a digit int() refuses) and a zone beyond a three-word line were a ValueError and an IndexError
+    traceback: now the line's warning (its exact words are markup.py's), or with --xml-strict its one error line."""
+    text = 'a <n translation="x" span="²">b</n> c\n<zone span="0-50"/>a b c\na b c\n'
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", input=text)
+    assert (proc.returncode, proc.stdout.splitlines()[2]) == (0, "x y z"), proc.stderr
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2 and all(line.endswith(AS_TEXT) for line in warnings)
+    for n, line in enumerate(warnings, start=1):
+        assert line.startswith(f"pysmt: warning: input line {n}: malformed markup: ")
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", "--xml-strict", input=text)
+    one_line_error(proc, "input line 1: malformed markup: ")
+
+
 def test_a_malformed_tag_on_a_system_that_prepares_its_text_is_translated_as_text(tmp_path):
     system = raw_text_system(tmp_path / "raw")
     proc = run_pysmt("decode", "-c", system, "-q", "--xml-input", "exclusive", input="a, <n>b.\nb <wall/> a.\n")

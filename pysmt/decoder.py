@@ -120,11 +120,11 @@ class MalformedMarkup(PysmtError):
 @contextmanager
 def markup_errors(index: int) -> Iterator[None]:
     """A malformed tag (``--xml-input``), whatever reading the markup found wrong, is one line naming the input line
-    (``index`` + 1). Reading markup is a function of the line alone, so a ``ValueError`` or ``IndexError`` there (a
-    ``span="²"``, a zone beyond the line) is the line's fault too, not a bug to show as a traceback."""
+    (``index`` + 1). :mod:`pysmt.markup` checks every attribute itself (a ``span="²"``, a zone beyond the line are
+    its :class:`~pysmt.markup.MarkupError`), so any other exception here is a bug, and shown whole."""
     try:
         yield
-    except (PysmtError, ValueError, IndexError) as err:
+    except PysmtError as err:
         raise MalformedMarkup(f"input line {index + 1}: malformed markup: {err}") from None
 
 

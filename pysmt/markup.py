@@ -35,6 +35,8 @@ TAG_START = re.compile(r"<(?=[A-Za-z/])")
 #: A tag's attributes: ``name="value"`` pairs separated by blanks (a ``\\"`` inside a value is kept).
 ATTRIBUTES = re.compile(r'\s*(?:[A-Za-z_][\w.-]*="(?:[^"\\]|\\.)*"\s*)*')
 ATTRIBUTE = re.compile(r'([A-Za-z_][\w.-]*)="((?:[^"\\]|\\.)*)"')
+#: A ``span`` attribute: ``i-j`` or ``i``, word positions in ASCII digits (at most 9, so no count overflows).
+SPAN = re.compile(r"[0-9]{1,9}(?:-[0-9]{1,9})?")
 #: Moses' tags that pysmt does not offer (placeholders, online updates, per-line weights).
 UNSUPPORTED = ("ne", "update", "weight-overwrite")
 
@@ -112,10 +114,13 @@ def tag_span(values: dict[str, str], start: int, end: int, tag: str) -> tuple[in
     span = values.get("span")
     if not span:
         return start, end
+    if not SPAN.fullmatch(span):  # ASCII digits only: int() refuses "²", which str.isdigit() accepts
+        raise MarkupError(f'<{tag}>: span must be "i-j" or "i" (word positions from 0), not {span!r}')
     bounds = span.split("-")
-    if len(bounds) > 2 or not all(b.isdigit() for b in bounds):
-        raise MarkupError(f'<{tag}>: span must be "i-j" or "i", not {span!r}')
-    return int(bounds[0]), int(bounds[-1]) + 1
+    first, last = int(bounds[0]), int(bounds[-1])
+    if first > last:
+        raise MarkupError(f'<{tag}>: span "{span}" ends before it starts')
+    return first, last + 1
 
 
 def parse_markup(line: str, keep_options: bool = True) -> Markup:
@@ -160,9 +165,9 @@ def parse_markup(line: str, keep_options: bool = True) -> Markup:
             options.extend(markup_options(name, values, start, end) if keep_options else [])
     if opened:
         raise MarkupError(f"<{opened[-1][0]}> is never closed")
-    for option in options:
-        if option.end > len(words):
-            raise MarkupError(f"a span ends after the line's {len(words)} words")
+    for start, end in [(o.start, o.end) for o in options] + [(first, last + 1) for first, last in zones]:
+        if end > len(words):
+            raise MarkupError(f"a span ({start}-{end - 1}) ends after the line's {len(words)} words")
     return Markup(tuple(words), tuple(options), tuple(w for w in walls if w < len(words)), tuple(zones))
 
 

@@ -58,7 +58,11 @@ def test_walls_and_zones_where_moses_puts_them():
         ("a <zone></zone> b", "a zone must span at least one word"),
         ("a <np translation='x' b", "unclosed tag"),
         ('a <np translation="x" span="1-q"/> b', 'span must be "i-j" or "i"'),
-        ('a <np translation="x" span="3"/> b', "a span ends after the line's 2 words"),
+        ('a <np translation="x" span="3"/> b', "a span (3-3) ends after the line's 2 words"),
+        ('a <zone span="0-50"/> b', "a span (0-50) ends after the line's 2 words"),
+        ('a <np translation="x" span="\u00b2"/> b', "(word positions from 0), not '\u00b2'"),
+        ('a <np translation="x" span="1-0"/> b', 'span "1-0" ends before it starts'),
+        ('a <np translation="x" span="1234567890"/> b', "not '1234567890'"),
         ('a <ne entity="x">b</ne>', "<ne> is a Moses tag pysmt does not offer"),
     ],
 )

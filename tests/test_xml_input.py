@@ -73,12 +73,13 @@ def test_a_span_no_reader_of_numbers_takes_or_beyond_the_line_is_malformed_marku
     text = 'a <n translation="x" span="²">b</n> c\n<zone span="0-50"/>a b c\na b c\n'
     proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", input=text)
     assert (proc.returncode, proc.stdout.splitlines()[2]) == (0, "x y z"), proc.stderr
-    warnings = proc.stderr.splitlines()
-    assert len(warnings) == 2 and all(line.endswith(AS_TEXT) for line in warnings)
-    for n, line in enumerate(warnings, start=1):
-        assert line.startswith(f"pysmt: warning: input line {n}: malformed markup: ")
+    assert proc.stderr.splitlines() == [
+        f"""pysmt: warning: input line 1: malformed markup: <n>: span must be "i-j" or "i" (word positions from 0), """
+        f"""not '²'; {AS_TEXT}""",
+        f"pysmt: warning: input line 2: malformed markup: a span (0-50) ends after the line's 3 words; {AS_TEXT}",
+    ]
     proc = run_pysmt("decode", "-c", tiny_system, "-q", "--xml-input", "exclusive", "--xml-strict", input=text)
-    one_line_error(proc, "input line 1: malformed markup: ")
+    one_line_error(proc, """input line 1: malformed markup: <n>: span must be "i-j" or "i" """)
 
 
 def test_a_malformed_tag_on_a_system_that_prepares_its_text_is_translated_as_text(tmp_path):

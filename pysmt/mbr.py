@@ -16,7 +16,8 @@ same n-best list as MBR's.
 
 Pure functions over (translations as token lists, model scores): the decoder's runner calls :func:`choose`
 for each line; the pairwise n-gram matches are counted with matrix products (numpy), so a 200-entry list
-costs milliseconds, not seconds.
+costs milliseconds, not seconds, and a block of rows at a time over sparse n-gram counts, so that no size of list
+(``--mbr-size 100000``) needs more memory than a few blocks of :data:`BLOCK_ENTRIES` numbers.
 """
 
 from __future__ import annotations
@@ -58,8 +59,35 @@ def posteriors(scores: Sequence[float] | np.ndarray, scale: float) -> np.ndarray
     return weights / weights.sum()
 
 
-def ngram_counts(hypotheses: Sequence[Sequence[str]]) -> tuple[list[np.ndarray], np.ndarray]:
-    """Each order's count matrix (translations × that order's n-grams seen in any of them) and the lengths."""
+#: The most numbers one of MBR's working matrices holds (2^22 float64s, 32 MiB): the pairwise matches are
+#: computed a block of rows at a time, so memory grows linearly with ``--mbr-size`` (time, as in Moses, with
+#: its square).
+BLOCK_ENTRIES = 1 << 22
+
+
+@dataclass(frozen=True)
+class NgramCounts:
+    """One order's n-gram counts, sparse: ``count[k]`` of n-gram ``column[k]`` in translation ``owner[k]``,
+    sorted by translation (a dense translations × n-grams matrix would not fit for long lists)."""
+
+    owner: np.ndarray
+    column: np.ndarray
+    count: np.ndarray
+    columns: int
+
+    def dense(self, rows: int, columns: np.ndarray) -> np.ndarray:
+        """The counts of the n-grams ``columns`` (sorted) in every translation, as a ``rows`` × len(columns) matrix."""
+        place = np.full(self.columns, -1, dtype=np.int64)
+        place[columns] = np.arange(len(columns))
+        local = place[self.column]
+        kept = local >= 0
+        matrix = np.zeros((rows, len(columns)))
+        matrix[self.owner[kept], local[kept]] = self.count[kept]
+        return matrix
+
+
+def ngram_counts(hypotheses: Sequence[Sequence[str]]) -> tuple[list[NgramCounts], np.ndarray]:
+    """Each order's n-gram counts in each translation, and the translations' lengths."""
     vocabulary: dict[str, int] = {}
     flat = np.fromiter(
         (vocabulary.setdefault(word, len(vocabulary)) for words in hypotheses for word in words), dtype=np.int64
@@ -67,7 +95,7 @@ def ngram_counts(hypotheses: Sequence[Sequence[str]]) -> tuple[list[np.ndarray],
     lengths = np.fromiter((len(words) for words in hypotheses), dtype=np.int64, count=len(hypotheses))
     owner = np.repeat(np.arange(len(hypotheses)), lengths)  # the translation each token is in
     end = np.repeat(np.cumsum(lengths), lengths)  # where that translation's tokens end in ``flat``
-    matrices = []
+    orders = []
     for n in range(ORDER):
         starts = np.flatnonzero(np.arange(len(flat)) + n < end)  # the n-grams of order n + 1 inside one translation
         if len(vocabulary) ** (n + 1) < 2**62:  # each n-gram as one number: a flat unique, several times faster
@@ -78,10 +106,10 @@ def ngram_counts(hypotheses: Sequence[Sequence[str]]) -> tuple[list[np.ndarray],
         else:
             windows = np.stack([flat[starts + k] for k in range(n + 1)], axis=1)
             _, column = np.unique(windows, axis=0, return_inverse=True)
-        counts = np.zeros((len(hypotheses), int(column.max(initial=-1)) + 1))
-        np.add.at(counts, (owner[starts], column.reshape(-1)), 1.0)
-        matrices.append(counts)
-    return matrices, lengths.astype(np.float64)
+        columns = int(column.max(initial=-1)) + 1
+        pairs, count = np.unique(owner[starts] * columns + column.reshape(-1), return_counts=True)
+        orders.append(NgramCounts(pairs // max(columns, 1), pairs % max(columns, 1), count.astype(np.float64), columns))
+    return orders, lengths.astype(np.float64)
 
 
 def bleu_from_matches(matches: np.ndarray, hyp_length: np.ndarray, ref_length: np.ndarray) -> np.ndarray:
@@ -101,34 +129,62 @@ def bleu_from_matches(matches: np.ndarray, hyp_length: np.ndarray, ref_length: n
         return np.where(matches[..., 0] > 0, np.exp(log_bleu), 0.0)
 
 
+def row_blocks(lengths: np.ndarray) -> list[slice]:
+    """Consecutive rows whose matches with every translation stay within :data:`BLOCK_ENTRIES` numbers (at least
+    one row a block): a block's matrices are its n-grams, at most its words, against every translation."""
+    total = len(lengths)
+    blocks, first, words = [], 0, 0.0
+    for i, length in enumerate(lengths):
+        if i > first and total * max(words + length, (i + 1 - first) * ORDER) > BLOCK_ENTRIES:
+            blocks.append(slice(first, i))
+            first, words = i, 0.0
+        words += length
+    blocks.append(slice(first, total))
+    return blocks
+
+
+def block_bleu(orders: list[NgramCounts], lengths: np.ndarray, rows: slice) -> np.ndarray:
+    """``B[i, j]`` for the translations ``i`` in ``rows``: Moses' sentence BLEU against each translation ``j``."""
+    total = len(lengths)
+    matches = np.zeros((rows.stop - rows.start, total, ORDER))
+    for n, counts in enumerate(orders):
+        mine = slice(*np.searchsorted(counts.owner, [rows.start, rows.stop]))
+        everyone = counts.dense(total, np.unique(counts.column[mine]))  # only the n-grams the block has can match
+        block = everyone[rows]
+        # Σ_g min(c_i(g), c_j(g)) = Σ_k Σ_g [c_i(g) ≥ k][c_j(g) ≥ k]: one matrix product per count level
+        for k in range(1, int(block.max(initial=0)) + 1):
+            matches[:, :, n] += (block >= k).astype(np.float64) @ (everyone >= k).astype(np.float64).T
+    return bleu_from_matches(matches, lengths[rows, None], lengths[None, :])
+
+
 def pairwise_bleu(hypotheses: Sequence[Sequence[str]]) -> np.ndarray:
     """``B[i, j]``: Moses' sentence BLEU of translation ``i`` against translation ``j`` as its reference."""
-    matrices, lengths = ngram_counts(hypotheses)
-    matches = np.zeros((len(hypotheses), len(hypotheses), ORDER))
-    for n, counts in enumerate(matrices):
-        shared = (counts == counts[:1]).all(axis=0)  # n-grams every translation has as often: the same in every pair
-        matches[:, :, n] = counts[0, shared].sum()
-        counts = counts[:, ~shared]
-        # Σ_g min(c_i(g), c_j(g)) = Σ_k Σ_g [c_i(g) ≥ k][c_j(g) ≥ k]: one matrix product per count level
-        for k in range(1, int(counts.max(initial=0)) + 1):
-            reached = (counts >= k).astype(np.float64)
-            matches[:, :, n] += reached @ reached.T
-    return bleu_from_matches(matches, lengths[:, None], lengths[None, :])
+    orders, lengths = ngram_counts(hypotheses)
+    return np.concatenate([block_bleu(orders, lengths, rows) for rows in row_blocks(lengths)])
 
 
 def expected_losses(hypotheses: Sequence[Sequence[str]], scores: Sequence[float], scale: float = 1.0) -> np.ndarray:
-    """Each translation's Bayes risk ``Σ_{j≠i} p_j (1 - BLEU(e_i, e_j))`` over the given (distinct) list."""
+    """Each translation's Bayes risk ``Σ_{j≠i} p_j (1 - BLEU(e_i, e_j))`` over the given (distinct) list, a block of
+    rows at a time (:func:`row_blocks`)."""
     p = posteriors(scores, scale)
-    loss = (1.0 - pairwise_bleu(hypotheses)) * p[None, :]
-    np.fill_diagonal(loss, 0.0)
-    return np.asarray(loss.sum(axis=1))
+    orders, lengths = ngram_counts(hypotheses)
+    risks = []
+    for rows in row_blocks(lengths):
+        loss = (1.0 - block_bleu(orders, lengths, rows)) * p[None, :]
+        loss[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = 0.0
+        risks.append(loss.sum(axis=1))
+    return np.concatenate(risks) if risks else np.zeros(0)
 
 
 def consensus_scores(hypotheses: Sequence[Sequence[str]], scores: Sequence[float], scale: float = 1.0) -> np.ndarray:
     """Each translation's BLEU against the list's expected n-gram counts and expected length."""
     p = posteriors(scores, scale)
-    matrices, lengths = ngram_counts(hypotheses)
-    matches = np.stack([np.minimum(counts, p @ counts).sum(axis=1) for counts in matrices], axis=-1)
+    orders, lengths = ngram_counts(hypotheses)
+    matches = np.zeros((len(hypotheses), ORDER))
+    for n, counts in enumerate(orders):
+        expected = np.bincount(counts.column, weights=p[counts.owner] * counts.count, minlength=counts.columns)
+        clipped = np.minimum(counts.count, expected[counts.column])
+        matches[:, n] = np.bincount(counts.owner, weights=clipped, minlength=len(hypotheses))
     return bleu_from_matches(matches, lengths, np.asarray(p @ lengths))
 
 

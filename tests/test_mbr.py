@@ -4,12 +4,22 @@ on hand-worked lists, the limits that give MAP back, and the command's wiring an
 from __future__ import annotations
 
 import math
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pysmt.mbr import MbrSettings, choose, consensus_scores, expected_losses, pairwise_bleu, sentence_bleu
+from pysmt import mbr
+from pysmt.mbr import (
+    MbrSettings,
+    choose,
+    consensus_scores,
+    expected_losses,
+    pairwise_bleu,
+    posteriors,
+    sentence_bleu,
+)
 from pysmt.testing import one_line_error, run_pysmt, write_toy_system
 
 #: Posteriors 0.4, 0.3, 0.3 at scale 1: MAP is "x y"; no other translation shares a word with it.
@@ -67,6 +77,31 @@ def test_pairwise_bleu_is_sentence_bleu_for_every_pair() -> None:
         hypotheses = [list(rng.choice(words, size=rng.integers(0, 14))) for _ in range(rng.integers(1, 25))]
         expected = [[sentence_bleu(h, r) for r in hypotheses] for h in hypotheses]
         np.testing.assert_array_equal(pairwise_bleu(hypotheses), np.array(expected))
+
+
+def test_blocks_of_rows_give_the_same_bleu_and_risks_bit_for_bit(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    hypotheses = [list(rng.choice(list("abcdefgh"), size=rng.integers(0, 12))) for _ in range(60)]
+    scores = list(rng.uniform(-5, 0, size=60))
+    whole, risks = pairwise_bleu(hypotheses), expected_losses(hypotheses, scores)
+    for entries in (1, 200):  # one row a block; a few rows a block
+        monkeypatch.setattr(mbr, "BLOCK_ENTRIES", entries)
+        np.testing.assert_array_equal(pairwise_bleu(hypotheses), whole)
+        np.testing.assert_array_equal(expected_losses(hypotheses, scores), risks)
+
+
+def test_memory_is_bounded_whatever_the_size() -> None:
+    """`--mbr-size 100000` built dense translations x n-grams and N x N x 4 matrices (3.2 GB, then a numpy
+    MemoryError): 1,500 translations of 20 distinct words each needed 1.4 GB; now a few 32 MiB blocks."""
+    hypotheses = [[f"w{i}-{k}" for k in range(20)] for i in range(1_500)]
+    tracemalloc.start()
+    try:
+        risks = expected_losses(hypotheses, [-float(i) for i in range(1_500)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * mbr.BLOCK_ENTRIES * 8, peak  # 256 MB
+    assert risks[0] == pytest.approx(1 - posteriors([-float(i) for i in range(1_500)], 1.0)[0], abs=1e-12)
 
 
 @pytest.mark.parametrize(

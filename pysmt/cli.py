@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pysmt.cli_options import POSITIVE, command_option, from_command, options_of
+from pysmt.cli_options import CORE_INT, POSITIVE, command_option, from_command, options_of
 from pysmt.errors import PysmtError, missing_extra
 from pysmt.experiment.cli import experiment
 from pysmt.moses_arguments import MosesCommand
@@ -194,7 +194,7 @@ cluster_option = command_option("cluster", CLUSTER)
     "expected loss 1 - BLEU against the others, under the posterior exp(scale * model score).",
 )
 @click.option(
-    "--mbr-size", type=int, help="The distinct translations MBR chooses among (Moses' -mbr-size).  [default: 200]"
+    "--mbr-size", type=CORE_INT, help="The distinct translations MBR chooses among (Moses' -mbr-size).  [default: 200]"
 )
 @click.option(
     "--mbr-scale", type=float, help="The model score's scale in MBR's posterior (Moses' -mbr-scale).  [default: 1]"
@@ -351,17 +351,21 @@ def constraint_lines(constraint_path: str | None, input_path: str | None) -> int
 
 def mbr_settings(mbr: bool, size: int | None, scale: float | None, consensus: bool) -> MbrSettings | None:
     """``decode``'s ``--mbr`` or ``--consensus-decoding`` with ``--mbr-size`` and ``--mbr-scale`` (Moses' defaults: 200,
-    1), checked before anything loads; None for the best model score's translation (MAP)."""
+    1), checked before anything loads (a bad value is a usage error, exit 2); None for the best model score's
+    translation (MAP)."""
     from pysmt.mbr import MbrSettings
 
     if not (mbr or consensus):
         if size is not None or scale is not None:
-            raise PysmtError("--mbr-size and --mbr-scale apply to --mbr or --consensus-decoding: give one")
+            raise click.UsageError("--mbr-size and --mbr-scale apply to --mbr or --consensus-decoding: give one")
         return None
     default = MbrSettings()
-    return MbrSettings(
-        default.size if size is None else size, default.scale if scale is None else scale, consensus=consensus
-    )
+    try:
+        return MbrSettings(
+            default.size if size is None else size, default.scale if scale is None else scale, consensus=consensus
+        )
+    except PysmtError as err:
+        raise click.UsageError(str(err)) from None
 
 
 @main.command("filter")

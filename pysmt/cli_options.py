@@ -33,8 +33,13 @@ if TYPE_CHECKING:
 #: The key of a field's command-line declaration in its metadata.
 OPTION = "pysmt.option"
 
+#: The largest integer the compiled core takes (a C++ ``int``): every count a user gives is bounded by it at the
+#: edge, so that a larger one is a usage error naming its option, not a pybind11 ``TypeError`` deep inside.
+MAX_INT = 2**31 - 1
 #: A count of at least one.
-POSITIVE = click.IntRange(min=1)
+POSITIVE = click.IntRange(min=1, max=MAX_INT)
+#: An integer the core can take (its own checks say which ones make sense).
+CORE_INT = click.IntRange(min=-MAX_INT - 1, max=MAX_INT)
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", bound="DataclassInstance")

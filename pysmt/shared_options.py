@@ -14,8 +14,9 @@ from typing import Any, get_args, get_type_hints
 import click
 from click.core import ParameterSource
 
-from pysmt.cli_options import POSITIVE, Option, command_option, option
+from pysmt.cli_options import CORE_INT, POSITIVE, Option, command_option, option
 from pysmt.config import SEARCH_OPTIONS, SearchConfig, SearchOverrides, parse_weight_overwrite
+from pysmt.errors import PysmtError
 from pysmt.markup import XML_INPUTS
 from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
 from pysmt.running.memory_budget import MemorySize
@@ -70,12 +71,12 @@ TEMP_DIR = option(
 SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
     "stack_size": option(
         SEARCH_OPTIONS["stack_size"],
-        type=int,
+        type=CORE_INT,
         help="Stack size: hypotheses kept per stack, 0: no limit (Moses' -stack; [search] stack-size).",
     ),
     "pop_limit": option(
         SEARCH_OPTIONS["pop_limit"],
-        type=int,
+        type=CORE_INT,
         help="Cube pruning's pops per stack (Moses' -cube-pruning-pop-limit; [search] pop-limit).",
     ),
     "beam_threshold": option(
@@ -86,18 +87,18 @@ SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
     ),
     "distortion_limit": option(
         SEARCH_OPTIONS["distortion_limit"],
-        type=int,
+        type=CORE_INT,
         help="Longest reordering jump, 0: monotone, -1: unlimited (Moses' -distortion-limit; [search] "
         "distortion-limit).",
     ),
     "max_phrase_length": option(
         SEARCH_OPTIONS["max_phrase_length"],
-        type=int,
+        type=CORE_INT,
         help="Longest source phrase looked up (Moses' -max-phrase-length; [search] max-phrase-length).",
     ),
     "table_limit": option(
         SEARCH_OPTIONS["table_limit"],
-        type=int,
+        type=CORE_INT,
         help="Translations kept per source phrase in every phrase table, 0: all (Moses' -ttable-limit; each table's "
         "table-limit).",
     ),
@@ -121,7 +122,10 @@ def search_overrides(given: dict[str, Any]) -> SearchOverrides:
     taken out of ``given``), checked."""
     values = {name: given.pop(f"search_{name}", None) for name in SEARCH_SETTINGS}
     weights = values.pop("weights")
-    return SearchOverrides(**values, weights=parse_weight_overwrite(weights) if weights is not None else ())
+    try:
+        return SearchOverrides(**values, weights=parse_weight_overwrite(weights) if weights is not None else ())
+    except PysmtError as err:  # a bad option's value: a usage error (exit 2), as click's own checks give
+        raise click.UsageError(str(err)) from None
 
 
 def system_options(function: Any) -> Any:

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import click
 import pytest
 
 from pysmt.config import SearchOverrides
@@ -131,7 +133,7 @@ def test_decode_distortion_limit_0_is_monotone(tiny_system):
     ],
 )
 def test_bad_values_name_their_option(given, message):
-    with pytest.raises(PysmtError) as err:
+    with pytest.raises(click.UsageError) as err:  # exit 2, as click's own checks of an option's value
         search_overrides(given)
     assert str(err.value).startswith(message), str(err.value)
 
@@ -150,13 +152,47 @@ def test_weight_overwrite_must_name_the_systems_features(tiny_system, text, mess
 
 def test_bad_values_are_one_line_errors_in_every_command(tiny_system, dev, tmp_path):
     src, ref = dev
-    one_line_error(run_pysmt("decode", "-c", tiny_system, "--stack", "-1", input="a\n"), "--stack must be 0 (no limit)")
+    proc = run_pysmt("decode", "-c", tiny_system, "--stack", "-1", input="a\n")
+    one_line_error(proc, "--stack must be 0 (no limit)", status=2)
     proc = run_pysmt(*tune_command(tiny_system, src, ref, tmp_path / "t", "--weight-overwrite", "LM= 1"))
     one_line_error(proc, "--weight-overwrite: the system has no feature LM;")
     proc = run_pysmt("serve", "-c", tiny_system, "--port", "0", "--distortion-limit", "-5")
-    one_line_error(proc, "--distortion-limit must be -1 (unlimited) or more, not -5")
+    one_line_error(proc, "--distortion-limit must be -1 (unlimited) or more, not -5", status=2)
     proc = run_pysmt("experiment", "--data", tmp_path, "--out", tmp_path / "run", "--table-limit", "-1")
-    one_line_error(proc, "--table-limit must be 0 (keep all) or more, not -1")
+    one_line_error(proc, "--table-limit must be 0 (keep all) or more, not -1", status=2)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "--stack",
+        "--distortion-limit",
+        "--pop-limit",
+        "--table-limit",
+        "--nbest-size",
+        "--mbr-size",
+        "--max-phrase-length",
+        "--threads",
+    ],
+)
+def test_an_integer_beyond_the_cores_int_is_a_usage_error(tiny_system, option):
+    """2^31 in --stack (and the other counts that reach the compiled core) was a 40-line pybind11 TypeError."""
+    extra = {"--nbest-size": ["--nbest", "/dev/null"], "--mbr-size": ["--mbr"]}.get(option, [])
+    proc = run_pysmt("decode", "-c", tiny_system, option, str(2**31), *extra, input="a\n")
+    one_line_error(proc, option, "2147483648", status=2)
+
+
+@pytest.mark.parametrize(
+    "setting, value", [("stack-size", 2**31), ("distortion-limit", -(2**31) - 1), ("pop-limit", 10**30)]
+)
+def test_an_integer_beyond_the_cores_int_in_pysmt_toml_names_the_file_and_key(tiny_system, tmp_path, setting, value):
+    config = tmp_path / "pysmt.toml"
+    write_toml(load_config(tiny_system), config)
+    text, found = re.subn(rf"(?m)^{setting} = .*$", f"{setting} = {value}", config.read_text())
+    config.write_text(text)
+    assert found == 1
+    proc = run_pysmt("decode", "-c", config, input="a\n")
+    one_line_error(proc, str(config), f"[search] {setting} must be from -2147483648 to 2147483647, not {value}")
 
 
 def test_tune_records_the_settings_and_keeps_them_in_the_tuned_config(tiny_system, dev, tmp_path):

@@ -172,10 +172,10 @@ def typed_value(value: Any, kind: type, where: str) -> Any:
         if kind is int:
             if isinstance(value, bool) or isinstance(value, float):
                 raise ValueError
-            number = int(value)
-            if not -(2**31) <= number < 2**31:  # what the compiled core takes (a C++ int)
-                raise PysmtError(f"{where} must be from {-(2**31)} to {2**31 - 1}, not {number}")
-            return number
+            integer = int(value)
+            if not -(2**31) <= integer < 2**31:  # what the compiled core takes (a C++ int)
+                raise PysmtError(f"{where} must be from {-(2**31)} to {2**31 - 1}, not {integer}")
+            return integer
         if kind is float:
             if isinstance(value, bool):
                 raise ValueError

@@ -31,6 +31,9 @@ class SearchConfig:
     max_phrase_length: int = 20
     #: Cube pruning with stateful plugin features: pops per round, whose new candidates are scored together.
     pops_per_round: int = 32
+    #: The longest input line translated, in words: a longer one is written empty with a warning naming it (its
+    #: search would need memory quadratic in its length; a 2 MB line ran out of memory and stopped the run).
+    max_sentence_length: int = 1000
 
     @property
     def stack_limit(self) -> int:
@@ -51,7 +54,7 @@ class SearchConfig:
             setattr(self, f.name, typed_value(getattr(self, f.name), kind, name(f.name)))
         if self.algorithm not in ("normal", "cube"):
             raise PysmtError(f"{name('algorithm')} must be 'normal' or 'cube', not {self.algorithm!r}")
-        for key in ("pop_limit", "max_phrase_length", "pops_per_round"):
+        for key in ("pop_limit", "max_phrase_length", "pops_per_round", "max_sentence_length"):
             if getattr(self, key) < 1:
                 raise PysmtError(f"{name(key)} must be positive, not {getattr(self, key)}")
         if self.stack_size < 0:
@@ -71,6 +74,7 @@ SEARCH_OPTIONS = {
     "distortion_limit": "--distortion-limit",
     "max_phrase_length": "--max-phrase-length",
     "table_limit": "--table-limit",
+    "max_sentence_length": "--max-sentence-length",
 }
 
 
@@ -87,6 +91,7 @@ class SearchOverrides:
     distortion_limit: int | None = None
     max_phrase_length: int | None = None
     table_limit: int | None = None
+    max_sentence_length: int | None = None
     #: ``--weight-overwrite``: (feature name, its weights), in the order given.
     weights: tuple[tuple[str, tuple[float, ...]], ...] = ()
 

@@ -287,6 +287,18 @@ class Decoder:
             finally:
                 self.forget_options()  # rebuilt by each sentence's search, with the weights of the moment
 
+    def untranslated(self, index: int, words: int) -> Translation:
+        """An empty translation: of an empty line, or of one longer than ``max_sentence_length`` (with a warning
+        naming it: its search would need memory quadratic in its length, and the lines after it are translated)."""
+        empty = Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        if words:
+            limit = self.search.max_sentence_length
+            empty.warning = (
+                f"input line {index + 1}: {words:,} words, more than --max-sentence-length {limit:,}: "
+                "not translated (an empty line written)"
+            )
+        return empty
+
     def translate(
         self, line: str, index: int = 0, nbest_size: int = 1, distinct: bool = False, as_text: bool = False
     ) -> Translation:
@@ -300,8 +312,8 @@ class Decoder:
         says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming the line.
         """
         words, markup, tags = self.read_markup(line, index, as_text)
-        if not words:
-            return Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        if not words or len(words) > self.search.max_sentence_length:
+            return self.untranslated(index, len(words))
         with markup_errors(index):
             constraint = ReorderingConstraint.of(len(words), tags.walls, tags.zones) if tags else None
         with paused_gc(), at_input_line(index):

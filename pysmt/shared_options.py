@@ -102,6 +102,13 @@ SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
         help="Translations kept per source phrase in every phrase table, 0: all (Moses' -ttable-limit; each table's "
         "table-limit).",
     ),
+    "max_sentence_length": option(
+        SEARCH_OPTIONS["max_sentence_length"],
+        type=CORE_INT,
+        help="The longest input line translated, in words (after tokenization); a longer one is written empty, "
+        "with a warning naming it, and the lines after it are translated ([search] max-sentence-length).  "
+        "[default: 1000]",
+    ),
     "weights": option(
         "--weight-overwrite",
         metavar="'NAME= W1 W2 NAME2= W3'",

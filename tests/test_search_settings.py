@@ -257,9 +257,34 @@ def test_the_settings_are_declared_once_for_every_command():
     from pysmt.shared_options import SEARCH_SETTINGS
 
     names = ["--stack", "--pop-limit", "--beam-threshold", "--distortion-limit", "--max-phrase-length"]
-    names += ["--table-limit", "--weight-overwrite"]
+    names += ["--table-limit", "--max-sentence-length", "--weight-overwrite"]
     for command in ("decode", "tune", "serve", "experiment"):
         cmd = main.get_command(click.Context(main), command)
         assert cmd is not None
         params = {p.name: p for p in cmd.params}
         assert [params[f"search_{name}"].opts for name in SEARCH_SETTINGS] == [[name] for name in names], command
+
+
+def test_a_line_longer_than_max_sentence_length_is_written_empty_and_the_next_are_translated(tiny_system):
+    """A 2 MB line ran out of memory (std::bad_alloc after 30 s at 4 GB) and stopped the run: the lines after it
+    were never translated."""
+    text = "a b c\n" + "a b " * 500 + "c\nc b a\n"  # 1,001 words: one more than the default
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", input=text)
+    assert (proc.returncode, proc.stdout) == (0, "x y z\n\nz y x\n"), proc.stderr
+    assert proc.stderr == (
+        "pysmt: warning: input line 2: 1,001 words, more than --max-sentence-length 1,000: not translated "
+        "(an empty line written)\n"
+    )
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--max-sentence-length", "2", input="a b c\nc b\n")
+    assert (proc.returncode, proc.stdout) == (0, "\nz y\n"), proc.stderr
+    assert "input line 1: 3 words, more than --max-sentence-length 2" in proc.stderr
+
+
+def test_max_sentence_length_in_pysmt_toml(tiny_system, tmp_path):
+    config = tmp_path / "pysmt.toml"
+    write_toml(load_config(tiny_system), config)
+    assert "max-sentence-length = 1000\n" in config.read_text()
+    config.write_text(config.read_text().replace("max-sentence-length = 1000", "max-sentence-length = 2"))
+    assert run_pysmt("decode", "-c", config, "-q", input="a b c\nc b\n").stdout == "\nz y\n"
+    config.write_text(config.read_text().replace("max-sentence-length = 2", "max-sentence-length = 0"))
+    one_line_error(run_pysmt("decode", "-c", config, input="a\n"), "[search] max-sentence-length must be positive")

@@ -161,7 +161,7 @@ class TranslationLines:
 
     def __call__(self, translation: Translation) -> None:
         hypotheses = translation.hypotheses
-        if translation.warning:  # a malformed tag read as text
+        if translation.warning:  # a malformed tag read as text, a line too long to translate
             print(f"pysmt: warning: {translation.warning}", file=sys.stderr, flush=True)
         if not hypotheses:  # only under --constraint: no translation reaches the line's constraint
             print(

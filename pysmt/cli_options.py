@@ -36,10 +36,28 @@ OPTION = "pysmt.option"
 #: The largest integer the compiled core takes (a C++ ``int``): every count a user gives is bounded by it at the
 #: edge, so that a larger one is a usage error naming its option, not a pybind11 ``TypeError`` deep inside.
 MAX_INT = 2**31 - 1
+
+
+class CoreInt(click.IntRange):
+    """An integer within ``min``/``max`` (shown in ``--help`` as click shows a range) and within a C++ ``int``
+    (not shown: no user means a count that large, but one typed by mistake is a usage error, exit 2)."""
+
+    def __init__(self, min: int | None = None, max: int | None = None) -> None:
+        super().__init__(min=min, max=max)
+        if min is None and max is None:
+            self.name = "integer"  # shown as INTEGER, as click's int
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not -MAX_INT - 1 <= number <= MAX_INT:
+            self.fail(f"{number} is beyond what the compiled core takes (-{MAX_INT + 1} to {MAX_INT})", param, ctx)
+        return number
+
+
 #: A count of at least one.
-POSITIVE = click.IntRange(min=1, max=MAX_INT)
+POSITIVE = CoreInt(min=1)
 #: An integer the core can take (its own checks say which ones make sense).
-CORE_INT = click.IntRange(min=-MAX_INT - 1, max=MAX_INT)
+CORE_INT = CoreInt()
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", bound="DataclassInstance")

@@ -113,6 +113,11 @@ def at_input_line(index: int) -> Iterator[None]:
         raise FeatureError(f"input line {index + 1}: {err}") from None
 
 
+#: Characters an input line may hold per word of ``max_sentence_length`` (100,000 at the default 1,000 words):
+#: a longer line is not translated, nor even prepared (a 2 MB line took a minute to tokenize).
+CHARACTERS_PER_WORD = 100
+
+
 class MalformedMarkup(PysmtError):
     """A line whose markup does not read (``--xml-input``); the message names the input line."""
 
@@ -287,16 +292,27 @@ class Decoder:
             finally:
                 self.forget_options()  # rebuilt by each sentence's search, with the weights of the moment
 
-    def untranslated(self, index: int, words: int) -> Translation:
-        """An empty translation: of an empty line, or of one longer than ``max_sentence_length`` (with a warning
-        naming it: its search would need memory quadratic in its length, and the lines after it are translated)."""
-        empty = Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
-        if words:
-            limit = self.search.max_sentence_length
-            empty.warning = (
-                f"input line {index + 1}: {words:,} words, more than --max-sentence-length {limit:,}: "
-                "not translated (an empty line written)"
+    def too_long(self, words: int, characters: int = 0) -> str:
+        """Why a line of so many words (model tokens) or characters (raw, tags included) is not translated; "" when
+        it is. Its search would need memory quadratic in its words (a 2 MB line ran out of memory and stopped the
+        run), and preparing it time linear in its characters (tokenizing 2 MB took a minute): the characters are
+        judged before the line is prepared, the words after."""
+        limit = self.search.max_sentence_length
+        if words > limit:
+            return f"{words:,} words, more than --max-sentence-length {limit:,}"
+        if characters > limit * CHARACTERS_PER_WORD:
+            return (
+                f"{characters:,} characters, more than {limit * CHARACTERS_PER_WORD:,} "
+                f"({CHARACTERS_PER_WORD} a word of --max-sentence-length {limit:,})"
             )
+        return ""
+
+    def untranslated(self, index: int, too_long: str = "") -> Translation:
+        """An empty translation: of an empty line, or of one too long to translate (``too_long``: why, as
+        :meth:`too_long` says it), with a warning naming the line; the lines after it are translated."""
+        empty = Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        if too_long:
+            empty.warning = f"input line {index + 1}: {too_long}: not translated (an empty line written)"
         return empty
 
     def translate(
@@ -312,8 +328,9 @@ class Decoder:
         says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming the line.
         """
         words, markup, tags = self.read_markup(line, index, as_text)
-        if not words or len(words) > self.search.max_sentence_length:
-            return self.untranslated(index, len(words))
+        why = self.too_long(len(words))
+        if not words or why:
+            return self.untranslated(index, why)
         with markup_errors(index):
             constraint = ReorderingConstraint.of(len(words), tags.walls, tags.zones) if tags else None
         with paused_gc(), at_input_line(index):

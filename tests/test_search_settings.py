@@ -288,3 +288,16 @@ def test_max_sentence_length_in_pysmt_toml(tiny_system, tmp_path):
     assert run_pysmt("decode", "-c", config, "-q", input="a b c\nc b\n").stdout == "\nz y\n"
     config.write_text(config.read_text().replace("max-sentence-length = 2", "max-sentence-length = 0"))
     one_line_error(run_pysmt("decode", "-c", config, input="a\n"), "[search] max-sentence-length must be positive")
+
+
+def test_a_line_of_too_many_characters_is_written_empty_before_it_is_prepared(tiny_system):
+    """A line's characters are judged before it is tokenized (2 MB took a minute): 100 a word of the limit."""
+    long_word = "a" * 201
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--max-sentence-length", "2", input=f"{long_word}\nc b\n")
+    assert (proc.returncode, proc.stdout) == (0, "\nz y\n"), proc.stderr
+    assert proc.stderr == (
+        "pysmt: warning: input line 1: 201 characters, more than 200 (100 a word of --max-sentence-length 2): "
+        "not translated (an empty line written)\n"
+    )
+    proc = run_pysmt("decode", "-c", tiny_system, "-q", "--max-sentence-length", "2", input="a" * 200 + "\n")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "a" * 200 + "\n", "")

@@ -34,8 +34,11 @@ def translate_line(
 
     A line whose markup does not read (``--xml-input``) is refused (:class:`~pysmt.decoder.MalformedMarkup`) unless
     the decoder reads such a line as text (``markup_as_text``, as Moses does): then it is translated with its tags as
-    words, and the translation carries a warning naming the line.
+    words, and the translation carries a warning naming the line. So does a line too long to translate
+    (:meth:`~pysmt.decoder.Decoder.too_long`), written empty.
     """
+    if why := decoder.too_long(0, len(line)):  # before the line is prepared: tokenizing 2 MB took a minute
+        return decoder.untranslated(index, why)
     try:
         translation = _translated(decoder, index, line, nbest_size, distinct, process, mbr, as_text=False)
     except MalformedMarkup as err:

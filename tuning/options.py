@@ -21,6 +21,9 @@ INTERPOLATION = 0.5
 #: How far one MERT iteration may move each weight, in units of the larger of its magnitude and the mean
 #: magnitude: see :func:`tuning.optimizer.trust_region_bounds`.
 TRUST_REGION = 1.0
+#: The most random restarts MERT may make: each start is drawn (its point and generator kept) before the climbs, so
+#: memory grows with their number (a billion ran out of it, after the first decoding); Moses' default is 20.
+MAX_RESTARTS = 10_000
 #: The optimizers ``--optimizer`` names, and the default: batch MIRA, the best and steadiest on test in
 #: docs/results.md ("Three optimizers"), as Moses users tuning many features choose it.
 OPTIMIZERS = ("kbmira", "mert", "pro")
@@ -67,12 +70,14 @@ class TuningOptions:
     max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
     threads: int = field(default=1, metadata=DECODING_THREADS)
     restarts: int = field(
-        default=20, metadata=option(type=click.IntRange(min=0), help="Random restarts of MERT's line searches.")
+        default=20,
+        metadata=option(type=click.IntRange(0, MAX_RESTARTS), help="Random restarts of MERT's line searches."),
     )
     seed: int = field(
         default=0,
         metadata=option(
-            help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order, PRO's pairs."
+            type=click.IntRange(min=0),  # numpy's seeds: a negative one failed only after the first decoding
+            help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order, PRO's pairs.",
         ),
     )
     #: The optimizer's share of the next weights (1: its alone); see :func:`tuning.loop.interpolated`.

@@ -494,3 +494,23 @@ def test_tune_records_its_interpolation(tmp_path):
     assert run_pysmt(*command).returncode == 0
     one_line_error(run_pysmt(*command, "--historic-interpolation", "1"), "interpolation: 0.5 -> 1.0")
     one_line_error(run_pysmt(*command, "--historic-interpolation", "0"), "--historic-interpolation", status=2)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--seed", "-1", "Invalid value for '--seed': -1 is not in the range x>=0."),
+        ("--restarts", "10001", "Invalid value for '--restarts': 10001 is not in the range 0<=x<=10000."),
+    ],
+)
+def test_tune_bounds_the_optimizer_s_numbers_before_decoding(tmp_path, option, value, message):
+    """A negative seed was numpy's traceback, a billion restarts a memory error: both after the first decoding."""
+    ini = misleading_system(tmp_path / "system")
+    (tmp_path / "dev.src").write_text("a b\n")
+    (tmp_path / "dev.ref").write_text("xa xb\n")
+    proc = run_pysmt(
+        "tune", "-c", ini, "--src", tmp_path / "dev.src", "--ref", tmp_path / "dev.ref", "--out", tmp_path / "tune",
+        "--optimizer", "mert", option, value,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr.splitlines()[-1]) == (2, f"Error: {message}")
+    assert not (tmp_path / "tune").exists()

@@ -105,8 +105,9 @@ SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
     "max_sentence_length": option(
         SEARCH_OPTIONS["max_sentence_length"],
         type=CORE_INT,
-        help="The longest input line translated, in words (after tokenization); a longer one is written empty, "
-        "with a warning naming it, and the lines after it are translated ([search] max-sentence-length).  "
+        help="The longest input line translated, in words (after tokenization; and 100 characters a word before "
+        "it); a longer one is written empty, with a warning naming it, and the lines after it are translated "
+        "([search] max-sentence-length).  "
         "[default: 1000]",
     ),
     "weights": option(

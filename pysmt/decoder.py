@@ -277,13 +277,14 @@ class Decoder:
         What stays is what features keep across sentences: the RNN's phrase-pair scores, the CSLM's
         phrase terms. A tuning run forks fresh workers for every pass over its dev set, and their
         caches die with them; warmed here first, every pass's workers inherit the scores
-        (copy-on-write) instead of computing them again.
+        (copy-on-write) instead of computing them again. A line too long to translate (:meth:`too_long`) is
+        skipped here too: its options would cost what its search does.
         """
         with paused_gc():
             try:
                 for index, line in enumerate(lines):
                     words, markup, _ = self.read_markup(line, index)
-                    if words:
+                    if words and not self.too_long(len(words), len(line)):
                         try:
                             with at_input_line(index):
                                 self.build_options(Sentence(words, index), markup)  # begins the sentence for features

@@ -109,3 +109,13 @@ def test_warm_caches_leaves_only_the_features_caches_filled(tiny_system):
         warmed = len(CachedTargetLength.computed)
         assert [decoder.translate(line).best for line in lines] == cold
         assert len(CachedTargetLength.computed) == warmed
+
+
+def test_warm_caches_skips_a_line_too_long_to_translate(tiny_system):
+    """Tuning's warm-up built the options of every dev line, a 2 MB one too: it skips what translate skips."""
+    with registered(cached_length=CachedTargetLength):
+        decoder = toy_decoder(tiny_system, ["cached-length"])
+        decoder.search.max_sentence_length = 2
+        CachedTargetLength.computed.clear()
+        decoder.warm_caches(["a b c", "c b"])
+        assert ("x",) not in CachedTargetLength.computed and ("z",) in CachedTargetLength.computed

@@ -276,7 +276,10 @@ class Tuner:
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
             self.decoder.warm_caches(
                 progress_bar(
-                    iterable=map(self.decoder.preprocess, self.source, range(len(self.source))),
+                    iterable=(  # a line too long to translate is not prepared either (tokenizing 2 MB took a minute)
+                        "" if self.decoder.too_long(0, len(line)) else self.decoder.preprocess(line, index)
+                        for index, line in enumerate(self.source)
+                    ),
                     total=len(self.source),
                     unit=" sent",
                     desc="dev options",

@@ -34,6 +34,9 @@ class SearchConfig:
     #: The longest input line translated, in words: a longer one is written empty with a warning naming it (its
     #: search would need memory quadratic in its length; a 2 MB line ran out of memory and stopped the run).
     max_sentence_length: int = 1000
+    #: The distinct translations of a line the rescoring pass re-ranks when the system has features of complete
+    #: translations (:class:`~pysmt.features.base.TranslationFeature`); unused without one.
+    rescore_size: int = 100
 
     @property
     def stack_limit(self) -> int:
@@ -54,7 +57,7 @@ class SearchConfig:
             setattr(self, f.name, typed_value(getattr(self, f.name), kind, name(f.name)))
         if self.algorithm not in ("normal", "cube"):
             raise PysmtError(f"{name('algorithm')} must be 'normal' or 'cube', not {self.algorithm!r}")
-        for key in ("pop_limit", "max_phrase_length", "pops_per_round", "max_sentence_length"):
+        for key in ("pop_limit", "max_phrase_length", "pops_per_round", "max_sentence_length", "rescore_size"):
             if getattr(self, key) < 1:
                 raise PysmtError(f"{name(key)} must be positive, not {getattr(self, key)}")
         if self.stack_size < 0:
@@ -228,6 +231,9 @@ class FeatureSpec:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     weights: list[float] | None = None
+    #: The weights of its scores in the rescoring pass's totals (a system with features of complete translations,
+    #: tuned by ``pysmt tune --rerank``); None: the same as ``weights``.
+    rescoring_weights: list[float] | None = None
 
     def table_file(self, k: int, extension: str) -> str:
         """The name of a file made from this (k-th) feature's table by filter or binarize:

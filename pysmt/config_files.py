@@ -181,7 +181,7 @@ def read_toml(path: Path) -> SystemConfig:
     raw_features = data.get("feature", [])
     if not raw_features:
         raise PysmtError(f"{path}: no [[feature]] sections")
-    types, explicit, params, weights = [], [], [], []
+    types, explicit, params, weights, rescoring = [], [], [], [], []
     for number, entry in enumerate(raw_features, start=1):
         if not isinstance(entry, dict):
             raise PysmtError(f"{path}: feature number {number} must be a [[feature]] table")
@@ -196,11 +196,15 @@ def read_toml(path: Path) -> SystemConfig:
         if w is not None and not isinstance(w, list):
             raise PysmtError(f"{path}: feature {types[-1]!r}: weights must be a list of numbers")
         weights.append(None if w is None else finite_weights(w, f"{path}: feature {types[-1]!r}"))
+        r = entry.pop("rescoring-weights", None)
+        if r is not None and not isinstance(r, list):
+            raise PysmtError(f"{path}: feature {types[-1]!r}: rescoring-weights must be a list of numbers")
+        rescoring.append(None if r is None else finite_weights(r, f"{path}: feature {types[-1]!r}: rescoring-weights"))
         params.append(entry)
     names = default_names(types, explicit, {t: default_label(t) for t in types})
     features = [
-        FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), w)
-        for t, n, p, w in zip(types, names, params, weights)
+        FeatureSpec(t, n, feature_params(t, n, p, path.parent, str(path)), w, r)
+        for t, n, p, w, r in zip(types, names, params, weights, rescoring)
     ]
     check_unique_names(features, path)
     return SystemConfig(path=path.resolve(), features=features, search=search, processing=processing)
@@ -408,6 +412,8 @@ def write_toml(config: SystemConfig, path: str | Path) -> None:
             entry[key] = value
         if spec.weights is not None:
             entry["weights"] = [float(w) for w in spec.weights]
+        if spec.rescoring_weights is not None:
+            entry["rescoring-weights"] = [float(w) for w in spec.rescoring_weights]
         features.append(entry)
     document: dict[str, Any] = {"search": search}
     if config.processing is not None:

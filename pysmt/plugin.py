@@ -4,7 +4,8 @@
 
 * the base classes: :class:`Feature` (stateless: ``evaluate_in_isolation`` or
   ``evaluate_with_source_context``), :class:`StatefulFeature` (``extend``),
-  :class:`BatchedStatefulFeature` (the array interface: ``start`` and ``score_batch``);
+  :class:`BatchedStatefulFeature` (the array interface: ``start`` and ``score_batch``),
+  :class:`TranslationFeature` (complete translations after the search: ``score_translations``);
 * what features see: :class:`PhrasePair`, :class:`TranslationOption`, :class:`Sentence` and
   :class:`SystemConfig` (the system, whose ``directory`` relative defaults start from);
 * a feature's parameters: a dataclass set as its ``parameters``, each field declared with
@@ -44,6 +45,7 @@ from pysmt.features.base import (
     CompiledScores,
     Feature,
     StatefulFeature,
+    TranslationFeature,
     StoredColumns,
     StoredScores,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "ScoreWriter",
     "Sentence",
     "StatefulFeature",
+    "TranslationFeature",
     "StoredColumns",
     "StoredScores",
     "SystemConfig",

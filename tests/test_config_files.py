@@ -152,7 +152,7 @@ def test_an_old_style_weight_section_in_a_new_style_ini_is_refused(tmp_path, sou
 WORD_PENALTY = '[[feature]]\ntype = "word-penalty"\n'
 SEARCH_KEYS = (
     "algorithm, beam-threshold, distortion-limit, max-phrase-length, max-sentence-length, pop-limit, pops-per-round, "
-    "stack-size"
+    "rescore-size, stack-size"
 )
 
 

@@ -143,6 +143,32 @@ class Feature:
         """Release per-sentence memory."""
 
 
+class TranslationFeature(Feature):
+    """A feature of complete translations (a sentence-level model): it takes no part in the search, but scores
+    each line's n-best translations afterwards, all of them in one call, and its weighted scores re-rank them
+    before the 1-best is written (the rescoring pass, Moses' n-best reranking).
+
+    The decoder asks for ``[search] rescore-size`` distinct translations of a line, adds every translation
+    feature's scores to each entry's score vector (so n-best lists carry them as columns and the tuner can
+    learn their weights), totals each entry with the rescoring weights (:attr:`FeatureSpec.rescoring_weights
+    <pysmt.config.FeatureSpec.rescoring_weights>`, or the weights where none are given) and sorts the list by
+    that total. ``pysmt rescore`` scores an n-best list file the same way.
+    """
+
+    def score_translations(self, sentence: Sentence, translations: Sequence[tuple[str, ...]]) -> np.ndarray:
+        """Scores of complete translations of ``sentence``: a ``(len(translations), num_scores)`` array of finite
+        numbers (or :data:`FORBIDDEN` for a translation the feature rules out). ``translations`` are target words
+        as the search produced them (tokenized, before the system's post-processing), distinct, best first; score
+        them together: batching them is what makes a neural model fast enough here."""
+        raise NotImplementedError
+
+
+def scores_translations(feature: Feature | type[Feature]) -> bool:
+    """Whether a feature (or its class) scores complete translations after the search (:class:`TranslationFeature`)."""
+    cls = feature if isinstance(feature, type) else type(feature)
+    return issubclass(cls, TranslationFeature)
+
+
 def in_isolation(feature: Feature | type[Feature]) -> bool:
     """Whether a feature (or its class) implements :meth:`Feature.evaluate_in_isolation`."""
     cls = feature if isinstance(feature, type) else type(feature)

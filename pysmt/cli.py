@@ -447,6 +447,19 @@ def binarize_command(
     type=click.Path(exists=True, dir_okay=False),
     help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.",
 )
+@click.option(
+    "--src",
+    "source_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="The input the list was decoded from, as `decode` was given it (a line per sentence id): features of "
+    "complete translations (sentence models) read it, prepared as `decode` prepares it.",
+)
+@click.option(
+    "--prepared",
+    is_flag=True,
+    help="--src is already tokenized and truecased (as `decode --prepared` took it): [processing] is skipped.",
+)
+@command_option("xml_input", XML_INPUT)
 @cluster_option
 def rescore(
     config_path: str,
@@ -455,30 +468,47 @@ def rescore(
     nbest_path: str,
     out_path: str,
     weights_path: str | None,
+    source_path: str | None,
+    prepared: bool,
+    xml_input: str | None,
     cluster: str | None,
 ) -> None:
-    """Add stateful features' scores (e.g. --features cslm) to an n-best list, re-sorted by the new totals."""
+    """Add stateful features' scores (e.g. --features cslm), or features of complete translations' (a sentence
+    model, with --src), to an n-best list, re-sorted by the new totals (the rescoring totals, as `decode`'s
+    rescoring pass makes them)."""
     from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
     from pysmt.files.outputs import check_outputs
+    from pysmt.rescoring import SourceText, translation_feature_names
     from pysmt.rescoring import rescore as run_rescoring
 
     added = split_names(features)
     if not added:
         raise click.UsageError("give the features to add with --features, e.g. --features cslm")
-    check_outputs({"--out": out_path}, {"--nbest": nbest_path, "--config": config_path, "--weights": weights_path})
+    only_with("--src", source_path is not None, "prepared", "xml_input")
+    inputs = {"--nbest": nbest_path, "--config": config_path, "--weights": weights_path, "--src": source_path}
+    check_outputs({"--out": out_path}, inputs)
     recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
     config = recipe.configure()
+    needing = translation_feature_names(config, added)
+    if needing and source_path is None:
+        raise click.UsageError(
+            f"{', '.join(needing)} scores complete translations of the input: give the input the list was decoded "
+            "from with --src FILE"
+        )
+    if source_path is not None and not needing:
+        raise click.UsageError("--src is read by features of complete translations (sentence models): none is added")
+    source = SourceText(Path(source_path), prepared, xml_input) if source_path else None  # type: ignore[arg-type]
     check_outputs({"--out": out_path}, system_inputs(config))
     if cluster:
         from pysmt.decoding.cluster import Cluster
         from pysmt.rescoring import RescoringActor
 
         with Cluster(cluster, recipe, worker=RescoringActor, args=(added,)) as workers:
-            n = run_rescoring(config, added, Path(nbest_path), Path(out_path), workers)
+            n = run_rescoring(config, added, Path(nbest_path), Path(out_path), workers, source)
             workers.log(f"done: {workers.where()}")
     else:
-        n = run_rescoring(config, added, Path(nbest_path), Path(out_path))
+        n = run_rescoring(config, added, Path(nbest_path), Path(out_path), source=source)
     click.echo(f"pysmt rescore: {n:,} entries rescored into {out_path}", err=True)  # --out may be stdout
 
 

@@ -78,6 +78,7 @@ SEARCH_OPTIONS = {
     "max_phrase_length": "--max-phrase-length",
     "table_limit": "--table-limit",
     "max_sentence_length": "--max-sentence-length",
+    "rescore_size": "--rescore-size",
 }
 
 
@@ -95,6 +96,7 @@ class SearchOverrides:
     max_phrase_length: int | None = None
     table_limit: int | None = None
     max_sentence_length: int | None = None
+    rescore_size: int | None = None
     #: ``--weight-overwrite``: (feature name, its weights), in the order given.
     weights: tuple[tuple[str, tuple[float, ...]], ...] = ()
 

@@ -21,9 +21,9 @@ from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SearchOverrides, SystemConfig
 from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import Feature
+from pysmt.features.base import FORBIDDEN, Feature, TranslationFeature, scores_translations
 from pysmt.features.constraint import ConstrainedDecoding
-from pysmt.features.registry import add_feature_types, build_features
+from pysmt.features.registry import add_feature_types, build_features, given_rescoring_weights
 from pysmt.markup import Markup, XmlInput, parse_markup, split_tags
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
@@ -36,7 +36,7 @@ from pysmt.search.model import LogLinearModel, weighted_columns
 from pysmt.search.nbest import nbest
 from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
-from pysmt.search.plugin_results import no_translation
+from pysmt.search.plugin_results import HUGE, checked_translation_scores, no_translation
 from pysmt.search.reordering_constraint import ReorderingConstraint
 
 if TYPE_CHECKING:
@@ -172,6 +172,10 @@ class Decoder:
 
         Every feature's section and weights are checked before any model is loaded. torch (a neural
         plugin's) runs on one intra-op thread in a decoding process (:mod:`pysmt.running.torch_threads`).
+
+        Features of complete translations (:class:`~pysmt.features.base.TranslationFeature`) take no part in the
+        search: ``model`` (what option building and both searches see) holds the others, and :meth:`translate`
+        re-ranks each line's distinct translations with them afterwards (the rescoring pass).
         """
         set_torch_threads(DECODING_THREADS)
         self.built_from = (config, extra_features, algorithm, missing_weight, engine, xml_input, markup_as_text)
@@ -180,8 +184,25 @@ class Decoder:
         self.config = config
         self.search: SearchConfig = replace(config.search, algorithm=algorithm or config.search.algorithm)
         self.specs = add_feature_types(config, extra_features or [])
+        #: Every feature, in config order: the n-best lists' columns (:meth:`nbest_labels`) and :attr:`weights`.
         self.features, weights = build_features(config, self.specs, missing_weight)
-        self.model = LogLinearModel(self.features, weights)
+        #: Each feature's columns in a candidate's score vector (config order): ``offsets[k]:offsets[k + 1]``.
+        self.offsets: list[int] = np.cumsum([0] + [f.num_scores for f in self.features]).tolist()
+        self.dims = self.offsets[-1]
+        #: The features of complete translations, by number in ``features``: the rescoring pass's.
+        self.rescorers: list[tuple[int, TranslationFeature]] = [
+            (k, cast(TranslationFeature, f)) for k, f in enumerate(self.features) if scores_translations(f)
+        ]
+        #: The numbers of the features the search sees (all but the rescorers), in config order.
+        self.searched = [k for k, f in enumerate(self.features) if not scores_translations(f)]
+        #: Where the search model's columns go in a candidate's score vector (only with rescorers: without, the two
+        #: vectors are one).
+        self.search_columns = np.concatenate(
+            [np.arange(self.offsets[k], self.offsets[k + 1]) for k in self.searched] or [np.zeros(0, dtype=np.int64)]
+        )
+        self.given_rescoring = given_rescoring_weights(config, self.specs, self.features)
+        self.model = LogLinearModel([self.features[k] for k in self.searched], [weights[k] for k in self.searched])
+        self._install_weights(weights)
         #: Whether only translations equal to each line's constraint survive (``decode --constraint``).
         self.constrained = any(isinstance(f, ConstrainedDecoding) for f in self.features)
         max_source = max(
@@ -200,7 +221,31 @@ class Decoder:
 
     @property
     def weights(self) -> list[list[float]]:
-        return [self.model.feature_weights(f).tolist() for f in self.features]
+        """Every feature's weights, in config order (the search's features' and the rescorers')."""
+        return [self.all_weights[lo:hi].tolist() for lo, hi in zip(self.offsets, self.offsets[1:])]
+
+    @property
+    def rescoring_weights(self) -> list[list[float]]:
+        """Every feature's weights in the rescoring pass's totals, in config order (used only with rescorers)."""
+        return [self.rescoring[lo:hi].tolist() for lo, hi in zip(self.offsets, self.offsets[1:])]
+
+    def _install_weights(
+        self, weights: Sequence[Sequence[float]], rescoring: Sequence[Sequence[float]] | None = None
+    ) -> None:
+        """Every feature's weights (config order), and the rescoring pass's: ``rescoring``, or where None each
+        feature's ``rescoring-weights`` from the config, else its ``weights``."""
+        if len(weights) != len(self.features) or (rescoring is not None and len(rescoring) != len(self.features)):
+            raise ValueError(f"expected weights for {len(self.features)} features")
+        self.all_weights = (
+            np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]) if weights else np.zeros(0)
+        )
+        if rescoring is None:
+            rescoring = [given if given is not None else w for given, w in zip(self.given_rescoring, weights)]
+        self.rescoring = (
+            np.concatenate([np.asarray(w, dtype=np.float64) for w in rescoring]) if rescoring else np.zeros(0)
+        )
+        if self.all_weights.shape != (self.dims,) or self.rescoring.shape != (self.dims,):
+            raise ValueError(f"expected {self.dims} weights in all, one per score")
 
     @classmethod
     def from_paths(
@@ -234,11 +279,19 @@ class Decoder:
     def __reduce__(self) -> tuple[Any, ...]:
         """A decoder pickles as what it was built from and its weights, and is built again where it is
         unpickled (a ``spawn`` or ``forkserver`` worker): its models travel as paths, never as objects."""
-        return _rebuilt, (self.built_from, self.weights)
+        return _rebuilt, (self.built_from, self.weights, self.rescoring_weights)
 
-    def set_weights(self, weights: list[list[float]]) -> None:
-        """New weights (one list per feature); cached options are rescored lazily."""
-        self.model.set_weights(weights)
+    def set_weights(self, weights: list[list[float]], rescoring: list[list[float]] | None = None) -> None:
+        """New weights (one list per feature, in config order: :attr:`weights`); cached options are rescored lazily.
+
+        The rescoring pass (a system with features of complete translations) totals with ``rescoring`` (one list
+        per feature), or, where it is None, with each feature's ``rescoring-weights`` as the config gives them and
+        else with the weights just set. So ``pysmt tune``, which sets the weights it decodes with, gets n-best
+        lists whose totals and order are those weights' on a system without separate rescoring weights (what it
+        tunes, translation features included); a config's separate rescoring weights (``tune --rerank``'s) stay
+        in force until ``rescoring`` replaces them."""
+        self._install_weights(weights, rescoring)
+        self.model.set_weights([weights[k] for k in self.searched])
         self.forget_options()
         if self.compiled_options:
             self.compiled_options.set_weights()
@@ -311,7 +364,7 @@ class Decoder:
     def untranslated(self, index: int, too_long: str = "") -> Translation:
         """An empty translation: of an empty line, or of one too long to translate (``too_long``: why, as
         :meth:`too_long` says it), with a warning naming the line; the lines after it are translated."""
-        empty = Translation(index, [Candidate([], np.zeros(self.model.dims), 0.0, [])])
+        empty = Translation(index, [Candidate([], np.zeros(self.dims), 0.0, [])])
         if too_long:
             empty.warning = f"input line {index + 1}: {too_long}: not translated (an empty line written)"
         return empty
@@ -327,6 +380,11 @@ class Decoder:
         a constraint (:class:`~pysmt.features.constraint.ConstrainedDecoding`) a line no translation reaches
         is a translation without hypotheses (an empty line, as in Moses). A line's markup is read as ``xml_input``
         says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming the line.
+
+        With features of complete translations the search gives ``max(nbest_size, rescore-size)`` distinct
+        translations, whatever ``distinct`` says (Moses' n-best reranking re-ranks distinct strings: a string
+        repeated would only repeat its scores), and the rescoring pass (:meth:`rescored`) re-ranks them: the
+        n-best list returned is then distinct, ordered by the rescoring totals, and ``nbest_size`` long at most.
         """
         words, markup, tags = self.read_markup(line, index, as_text)
         why = self.too_long(len(words))
@@ -339,6 +397,7 @@ class Decoder:
             try:
                 built, options = self.build_options(sentence, markup)
                 size = max(nbest_size, 1)
+                extracted, unique = (max(size, self.search.rescore_size), True) if self.rescorers else (size, distinct)
                 if built is not None and constraint is not None:
                     built.set_reordering(
                         walls=list(constraint.walls),
@@ -348,20 +407,25 @@ class Decoder:
                     )
                 if self.compiled and built is not None:
                     candidates = self._describe_compiled(
-                        built, self.compiled(self.model, built, options, self.search, size, distinct)
+                        built, self.compiled(self.model, built, options, self.search, extracted, unique)
                     )
                 else:
                     assert options is not None
                     search = cube_search if self.search.algorithm == "cube" else normal_search
                     finals = search(
-                        self.model, options, FutureCost(options), self.search, keep_arcs=size > 1, constraint=constraint
+                        self.model,
+                        options,
+                        FutureCost(options),
+                        self.search,
+                        keep_arcs=extracted > 1,
+                        constraint=constraint,
                     )
                     candidates = [
                         self._describe(
                             [Step(o.start, o.end, o.target, o.pair.alignment, o.pair.unknown) for o in d.options],
                             d.scores,
                         )
-                        for d in nbest(self.model, finals, size, distinct)
+                        for d in nbest(self.model, finals, extracted, unique)
                     ]
                 if not candidates and self.constrained:
                     return Translation(index, [])  # no translation reaches the line's constraint: Moses' empty line
@@ -370,11 +434,58 @@ class Decoder:
                         assert built is not None and self.compiled_options is not None
                         options = self.compiled_options.materialize(built, sentence)
                     raise FeatureError(
-                        no_translation(self.features, self.model.offsets, options, list(self.model.calls.values()))
+                        no_translation(
+                            self.model.features, self.model.offsets, options, list(self.model.calls.values())
+                        )
                     )
             finally:
                 self.model.end_sentence()
+            if self.rescorers:
+                candidates = self.rescored(sentence, candidates, size)
             return Translation(index, candidates)
+
+    def rescored(self, sentence: Sentence, candidates: list[Candidate], size: int) -> list[Candidate]:
+        """The rescoring pass: ``candidates`` (the search's distinct translations of ``sentence``, best first, their
+        score vectors the search model's) scored by every feature of complete translations in one call each, their
+        scores put in their columns (:meth:`nbest_labels`), totalled with the rescoring weights over every feature,
+        sorted by those totals (best first; ties keep the search's order) and cut to ``size``.
+
+        A translation a feature forbids (scores -inf) is dropped; a line left with none is a
+        :class:`~pysmt.errors.FeatureError` naming the features, as is a total too large to add up."""
+        translations = [tuple(c.words) for c in candidates]
+        scores = np.zeros((len(candidates), self.dims))
+        scores[:, self.search_columns] = np.array([c.scores for c in candidates]).reshape(len(candidates), -1)
+        forbidding = []
+        for k, feature in self.rescorers:
+            found = checked_translation_scores(feature, sentence, translations)
+            if not (found > FORBIDDEN).all():
+                forbidding.append(feature.name)
+            scores[:, self.offsets[k] : self.offsets[k + 1]] = found
+        with np.errstate(all="ignore"):  # a forbidden row's -inf times 0 is dropped below; overflow is reported
+            totals = weighted_columns(scores, self.rescoring)
+        allowed = (scores > FORBIDDEN).all(axis=1) if forbidding else np.ones(len(candidates), dtype=bool)
+        if not allowed.any():
+            raise FeatureError(
+                f"no translation is left: feature {', '.join(forbidding)} forbade all {len(candidates)} translations "
+                "the search gave (score_translations scored them -inf)"
+            )
+        if not np.isfinite(totals[allowed]).all():
+            largest = [
+                (f.name, np.abs(scores[allowed, self.offsets[k] : self.offsets[k + 1]]).max())
+                for k, f in self.rescorers
+            ]
+            huge = [f"{name} ({value:g})" for name, value in largest if value >= HUGE]
+            raise FeatureError(
+                "no translation with a finite rescoring total"
+                + (f": the scores of feature {', '.join(huge)} are too large to add up" if huge else "")
+            )
+        kept = []
+        for i in np.flatnonzero(allowed).tolist():
+            candidate = candidates[i]
+            candidate.scores, candidate.total = scores[i], float(totals[i])
+            kept.append(candidate)
+        kept.sort(key=lambda c: -c.total)  # stable: equal totals keep the search's order
+        return kept[:size]
 
     def _describe_compiled(self, built: _core.BuiltOptions, derivations: list[CompiledDerivation]) -> list[Candidate]:
         """The compiled search's derivations as candidates: each option's words and alignment asked once."""
@@ -409,34 +520,58 @@ class Decoder:
         return Candidate(words, scores, total, alignment, phrases, unknown)
 
     def preprocess(self, line: str, index: int = 0, as_text: bool = False) -> str:
-        """Raw input to model tokens, as the system was trained (unchanged for systems without [processing]).
-
-        When markup is read (``xml_input``, not ``as_text``), only the text between tags is prepared, the tags kept
-        as they are (a translation in a tag is the model's target tokens, as Moses takes it); the text is truecased
-        as one sentence. A malformed tag is a :class:`MalformedMarkup` naming the input line (``index`` + 1)."""
-        if not self.source_text:
-            return line
-        if self.xml_input == "pass-through" or as_text:
-            return self.source_text.prepare(line)
-        with markup_errors(index):
-            pieces = split_tags(line)
-        tokens = [self.source_text.tokens(text).split() if not tag else [] for tag, text in pieces]
-        cased = self.source_text.truecase(" ".join(t for words in tokens for t in words)).split()
-        if len(cased) != sum(map(len, tokens)):  # the truecaser changed the count: each piece on its own
-            cased = [t for words in tokens for t in self.source_text.truecase(" ".join(words)).split()]
-        out, taken = [], 0
-        for (tag, text), words in zip(pieces, tokens):
-            out.append(text if tag else " ".join(cased[taken : taken + len(words)]))
-            taken += len(words)
-        return " ".join(piece for piece in out if piece)
+        """Raw input to model tokens, as the system was trained (unchanged for systems without [processing]):
+        :func:`prepare_source` with the decoder's preparation and ``xml_input``."""
+        return prepare_source(self.source_text, self.xml_input, line, index, as_text)
 
     def postprocess(self, line: str) -> str:
         """Model tokens back to raw text (detruecase, detokenize)."""
         return self.target_text.restore(line) if self.target_text else line
 
     def nbest_labels(self) -> list[tuple[str, int, int]]:
-        """(label, first index, last index + 1) of each feature in the score vector, for n-best lists."""
-        return [(f.name, self.model.offsets[k], self.model.offsets[k + 1]) for k, f in enumerate(self.features)]
+        """(label, first index, last index + 1) of each feature in the score vector, for n-best lists: every feature
+        in config order, features of complete translations included."""
+        return [(f.name, self.offsets[k], self.offsets[k + 1]) for k, f in enumerate(self.features)]
+
+
+def prepare_source(
+    source_text: TextProcessor | None, xml_input: XmlInput, line: str, index: int = 0, as_text: bool = False
+) -> str:
+    """Raw input to model tokens by ``source_text`` (a system's ``[processing]``; None: unchanged).
+
+    When markup is read (``xml_input``, not ``as_text``), only the text between tags is prepared, the tags kept
+    as they are (a translation in a tag is the model's target tokens, as Moses takes it); the text is truecased
+    as one sentence. A malformed tag is a :class:`MalformedMarkup` naming the input line (``index`` + 1)."""
+    if not source_text:
+        return line
+    if xml_input == "pass-through" or as_text:
+        return source_text.prepare(line)
+    with markup_errors(index):
+        pieces = split_tags(line)
+    tokens = [source_text.tokens(text).split() if not tag else [] for tag, text in pieces]
+    cased = source_text.truecase(" ".join(t for words in tokens for t in words)).split()
+    if len(cased) != sum(map(len, tokens)):  # the truecaser changed the count: each piece on its own
+        cased = [t for words in tokens for t in source_text.truecase(" ".join(words)).split()]
+    out, taken = [], 0
+    for (tag, text), words in zip(pieces, tokens):
+        out.append(text if tag else " ".join(cased[taken : taken + len(words)]))
+        taken += len(words)
+    return " ".join(piece for piece in out if piece)
+
+
+def source_words(source_text: TextProcessor | None, xml_input: XmlInput, line: str, index: int = 0) -> tuple[str, ...]:
+    """The words of a raw input line as ``decode`` gives them to the search, and a feature of complete translations
+    sees them (:class:`~pysmt.phrases.Sentence`): prepared by ``source_text`` (:func:`prepare_source`), its markup
+    read as ``xml_input`` says, tags left out; a line whose markup does not read is read as text, tags as words,
+    as ``decode`` reads it (without ``--xml-strict``)."""
+    try:
+        text = prepare_source(source_text, xml_input, line, index)
+        if xml_input == "pass-through":
+            return tuple(text.split())
+        with markup_errors(index):
+            return parse_markup(text, keep_options=xml_input in WITH_OPTIONS).words
+    except MalformedMarkup:
+        return tuple(prepare_source(source_text, xml_input, line, index, as_text=True).split())
 
 
 @dataclass(frozen=True)
@@ -494,7 +629,9 @@ def absolute_param(assignment: str) -> str:
     return f"{target}={os.path.abspath(path)}" if equals and value and os.path.exists(path) else assignment
 
 
-def _rebuilt(built_from: tuple[Any, ...], weights: list[list[float]]) -> Decoder:
+def _rebuilt(
+    built_from: tuple[Any, ...], weights: list[list[float]], rescoring: list[list[float]] | None = None
+) -> Decoder:
     decoder = Decoder(*built_from)
-    decoder.set_weights(weights)
+    decoder.set_weights(weights, rescoring)
     return decoder

@@ -45,9 +45,9 @@ from pysmt.features.base import (
     CompiledScores,
     Feature,
     StatefulFeature,
-    TranslationFeature,
     StoredColumns,
     StoredScores,
+    TranslationFeature,
 )
 from pysmt.features.coverage import table_coverage_warnings
 from pysmt.features.parameters import NoParameters, parameter

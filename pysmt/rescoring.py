@@ -1,20 +1,29 @@
-"""``pysmt rescore``: add stateful features' scores to a Moses n-best list, instead of using them in search.
+"""``pysmt rescore``: add stateful features' scores, or features of complete translations', to a Moses n-best list.
 
-Each entry's target sentence is scored as one request per feature (the whole sentence appended to
+A stateful feature scores each entry's target sentence as one request (the whole sentence appended to
 the empty hypothesis, then its end), through the same array interface the search uses
 (:meth:`~pysmt.features.base.StatefulFeature.score_batch`), so a language-model feature gives
 exactly the score it gives in search, where a sentence's score does not depend on how it was cut
-into phrases. Stateless features score phrase pairs, which an n-best list does not keep, so they
-cannot be added this way. The new scores are appended to each line's features, the total adds
-them with their weights (0 when none is given: ``pysmt tune --features`` learns them), and each
-sentence's list is sorted again by the new totals. What the features return is checked as in
-search (:class:`~pysmt.search.plugin_results.StatefulCalls`); an entry a feature forbids (scores
--inf) is dropped, as the search would never have given it.
+into phrases. A feature of complete translations (:class:`~pysmt.features.base.TranslationFeature`, a
+sentence model) scores a sentence's distinct entries in one call, as the decoder's rescoring pass does; it
+sees the source sentence, read from the input the list was decoded from (``--src``: :class:`SourceText`) and
+prepared as ``decode`` prepares it. Stateless features score phrase pairs, which an n-best list does not keep, so
+they cannot be added this way.
+
+The new scores are appended to each line's features, and the total becomes the rescoring total, as the decoder's
+rescoring pass makes it: the list's total (its features weighted as decoded) plus the added features' scores
+weighted by their rescoring weights (their ``rescoring-weights`` in the config, else their weights: 0 when none is
+given, ``pysmt tune --features`` learns them), and, for a listed feature that the config gives separate
+``rescoring-weights``, its scores weighted by the difference between those and its weights. Each sentence's list is
+sorted again by the new totals (ties keep the list's order). What the features return is checked as in search
+(:mod:`~pysmt.search.plugin_results`); an entry a feature forbids (scores -inf) is dropped, as the search would
+never have given it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -22,18 +31,57 @@ from typing import Any
 import numpy as np
 
 from pysmt.config import SystemConfig
-from pysmt.decoder import SystemRecipe
+from pysmt.decoder import SystemRecipe, source_words, text_processors
 from pysmt.decoding.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.errors import FeatureError, PysmtError, at_line
-from pysmt.features.base import FORBIDDEN, StatefulFeature
-from pysmt.features.registry import build_features
+from pysmt.features.base import FORBIDDEN, Feature, StatefulFeature, TranslationFeature, scores_translations
+from pysmt.features.registry import build_features, feature_class, given_rescoring_weights
 from pysmt.files.formats import format_score, parse_features
 from pysmt.files.textio import atomic_writer, read_lines
+from pysmt.markup import XmlInput
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
-from pysmt.search.plugin_results import StatefulCalls
+from pysmt.search.plugin_results import StatefulCalls, checked_translation_scores
 
 NbestLine = tuple[int, str, str, float]  # sentence id, words, features field, total
+#: One sentence of a list: its id, its entries, and its source words (None when no added feature reads them).
+Group = tuple[int, list[NbestLine], tuple[str, ...] | None]
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """``rescore --src``: the input an n-best list was decoded from, as ``decode`` was given it (a line per sentence
+    id, counted from 0), which features of complete translations read. Prepared as ``decode`` prepares it: the
+    system's ``[processing]`` unless ``prepared`` (``decode --prepared``), its markup read as ``xml_input`` says
+    (``decode --xml-input``; None: as the config says, else pass-through)."""
+
+    path: Path
+    prepared: bool = False
+    xml_input: XmlInput | None = None
+
+    def reader(self, config: SystemConfig, nbest_path: Path) -> Callable[[int], tuple[str, ...]]:
+        """The words of sentence ``id`` as decode's search saw them; an id beyond the file's lines is an error
+        naming both files."""
+        lines = [text for _, text in read_lines(self.path)]
+        prepare = None if self.prepared else text_processors(config.processing)[0]
+        mode: XmlInput = self.xml_input or config.xml_input or "pass-through"
+
+        def words(index: int) -> tuple[str, ...]:
+            if not 0 <= index < len(lines):
+                raise PysmtError(
+                    f"--src {self.path} has {len(lines):,} lines, but {nbest_path} has sentence {index} (ids count "
+                    "the input's lines from 0): is it the input the list was decoded from?"
+                )
+            return source_words(prepare, mode, lines[index], index)
+
+        return words
+
+
+def translation_feature_names(config: SystemConfig, added: list[str]) -> list[str]:
+    """The names of the features of types ``added`` that score complete translations (known before loading)."""
+    return [
+        spec.name for spec in config.features if spec.type in added and scores_translations(feature_class(spec.type))
+    ]
 
 
 def read_entries(path: Path) -> Iterator[NbestLine]:
@@ -85,25 +133,66 @@ def sentence_scores(calls: StatefulCalls, index: int, sentences: list[str]) -> n
     return scores
 
 
+def translation_scores(
+    feature: TranslationFeature, index: int, sentences: list[str], source: tuple[str, ...] | None
+) -> np.ndarray:
+    """A feature of complete translations' scores of an entry's target sentences, ``(len(sentences), num_scores)``:
+    the distinct ones asked in one call, as the decoder's rescoring pass asks them, checked as there."""
+    if source is None:
+        raise PysmtError(f"feature {feature.name} scores complete translations of the input: give it with --src")
+    distinct = list(dict.fromkeys(sentences))
+    scores = checked_translation_scores(feature, Sentence(source, index), [tuple(s.split()) for s in distinct])
+    row = {sentence: k for k, sentence in enumerate(distinct)}
+    return scores[[row[sentence] for sentence in sentences]].reshape(len(sentences), feature.num_scores)
+
+
+def listed_changes(config: SystemConfig, added: list[str]) -> dict[str, np.ndarray]:
+    """For each feature already in the list (not of the types ``added``) that the config gives ``rescoring-weights``
+    of their own: those minus its weights, what its scores add to the list's total in the rescoring total."""
+    changes = {}
+    for spec in config.features:
+        if spec.type in added or spec.rescoring_weights is None:
+            continue
+        if spec.weights is None or len(spec.weights) != len(spec.rescoring_weights):
+            have = "no weights" if spec.weights is None else f"{len(spec.weights)} weights"
+            raise PysmtError(
+                f"{config.path}: feature {spec.name} has {len(spec.rescoring_weights)} rescoring-weights and {have}: "
+                "rescore re-totals a list decoded with its weights by both"
+            )
+        change = np.subtract(spec.rescoring_weights, spec.weights)
+        if change.any():
+            changes[spec.name] = change
+    return changes
+
+
 class Rescorer:
     """The features of types ``added`` in ``config``, built once, rescoring one sentence's entries at a time."""
 
     def __init__(self, config: SystemConfig, added: list[str]) -> None:
         specs = [spec for spec in config.features if spec.type in added]
         set_torch_threads(DECODING_THREADS)
-        self.features, self.weights = build_features(config, specs, missing_weight=0.0)
+        for spec in specs:  # known before anything loads
+            cls = feature_class(spec.type)
+            if not (issubclass(cls, StatefulFeature) or scores_translations(cls)):
+                raise PysmtError(phrase_pairs(spec.name))
+        self.changes = listed_changes(config, added)
+        self.features, weights = build_features(config, specs, missing_weight=0.0)
+        given = given_rescoring_weights(config, specs, self.features)
+        #: The added features' weights in the rescoring totals: their rescoring-weights, else their weights.
+        self.weights = [r if r is not None else w for r, w in zip(given, weights)]
+        self.scorers: list[Callable[[int, list[str], tuple[str, ...] | None], np.ndarray]] = []
         for feature in self.features:
-            if not isinstance(feature, StatefulFeature):
-                raise PysmtError(
-                    f"feature {feature.name} scores phrase pairs, which an n-best list does not keep: "
-                    "rescore adds stateful features (language models) only"
-                )
-        self.calls = [StatefulCalls(feature) for feature in self.features]  # type: ignore[arg-type]
+            self.scorers.append(scorer(feature))
+        self.config = config
 
-    def sentence(self, nbest_name: str, index: int, entries: list[NbestLine]) -> list[str]:
-        """The lines of sentence ``index``'s rescored entries, best first (those a feature forbids left out)."""
+    def sentence(
+        self, nbest_name: str, index: int, entries: list[NbestLine], source: tuple[str, ...] | None = None
+    ) -> list[str]:
+        """The lines of sentence ``index``'s rescored entries, best first (those a feature forbids left out);
+        ``source``: its source words, for features of complete translations."""
         try:
-            columns = [sentence_scores(c, index, [words for _, words, _, _ in entries]) for c in self.calls]
+            sentences = [words for _, words, _, _ in entries]
+            columns = [score(index, sentences, source) for score in self.scorers]
         except FeatureError as err:
             raise FeatureError(f"{nbest_name}, sentence {index}: {err}") from None
         rescored = []
@@ -114,15 +203,52 @@ class Rescorer:
                 f"{f.name}= " + " ".join(format_score(v) for v in column[k])
                 for f, column in zip(self.features, columns)
             )
+            if self.changes:
+                total += self.listed_change(nbest_name, index, old)
             total += sum(float(np.dot(w, column[k])) for w, column in zip(self.weights, columns))
             rescored.append((total, f"{index} ||| {words} ||| {old} {added_text} ||| {format_score(total)}\n"))
         if not rescored:
+            forbidding = [f.name for f, column in zip(self.features, columns) if (column == FORBIDDEN).any()]
             raise FeatureError(
                 f"{nbest_name}, sentence {index}: every entry is forbidden (scored -inf) by "
-                f"feature {', '.join(c.name for c in self.calls if c.forbidden)}"
+                f"feature {', '.join(forbidding)}"
             )
-        rescored.sort(key=lambda item: -item[0])
+        rescored.sort(key=lambda item: -item[0])  # stable: equal totals keep the list's order
         return [line for _, line in rescored]
+
+    def listed_change(self, nbest_name: str, index: int, listed: str) -> float:
+        """What an entry's listed scores (its features field) add to its total when the config gives some of their
+        features rescoring weights of their own (:func:`listed_changes`)."""
+        labels, values = parse_features(listed)
+        change, at = 0.0, 0
+        for name, count in labels:
+            delta = self.changes.get(name)
+            if delta is not None:
+                if len(delta) != count:
+                    raise PysmtError(
+                        f"{nbest_name}, sentence {index}: {name} has {count} scores, but {len(delta)} "
+                        f"rescoring-weights in {self.config.path}"
+                    )
+                change += float(np.dot(delta, values[at : at + count]))
+            at += count
+        return change
+
+
+def scorer(feature: Feature) -> Callable[[int, list[str], tuple[str, ...] | None], np.ndarray]:
+    """How ``feature`` scores a sentence's entries (its id, their target sentences, its source words)."""
+    if isinstance(feature, StatefulFeature):
+        calls = StatefulCalls(feature)
+        return lambda index, sentences, source: sentence_scores(calls, index, sentences)
+    if isinstance(feature, TranslationFeature):
+        return lambda index, sentences, source: translation_scores(feature, index, sentences, source)
+    raise PysmtError(phrase_pairs(feature.name))
+
+
+def phrase_pairs(name: str) -> str:
+    return (
+        f"feature {name} scores phrase pairs, which an n-best list does not keep: rescore adds stateful features "
+        "(language models) and features of complete translations (sentence models) only"
+    )
 
 
 class RescoringActor(Worker):
@@ -132,13 +258,19 @@ class RescoringActor(Worker):
         (added,) = args
         return Rescorer(recipe.configure(), added)
 
-    def rescore(self, shard: list[tuple[int, list[NbestLine]]], nbest_name: str) -> tuple[str, list[list[str]]]:
+    def rescore(self, shard: list[Group], nbest_name: str) -> tuple[str, list[list[str]]]:
         rescorer = self.loaded()
-        return self.node, [rescorer.sentence(nbest_name, index, entries) for index, entries in shard]
+        return self.node, [rescorer.sentence(nbest_name, index, entries, source) for index, entries, source in shard]
 
 
-def sentences(nbest_path: Path, config: SystemConfig, added: list[str]) -> Iterator[tuple[int, list[NbestLine]]]:
-    """Each sentence's entries, checked: the list's features are the system's, without the added ones yet."""
+def sentences(
+    nbest_path: Path,
+    config: SystemConfig,
+    added: list[str],
+    source: Callable[[int], tuple[str, ...]] | None = None,
+) -> Iterator[Group]:
+    """Each sentence's entries, checked (the list's features are the system's, without the added ones yet), with
+    its source words when ``source`` reads them."""
     system = [spec.name for spec in config.features if spec.type not in added]
     new = [spec.name for spec in config.features if spec.type in added]
     for number, (index, group) in enumerate(groupby(read_entries(nbest_path), key=lambda entry: entry[0])):
@@ -149,27 +281,39 @@ def sentences(nbest_path: Path, config: SystemConfig, added: list[str]) -> Itera
                 raise PysmtError(f"{nbest_path}: the entries already have {name}= scores")
         if number == 0:
             check_labels(nbest_path, names, system)
-        yield index, entries
+        yield index, entries, source(index) if source is not None else None
 
 
 def rescore(
-    config: SystemConfig, added: list[str], nbest_path: Path, out_path: Path, cluster: Cluster | None = None
+    config: SystemConfig,
+    added: list[str],
+    nbest_path: Path,
+    out_path: Path,
+    cluster: Cluster | None = None,
+    source: SourceText | None = None,
 ) -> int:
     """Write ``nbest_path`` with the features of types ``added`` (in ``config``) scored; return the entries.
 
-    With ``cluster`` (its actors: :class:`RescoringActor`), sentences are rescored
-    there in shards of about equal numbers of entries, and written in the same order.
+    Features of complete translations read each sentence's source from ``source`` (``--src``), prepared here. With
+    ``cluster`` (its actors: :class:`RescoringActor`), sentences are rescored there in shards of about equal numbers
+    of entries, and written in the same order.
     """
+    needing = translation_feature_names(config, added)
+    if needing and source is None:
+        raise PysmtError(
+            f"feature {', '.join(needing)} scores complete translations of the input: give the input the list was "
+            "decoded from with --src FILE"
+        )
+    words = source.reader(config, nbest_path) if source is not None and needing else None
     written = 0
     with atomic_writer(out_path) as out:
         if cluster is None:
             rescorer = Rescorer(config, added)
             results: Iterable[list[str]] = (
-                rescorer.sentence(str(nbest_path), index, entries)
-                for index, entries in sentences(nbest_path, config, added)
+                rescorer.sentence(str(nbest_path), *group) for group in sentences(nbest_path, config, added, words)
             )
         else:
-            groups = list(sentences(nbest_path, config, added))
+            groups = list(sentences(nbest_path, config, added, words))
             parts = shards(groups, SHARDS_PER_ACTOR * len(cluster.actors), size=lambda group: len(group[1]))
             results = (
                 lines

@@ -110,6 +110,13 @@ SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
         "([search] max-sentence-length).  "
         "[default: 1000]",
     ),
+    "rescore_size": option(
+        SEARCH_OPTIONS["rescore_size"],
+        type=CORE_INT,
+        help="With features of complete translations (a sentence-level model): the distinct translations of each "
+        "line the search gives them to score, before the rescoring pass re-ranks them by all the features' weighted "
+        "scores; unused without one ([search] rescore-size).  [default: 100]",
+    ),
     "weights": option(
         "--weight-overwrite",
         metavar="'NAME= W1 W2 NAME2= W3'",

@@ -26,14 +26,17 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
+from pysmt.config import SystemConfig
 from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.features import registry
-from pysmt.features.base import Feature
-from pysmt.features.parameters import values_of
+from pysmt.features.base import FORBIDDEN, Feature, TranslationFeature
+from pysmt.features.parameters import parameter, values_of
 from pysmt.features.registry import checked_params
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.search.distortion_limit import first_gap, gap_reachable, jump_allowed, span_mask
@@ -137,6 +140,58 @@ def registered(**features: type[Feature]) -> Iterator[None]:
                 registry.IN_PROCESS.pop(name, None)
             else:
                 registry.IN_PROCESS[name] = cls
+
+
+def registered_for_commands(folder: Path, **features: type[Feature]) -> dict[str, str]:
+    """The environment in which the commands a test starts (:func:`run_pysmt`, :func:`start_pysmt`, and the server
+    workers and ``--cluster local`` actors they start in turn) find ``features`` (``my_feature=MyFeature``:
+    underscores become dashes) as installed plugins: an entry-point record written into ``folder``, put first on
+    ``PYTHONPATH``. Each class must be importable by its module's name (a class of a test module that the
+    command cannot import, or one defined in a function, is refused)."""
+    lines = ["[pysmt.features]"]
+    for name, cls in features.items():
+        if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+            raise ValueError(f"{cls.__qualname__} cannot be imported by another process: define it in a module")
+        lines.append(f"{name.replace('_', '-')} = {cls.__module__}:{cls.__qualname__}")
+    record = folder / "pysmt_test_plugins-0.dist-info"
+    record.mkdir(parents=True, exist_ok=True)
+    (record / "METADATA").write_text("Metadata-Version: 2.1\nName: pysmt-test-plugins\nVersion: 0\n", encoding="utf-8")
+    (record / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(folder.resolve()), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetWordsParameters:
+    words: str = parameter("y", help="the target words a translation is scored for, separated by spaces")
+    forbid: str = parameter("", help="target words that rule a translation out (scored -inf), separated by spaces")
+
+
+class TargetWordsFeature(TranslationFeature):
+    """A feature of complete translations for tests, whose scores are worked out by hand: a translation's count of
+    the target ``words`` (default ``y``), or -inf when it holds one of the words ``forbid`` names. Its default
+    weight is 1. ``calls`` records each call: the sentence's words and index, and the translations scored."""
+
+    default_label = "TargetWords"
+    parameters = TargetWordsParameters
+
+    def __init__(self, name: str, words: frozenset[str], forbid: frozenset[str]) -> None:
+        super().__init__(name, 1)
+        self.words, self.forbid = words, forbid
+        self.calls: list[tuple[tuple[str, ...], int, list[tuple[str, ...]]]] = []
+
+    @classmethod
+    def from_config(cls, name: str, params: TargetWordsParameters, system: SystemConfig) -> TargetWordsFeature:
+        return cls(name, frozenset(params.words.split()), frozenset(params.forbid.split()))
+
+    def default_weights(self) -> list[float]:
+        return [1.0]
+
+    def score_translations(self, sentence: Sentence, translations: Sequence[tuple[str, ...]]) -> np.ndarray:
+        self.calls.append((sentence.words, sentence.index, list(translations)))
+        scores = np.array([[float(sum(word in self.words for word in t))] for t in translations]).reshape(-1, 1)
+        scores[[any(word in self.forbid for word in t) for t in translations]] = FORBIDDEN
+        return scores
 
 
 def toy_decoder(

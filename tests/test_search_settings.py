@@ -257,7 +257,7 @@ def test_the_settings_are_declared_once_for_every_command():
     from pysmt.shared_options import SEARCH_SETTINGS
 
     names = ["--stack", "--pop-limit", "--beam-threshold", "--distortion-limit", "--max-phrase-length"]
-    names += ["--table-limit", "--max-sentence-length", "--weight-overwrite"]
+    names += ["--table-limit", "--max-sentence-length", "--rescore-size", "--weight-overwrite"]
     for command in ("decode", "tune", "serve", "experiment"):
         cmd = main.get_command(click.Context(main), command)
         assert cmd is not None

@@ -22,7 +22,14 @@ from typing import Any
 
 from pysmt.config import PROCESSING_PATHS, FeatureSpec, SystemConfig, typed_value
 from pysmt.errors import PysmtError, did_you_mean
-from pysmt.features.base import Feature, in_isolation, with_source_context
+from pysmt.features.base import (
+    Feature,
+    StatefulFeature,
+    TranslationFeature,
+    in_isolation,
+    scores_translations,
+    with_source_context,
+)
 from pysmt.features.parameters import declarations, declarations_error, old_declarations, values_of
 from pysmt.files.textio import require_file
 
@@ -81,7 +88,34 @@ def checked_declarations(cls: type[Feature], type_name: str, where: str) -> type
             f"{about} implements both evaluate_in_isolation and evaluate_with_source_context: a feature "
             "scores phrase pairs alone or a sentence's options, not both (make it two features)"
         )
+    if scores_translations(cls):
+        problem = translation_feature_error(cls)
+        if problem:
+            raise PysmtError(f"{about} {problem} (docs/writing-a-feature.md, A feature of complete translations)")
     return cls
+
+
+def translation_feature_error(cls: type[Feature]) -> str:
+    """What keeps a :class:`~pysmt.features.base.TranslationFeature` class from scoring complete translations only
+    ("" when nothing does): it takes no part in the search, so a search hook of its own would silently never be
+    called, and without ``score_translations`` it scores nothing."""
+    if issubclass(cls, StatefulFeature):
+        return (
+            "is a TranslationFeature and a StatefulFeature: a feature of complete translations takes no part in the "
+            "search"
+        )
+    for hook, found in (
+        ("evaluate_in_isolation", in_isolation(cls)),
+        ("evaluate_with_source_context", with_source_context(cls)),
+    ):
+        if found:
+            return (
+                f"is a TranslationFeature and implements {hook}: a feature of complete translations takes no part in "
+                "the search (make it two features)"
+            )
+    if cls.score_translations is TranslationFeature.score_translations:  # type: ignore[attr-defined]
+        return "is a TranslationFeature without score_translations"
+    return ""
 
 
 def default_label(type_name: str) -> str:
@@ -241,6 +275,22 @@ def build_features(
         features.append(feature)
         weights.append(list(w))
     return features, weights
+
+
+def given_rescoring_weights(
+    config: SystemConfig, specs: list[FeatureSpec], features: list[Feature]
+) -> list[list[float] | None]:
+    """Each feature's rescoring weights as the config gives them (``rescoring-weights``; None where it gives none: the
+    rescoring pass then totals with its weights), each checked to have one weight per score."""
+    given: list[list[float] | None] = []
+    for spec, feature in zip(specs, features):
+        r = spec.rescoring_weights
+        if r is not None and len(r) != feature.num_scores:
+            raise PysmtError(
+                f"{config.path}: feature {spec.name} has {feature.num_scores} scores but {len(r)} rescoring-weights"
+            )
+        given.append(None if r is None else list(r))
+    return given
 
 
 def apply_params(specs: list[FeatureSpec], assignments: Sequence[str], base: Path) -> list[FeatureSpec]:

@@ -31,7 +31,7 @@ from pysmt.errors import FeatureError
 from pysmt.features.base import FORBIDDEN, StatefulFeature, with_source_context
 
 if TYPE_CHECKING:
-    from pysmt.features.base import Feature
+    from pysmt.features.base import Feature, TranslationFeature
     from pysmt.phrases import PhrasePair, Sentence, SentenceOptions, TranslationOption
 
 #: Scores of this size or more may overflow when a few are added up and weighted: named when no
@@ -125,6 +125,20 @@ def checked_evaluation(
     if estimates is not None:
         estimates = checked_scores(estimates, feature.num_scores, name, method, "estimate", requests)[0]
     return scores, estimates
+
+
+def checked_translation_scores(
+    feature: TranslationFeature, sentence: Sentence, translations: Sequence[tuple[str, ...]]
+) -> np.ndarray:
+    """What a feature of complete translations returns for ``translations`` of ``sentence`` (the rescoring pass, and
+    ``pysmt rescore``), checked as search scores are: a float64 array ``(len(translations), num_scores)`` of finite
+    numbers or -inf (a translation it forbids). Its ``end_sentence`` is called after, whatever happened."""
+    requests = Requests(len(translations), lambda row: f"translation {' '.join(translations[row])!r}")
+    try:
+        scores = feature.score_translations(sentence, translations)
+    finally:
+        feature.end_sentence()
+    return checked_scores(scores, feature.num_scores, feature.name, "score_translations", "score", requests)[0]
 
 
 class StatefulCalls:

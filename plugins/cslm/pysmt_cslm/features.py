@@ -54,6 +54,10 @@ CACHE_SIZE = 0
 PHRASE_CACHE_SIZE = 200_000
 #: No log Z to subtract (self-normalized scores).
 NO_SHIFT = np.zeros(0)
+#: The weight the feature starts at when a config gives none (``--features cslm``, ``pysmt tune``'s first
+#: iteration), as Moses' features declare theirs: its score is a language model's natural-log probability of the
+#: target words, as the n-gram LM's (Moses' default 0.5), beside which it scores them a second time: half of it.
+CSLM_WEIGHT = 0.25
 
 
 def grown(array: np.ndarray, rows: int) -> np.ndarray:
@@ -158,6 +162,9 @@ class CslmFeature(BatchedStatefulFeature):
         target = Shortlist.load(params.model / VOCAB).words[2:]  # most frequent first, after the symbols
         for warning in table_coverage_warnings(name, target, params.model, system):
             print(warning, file=sys.stderr, flush=True)
+
+    def default_weights(self) -> list[float]:
+        return [CSLM_WEIGHT]
 
     @classmethod
     def from_config(cls, name: str, params: CslmParameters, system: SystemConfig) -> CslmFeature:

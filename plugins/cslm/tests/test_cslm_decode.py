@@ -16,7 +16,7 @@ from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
 from pysmt.testing import exhaustive_best, one_line_error, registered, run_pysmt, write_toy_system
 from pysmt_cslm.data import encode_text
-from pysmt_cslm.features import CslmFeature
+from pysmt_cslm.features import CSLM_WEIGHT, CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
 from pysmt_cslm.store import load_model
 
@@ -127,14 +127,15 @@ def test_recombination_with_cslm_states_finds_the_exhaustive_best(system, engine
 def test_decode_command_with_features_cslm(system, tmp_path):
     """`pysmt decode --features cslm` through the entry point: CSLM0 in the n-best list, one-line errors."""
     (tmp_path / "in.txt").write_text("a b c\nc b\n")
-    (tmp_path / "w.txt").write_text("CSLM0= 0.5\n")
+    (tmp_path / "w.txt").write_text(f"CSLM0= {CSLM_WEIGHT}\n")  # the weight it declares
     command = ["decode", "-c", system, "-i", tmp_path / "in.txt", "--features", "cslm"]
     proc = run_pysmt(*command, "--weights", tmp_path / "w.txt", "--nbest", tmp_path / "nbest.txt")
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 2
-    assert all("CSLM0=" in line for line in (tmp_path / "nbest.txt").read_text().splitlines())
-    missing = run_pysmt(*command)
-    assert missing.returncode == 1 and "no weights for feature CSLM0" in missing.stderr
+    given = (tmp_path / "nbest.txt").read_text()
+    assert all("CSLM0=" in line for line in given.splitlines())
+    by_default = run_pysmt(*command, "--nbest", tmp_path / "nbest.txt")  # no weight given: the declared one
+    assert by_default.returncode == 0 and (tmp_path / "nbest.txt").read_text() == given, by_default.stderr
     bad = run_pysmt(*command, "--weights", tmp_path / "w.txt", "--param", "cslm.buffer-size=0")
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     errors = [line for line in bad.stderr.splitlines() if line.startswith("Error")]

@@ -54,6 +54,13 @@ if TYPE_CHECKING:
 #: Cached pair scores kept across sentences before the cache is emptied.
 CACHE_LIMIT = 2_000_000
 
+#: The weights the features start at when a config gives none (``--features rnn,wp``, ``pysmt tune``'s first
+#: iteration), as Moses' features declare theirs: ``rnn``'s natural-log ``p(target phrase | source phrase)`` is
+#: a translation model's column (Moses' TM columns: 0.2); ``wp``'s score is minus the words outside the
+#: shortlist, so a small positive weight makes each such word cost a little (0.1: half a phrase penalty), against
+#: the network's [UNK] probability, kinder than the rare word's own (README, WP).
+RNN_WEIGHT, WP_WEIGHT = 0.2, 0.1
+
 
 #: Where the stored scores enter the model (the ``mode`` parameter; the first is the default).
 MODES = ("search", "column")
@@ -164,6 +171,9 @@ class RnnFeature(Feature):
             f"--phrase-table {binary[0] if binary else 'SYSTEM-bin/TABLE'}"
         )
 
+    def default_weights(self) -> list[float]:
+        return [RNN_WEIGHT]
+
     @classmethod
     def from_config(cls, name: str, params: RnnParameters, system: SystemConfig) -> RnnFeature:
         feature = cls(name, params, resolve_device(params.device, f"feature {name}: device ="))
@@ -268,6 +278,9 @@ class ShortlistPenaltyFeature(Feature):
                 f"--param {name}.shortlist=FILE"
             )
         return params.model / TARGET_VOCAB
+
+    def default_weights(self) -> list[float]:
+        return [WP_WEIGHT]
 
     @classmethod
     def from_config(

@@ -64,7 +64,9 @@ def column_system(tmp_path_factory) -> tuple[Path, Path]:
 def decoders(config: Path, model: Path, mode: str | None) -> dict[str, Decoder]:
     params = [f"rnn.model={model}", "rnn.device=cpu"] + ([f"rnn.mode={mode}"] if mode else [])
     return {
-        engine: Decoder(configure_system(config, ["rnn"], params), engine=engine, missing_weight=RNN_WEIGHT)
+        engine: Decoder(
+            configure_system(config, ["rnn"], params).with_weights({"RNN0": [RNN_WEIGHT]}, "test"), engine=engine
+        )
         for engine in ("python", "auto")
     }
 

@@ -181,7 +181,7 @@ def test_rnn_score_pairs_for_scores_only_the_pairs_of_those_files(tmp_path):
     # the restricted scores are this model's column
     store_table_scores(model, source_vocab, target_vocab, folder, record["made_by"], only={"a", "b"})
     params = [f"rnn.model={tmp_path / 'm'}", "rnn.device=cpu", "rnn.mode=column"]
-    rnn = Decoder(configure_system(config, ["rnn"], params), missing_weight=0.1).features[-1]
+    rnn = Decoder(configure_system(config, ["rnn"], params)).features[-1]
     assert np.isnan(rnn.stored_columns("PhraseDictionaryMemory0")).sum() == len(phrases) - 2
     # a text table's lines all get a score: --pairs-for is refused there
     one_line_error(

@@ -11,8 +11,8 @@ import torch
 from pysmt.config import SystemConfig
 from pysmt.errors import PysmtError
 from pysmt.phrases import PhrasePair
-from pysmt.testing import one_line_error, parameters_of, run_pysmt
-from rnn_feature.features import RnnFeature, ShortlistPenaltyFeature
+from pysmt.testing import parameters_of, run_pysmt
+from rnn_feature.features import RNN_WEIGHT, WP_WEIGHT, RnnFeature, ShortlistPenaltyFeature
 from rnn_feature.hyperparameters import preset
 from rnn_feature.scoring import score_phrases
 from rnn_feature.store import LAST, MODEL, load_checkpoint, load_model, resolve_device
@@ -203,7 +203,7 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
         out.writelines(f"{ENGLISH[a]} {ENGLISH[b]} ||| {WORDS[a]} {WORDS[b]} ||| 1 1 1 1\n" for a, b in five)
     train(tmp_path / "pt.gz", system / "rnn", TINY, torch.device("cpu"), TrainingLimits(max_updates=5, valid_every=5))
     target = Shortlist.load(system / "rnn" / "target.vocab")
-    (tmp_path / "w.txt").write_text("RNN0= 0.3\nWP0= -0.5\n")
+    (tmp_path / "w.txt").write_text(f"RNN0= {RNN_WEIGHT}\nWP0= {WP_WEIGHT}\n")  # the weights they declare
     (tmp_path / "in.txt").write_text("three\nsix\n")
     command = [
         "decode",
@@ -216,9 +216,12 @@ def test_decode_with_rnn_and_wp_features(tmp_path):
         "--nbest",
         tmp_path / "nbest.txt",
     ]
-    one_line_error(run_pysmt(*command), "no weights for feature RNN0")
+    defaults = run_pysmt(*command)  # no weights given: the features' declared defaults, not an error
+    assert defaults.returncode == 0, defaults.stderr
+    by_default = (tmp_path / "nbest.txt").read_text()
     proc = run_pysmt(*command, "--weights", tmp_path / "w.txt")
     assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "nbest.txt").read_text() == by_default and proc.stdout == defaults.stdout
     assert proc.stdout.split("\n")[:2] == ["trois", "six"]
     model, source, _ = load_model(system / "rnn")
     expected = score_phrases(model, source, target, [(["three"], ["trois"]), (["six"], ["six"])])
@@ -265,11 +268,12 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     assert values.shape == (80, 1) and record["entries"] == 80 and record["made_by"]["feature"] == "rnn"
     config = binary / "pysmt.toml"
     model = [f"rnn.model={system.parent / 'rnn'}"]
+    weight = {"RNN0": [0.4]}
     decoders = {
-        engine: Decoder(configure_system(config, ["rnn"], model), engine=engine, missing_weight=0.4)
+        engine: Decoder(configure_system(config, ["rnn"], model).with_weights(weight, "test"), engine=engine)
         for engine in ("auto", "python")
     }
-    plain = Decoder(configure_system(system, ["rnn"]), missing_weight=0.4)  # text table: scored in the search
+    plain = Decoder(configure_system(system, ["rnn"]).with_weights(weight, "test"))  # text table: scored in the search
     rnn = decoders["auto"].features[-1]
     assert rnn.stored_scores("PhraseDictionaryMemory0") is not None and not plain.features[-1].stored
     asked: list[int] = []
@@ -309,3 +313,31 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     assert (
         "--out is needed" in run_pysmt("rnn", "score", "--model", system.parent / "rnn", "--phrase-table", table).stderr
     )
+
+
+def test_tune_starts_wp_at_the_weight_it_declares(tmp_path):
+    """`pysmt tune --features wp`: WP0's first weight is the one the feature declares (L1-normalized with the
+    others, as tuning's first decode takes them all), not 0."""
+    from pysmt.testing import write_toy_system
+    from tuning.loop import tune
+    from tuning.options import TuningOptions
+
+    ini = write_toy_system(tmp_path / "system")
+    (tmp_path / "shortlist").write_text("[EOS]\n[UNK]\nx\ny\n")  # z lies outside it
+    (tmp_path / "dev.src").write_text("a b c\nc b a\n")
+    (tmp_path / "dev.ref").write_text("x y z\nz y x\n")
+    options = TuningOptions(
+        config=ini,
+        features=["wp"],
+        params=[f"wp.shortlist={tmp_path / 'shortlist'}"],
+        source=tmp_path / "dev.src",
+        references=[tmp_path / "dev.ref"],
+        out=tmp_path / "tune",
+        max_iterations=1,
+        quiet=True,
+    )
+    tune(options)
+    lines = (tmp_path / "tune" / "run1" / "weights.txt").read_text().splitlines()
+    first = {name.rstrip("="): [float(w) for w in ws] for name, *ws in map(str.split, lines)}
+    assert first["WP0"][0] / first["KENLM0"][0] == pytest.approx(WP_WEIGHT / 0.5)  # the toy system's LM: 0.5
+    assert first["WP0"][0] > 0

@@ -1,0 +1,46 @@
+"""The sentence model as a translator on its own: greedy search, in batches of sentences of similar length."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pysmt.neural import resolve_device
+from rnn_feature.data import Ragged
+from rnn_feature.sentence.store import load_model
+from rnn_feature.sentence.subwords import EOS_ID
+
+#: Sentences translated together.
+BATCH = 64
+
+
+def greedy_translations(
+    model_dir: Path, lines: Sequence[str], config_path: str | None, device: str, max_length: int
+) -> Iterator[str]:
+    """Each line's greedy translation, in input order; with ``config_path`` the line is prepared as that system
+    prepares its input, and the translation restored as it restores its output."""
+    from pysmt.config_files import load_config
+    from pysmt.text_processing import TextProcessor
+
+    model, subwords = load_model(model_dir, resolve_device(device))
+    processing = load_config(config_path).processing if config_path else None
+    source_text = target_text = None
+    if processing is not None:
+        source_text = TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize)
+        target_text = TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize)
+    prepared = [source_text.prepare(line) if source_text else line for line in lines]
+    ragged = Ragged.from_lists([ids or [EOS_ID] for ids in subwords.encode(prepared)])
+    order = np.argsort(ragged.lengths(), kind="stable")
+    results: list[str] = [""] * len(lines)
+    device_of = next(model.parameters()).device
+    with torch.no_grad():
+        for begin in range(0, len(order), BATCH):
+            batch = order[begin : begin + BATCH]
+            src, lengths = ragged.padded(batch)
+            for k, ids in zip(batch, model.greedy(src.to(device_of), lengths.to(device_of), max_length)):
+                words = subwords.decode(ids[::-1] if model.hp.right_to_left else ids)
+                results[k] = target_text.restore(words) if target_text else words
+    yield from results

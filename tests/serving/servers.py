@@ -89,8 +89,9 @@ class Server:
 
 
 @contextmanager
-def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
-    """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL)."""
+def serving(system: Path, *extra: str, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """``pysmt serve`` on a free port of 127.0.0.1 until the block ends (then SIGTERM, then SIGKILL); ``env``: its
+    environment (:func:`pysmt.testing.registered_for_commands`'s), else this one."""
     proc = start_pysmt(
         "serve",
         "-c",
@@ -103,6 +104,7 @@ def serving(system: Path, *extra: str, workers: int = 1) -> Iterator[Server]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        env=env,
     )
     log: list[str] = []
     port: list[int] = []

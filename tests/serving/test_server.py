@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pysmt.testing import one_line_error, run_pysmt
+from pysmt.testing import TargetWordsFeature, one_line_error, registered_for_commands, run_pysmt, write_toy_system
 from tests.helpers import alive, raw_text_system, wait_until
 from tests.serving.servers import serving, stopped
 
@@ -307,3 +307,21 @@ def test_markup_in_requests_as_mosesserver_with_xml_input(tiny_system, tmp_path)
         # the words sent "a," "b" "." (a tag separates words), returned "x," "chat.": the markup has no alignment
         links = [(link["source-word"], link["target-word"]) for link in answer["word-align"]]
         assert links == [(0, 0), (2, 1)]
+
+
+def test_a_system_with_a_feature_of_complete_translations_serves_the_rescored_translations(tmp_path):
+    """The toy feature of complete translations (a translation's count of y, weight 2) re-ranks "a b c"'s list:
+    "y y z" (-1.288991 + 2 x 2) before "x y z" (0.588356 + 2), as decode writes it."""
+    system = write_toy_system(tmp_path / "system", features=["target-words"], weights={"TargetWords0": "2"})
+    env = registered_for_commands(tmp_path / "plugins", target_words=TargetWordsFeature)
+    with serving(system, env=env) as server:
+        status, answer = server.post_json("/translate", [{"src": "a b c", "n_best": 2}, {"src": "c b a"}])
+        assert status == 200, answer
+        assert [(e["tgt"], e["pred_score"]) for e in answer[0]] == [
+            ("y y z", pytest.approx(2.711009, abs=1e-6)),
+            ("x y z", pytest.approx(2.588356, abs=1e-6)),
+        ]
+        assert [e["tgt"] for e in answer[1]] == ["z y y"]
+        assert server.rpc.translate({"text": "a b c"}) == {"text": "y y z "}  # (Moses' trailing space)
+        status, models = server.request("GET", "/translator/models")
+        assert status == 200 and models[0]["features"][-1] == "TargetWords0"

@@ -676,3 +676,34 @@ def test_the_head_killed_while_the_actors_load_stops_the_client_with_one_line(ti
     assert lost["actors_end"], lost
     # (no count of lines written: the client was still waiting for its actors)
     assert lost["error"] == f"Error: lost the cluster's head at {lost['address']}: it stopped answering"
+
+
+@pytest.mark.slow
+def test_the_rescoring_pass_on_the_cluster_gives_the_local_outputs(tmp_path):
+    """A feature of complete translations (pysmt.testing's, found by the actors as an installed plugin: on a throw-away
+    cluster of this machine, started by the command, whose processes inherit its environment): decode's rescored
+    translations and n-best lists, and rescore --src's list, as on this machine."""
+    from pysmt.testing import TargetWordsFeature, registered_for_commands, write_toy_system
+
+    system = write_toy_system(tmp_path / "system", features=["target-words"], weights={"TargetWords0": "2"})
+    env = registered_for_commands(tmp_path / "plugins", target_words=TargetWordsFeature)
+    source, plain = tmp_path / "in.txt", tmp_path / "plain.nbest"
+    source.write_text("a b c\nc b a\nb c\n" * 20)
+    without = write_toy_system(tmp_path / "without")  # the list of the system without the feature, to rescore
+    assert run_pysmt("decode", "-c", without, "-i", source, "--nbest", plain, "--nbest-size", "5").returncode == 0
+    outs = {}
+    for where in ("local", "cluster"):
+        nbest, rescored = tmp_path / f"{where}.nbest", tmp_path / f"{where}.rescored"
+        cluster = ["--cluster", "local"] if where == "cluster" else []
+        decode = run_pysmt(
+            "decode", "-c", system, "-i", source, "--nbest", nbest, "--nbest-size", "3", *cluster, env=env
+        )
+        assert decode.returncode == 0, decode.stderr
+        rescore = ["rescore", "-c", system, "--features", "target-words", "--nbest", plain, "--out", rescored]
+        proc = run_pysmt(*rescore, "--src", source, *cluster, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert ("done: node" in decode.stderr + proc.stderr) == bool(cluster), decode.stderr + proc.stderr
+        outs[where] = (decode.stdout, nbest.read_bytes(), rescored.read_bytes())
+    assert outs["cluster"] == outs["local"]
+    assert outs["local"][0] == "y y z\nz y y\ny z\n" * 20 and b" TargetWords0= 2 ||| 2.711009\n" in outs["local"][1]
+    assert outs["local"][2].startswith(b"0 ||| y y z ||| ") and b" TargetWords0= 2 ||| 2.711009\n" in outs["local"][2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
@@ -142,9 +142,16 @@ def test_options_are_built_by_keyword_only(name, carrier):
 
 def test_tune_help_shows_the_dataclass_defaults():
     out = " ".join(CliRunner().invoke(main, ["tune", "--help"]).output.split())
-    for name in ("nbest_size", "max_iterations", "restarts", "seed", "interpolation"):
+    for name in ("max_iterations", "restarts", "seed"):
         declared = next(f for f in fields(TuningOptions) if f.name == name)
         assert f"[default: {declared.default}" in out, name
+    # the two whose default depends on --rerank (None in the dataclass): both defaults, as the loop takes them
+    plain = TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"))
+    rerank = replace(plain, rerank=True)
+    assert (plain.nbest_entries(rescore_size=7), rerank.nbest_entries(rescore_size=7)) == (100, 7)
+    assert (plain.interpolation_share(), rerank.interpolation_share()) == (0.5, 1.0)
+    assert "[default: (100; with --rerank, the system's rescore-" in out
+    assert "[default: (0.5; with --rerank, 1);" in out
 
 
 def test_the_command_lines_defaults_are_the_dataclasses(tmp_path, monkeypatch):

@@ -25,9 +25,11 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
 
     Rerunning the same command resumes an interrupted job (--max-iterations and --threads may
     change); another system, dev set or setting is refused unless --force. Features a config has
-    no weights for (e.g. added with --features) start at their default weights (a plugin's
-    default_weights()), else at 0; the unknown-word penalty stays fixed. Search settings (--stack ...) apply to
-    every decode and are kept in the tuned config; --weight-overwrite gives the starting weights.
+    no weights for (e.g. added with --features) start at the default weights their feature declares
+    (default_weights(): the RNN's, the CSLM's and WP's too), else at 0; the unknown-word penalty stays fixed.
+    Search settings (--stack ...) apply to every decode and are kept in the tuned config; --weight-overwrite
+    gives the starting weights. --rerank learns a sentence model's rescoring weights with the decoder's on one
+    decode's n-best lists (e.g. -c TUNED/pysmt.toml --features sentence --rerank).
     """
     options = from_command(
         TuningOptions,
@@ -38,7 +40,11 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
         search_settings=search_overrides(given),
     )
     only_one_place(options.threads, options.cluster)
+    from tuning.loop import NothingToRerank
     from tuning.loop import tune as run_tuning
 
-    path = run_tuning(options)
+    try:
+        path = run_tuning(options)
+    except NothingToRerank as err:  # a usage error (exit 2), found once the system's features are known
+        raise click.UsageError(str(err)) from None
     click.echo(f"pysmt tune: tuned config {path} (per iteration: {options.out / 'summary.tsv'})")

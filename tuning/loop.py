@@ -16,6 +16,22 @@ run resumes where it stopped. The folder's lock keeps a second run out (:mod:`py
 and the weights decoded with), ``TUNE_DIR/curve.png`` draws it (when matplotlib is installed).
 ``TUNE_DIR/job.json`` records the system, dev set and settings (:mod:`pysmt.running.jobs`): a rerun with
 other ones is refused instead of mixing their n-best lists, unless ``force`` starts afresh.
+
+**Re-ranking** (``rerank``, ``pysmt tune --rerank``; Moses' n-best reranking): the weights learned are the
+rescoring weights of every feature, those with which the decoder's rescoring pass re-ranks each line's
+``rescore-size`` distinct translations when the system has features of complete translations
+(:class:`~pysmt.features.base.TranslationFeature`, a sentence model). The dev set is decoded once, in
+``run1``, with the config's weights as they are (no L1 normalization: the search must produce the
+candidates the tuned config will re-rank), into n-best lists of the system's ``rescore-size`` entries by
+default. The optimizer then runs on that one pool again and again, each step from the weights of the
+step before, and never decodes again: re-ranking a fixed list is exactly what the pool computes, so an
+iteration's dev BLEU is the pool's BLEU of its weights (:meth:`~tuning.line_search.CandidatePool.bleu`),
+the BLEU the decoder's re-ranked 1-best scores. ``runN/weights.txt`` then holds iteration N's rescoring
+weights, and the run folders after ``run1`` hold no decode. The tuned config keeps every search
+feature's ``weights`` as the decoder used them and gets the best iteration's vector as every feature's
+``rescoring_weights`` (a translation feature's ``weights`` too: it has no part in the search);
+``TUNE_DIR/rescoring-weights.txt`` holds that vector (there is no ``weights.txt``: a ``--weights`` file
+sets search weights).
 """
 
 from __future__ import annotations
@@ -37,7 +53,8 @@ from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.line_streams import TranslationLines
 from pysmt.errors import PysmtError
-from pysmt.features.registry import system_inputs
+from pysmt.features.base import scores_translations
+from pysmt.features.registry import add_feature_types, feature_class, system_inputs
 from pysmt.files import progress
 from pysmt.files.figures import MISSING, available
 from pysmt.files.formats import format_labels
@@ -116,8 +133,20 @@ def from_file(decoder: Decoder, path: Path) -> np.ndarray:
 
 
 NAN = float("nan")
-#: What a tuning folder holds besides its run folders.
-TUNE_FILES = ("pysmt.toml", "weights.txt", "summary.tsv", "curve.png")
+#: What a tuning folder holds besides its run folders (``rescoring-weights.txt`` instead of ``weights.txt``: a
+#: rerank job's).
+TUNE_FILES = ("pysmt.toml", "weights.txt", "rescoring-weights.txt", "summary.tsv", "curve.png")
+
+
+class NothingToRerank(PysmtError):
+    """``rerank`` on a system without a feature of complete translations: the decoder's rescoring pass runs only
+    with one, so rescoring weights learned there would change no translation (``pysmt tune``: a usage error)."""
+
+
+def translation_features(config: SystemConfig, added: list[str]) -> list[str]:
+    """The names of the features of complete translations (:class:`~pysmt.features.base.TranslationFeature`) of
+    the system ``config`` with the feature types ``added`` (``--features``), known before any model loads."""
+    return [spec.name for spec in add_feature_types(config, added) if scores_translations(feature_class(spec.type))]
 
 
 def interpolated(
@@ -147,8 +176,9 @@ def interpolated(
     return mixed
 
 
-def start_job(options: TuningOptions, config: SystemConfig) -> None:
-    """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh."""
+def start_job(options: TuningOptions, config: SystemConfig, nbest_size: int, interpolation: float) -> None:
+    """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh.
+    (``nbest_size`` and ``interpolation``: the options' values, their defaults filled in.)"""
     out = options.out
     inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
     check_outputs(
@@ -157,12 +187,14 @@ def start_job(options: TuningOptions, config: SystemConfig) -> None:
     settings = {
         "features": options.features,
         "params": options.params,
-        "nbest_size": options.nbest_size,
+        "nbest_size": nbest_size,
         "restarts": options.restarts,
         "seed": options.seed,
         "search": options.search,
-        "interpolation": options.interpolation,
+        "interpolation": interpolation,
     }
+    if options.rerank:  # none: a job of the normal loop, as all were before --rerank
+        settings["rerank"] = True
     if options.xml_input not in (None, "pass-through"):  # none: the record of a job from before --xml-input
         settings["xml_input"] = options.xml_input
     if options.search_settings.given():  # none: the record of a job from before the search settings' options
@@ -194,7 +226,8 @@ class Tuner:
         self.o = options
         progress.quiet = options.quiet  # no bar, not even a model's loading bar (a redirected log gets none anyway)
         self.source, references = read_dev(options)
-        #: The system as the actors (``--cluster``) build it too; new features start at weight 0.
+        #: The system as the actors (``--cluster``) build it too; new features start at the default weights their
+        #: feature declares (the registry gives those first), else at 0.
         self.recipe = SystemRecipe(
             str(options.config),
             tuple(options.features),
@@ -205,24 +238,45 @@ class Tuner:
             xml_input=options.xml_input,  # type: ignore[arg-type]
         )
         config = self.recipe.configure()
-        start_job(options, config)
+        if options.rerank and not translation_features(config, options.features):
+            raise NothingToRerank(
+                "--rerank: the system has no feature of complete translations (a sentence model: --features "
+                "sentence), and without one the decoder re-ranks nothing; tune without --rerank"
+            )
+        self.nbest_size = options.nbest_entries(config.search.rescore_size)
+        self.interpolation = options.interpolation_share()
+        start_job(options, config, self.nbest_size, self.interpolation)
+        self.rescore_size = config.search.rescore_size
+        if options.rerank and self.nbest_size < self.rescore_size:
+            log(
+                f"warning: --nbest-size {self.nbest_size} is less than the system's rescore-size {self.rescore_size}: "
+                "the lists miss translations the decoder re-ranks, so the dev BLEU tuning sees is not quite the "
+                "decoder's"
+            )
         self.say(f"loading {options.config}")
         self.decoder = self.recipe.build(config)
         labels = self.decoder.nbest_labels()
         self.fixed = np.concatenate(
             [[not feature.tunable] * (hi - lo) for feature, (_, lo, hi) in zip(self.decoder.features, labels)]
         )
+        #: Every feature's weights as the decoder was built with them, and the rescoring pass's: a rerank job
+        #: decodes with these, starts from the rescoring weights and keeps the weights as its tuned config's.
+        self.built_weights, self.built_rescoring = self.decoder.weights, self.decoder.rescoring_weights
+        if not options.rerank and self.decoder.rescorers and any(w is not None for w in self.decoder.given_rescoring):
+            log(
+                f"warning: {options.config} gives rescoring-weights (a --rerank tuning's): the decoder re-ranks every "
+                "decode with them, so this tuning learns the search's weights, not theirs; tune them with --rerank "
+                "afterwards"
+            )
         self.pool = NbestPool(BleuStatistics(references), self.decoder.postprocess)
+        self.candidates: CandidatePool | None = None  # the pool as the optimizer takes it (see reranked)
         self.references = [list(refs) for refs in zip(*references)]  # sacrebleu's layout: one list per reference
         self.history: list[Iteration] = []
         self.warm = False  # feature caches filled for forked workers (Decoder.warm_caches)
         self.cluster: Cluster | None = None  # decoder actors, kept across iterations (see workers)
 
     def run(self) -> Path:
-        weights = np.concatenate(self.decoder.weights)
-        tuned = ~self.fixed
-        if np.abs(weights[tuned]).sum() > 0:  # mert-moses.pl decodes its first run with L1-normalized weights too
-            weights[tuned] /= np.abs(weights[tuned]).sum()
+        weights = self.starting_weights()
         for number in range(1, self.o.max_iterations + 1):
             run = self.o.out / f"run{number}"
             run.mkdir(parents=True, exist_ok=True)
@@ -232,19 +286,8 @@ class Tuner:
                 with atomic_writer(run / "weights.txt") as out:
                     out.write(weights_text(self.decoder, weights))
             steps = DoneMarkers(run)
-            if not steps.done("decode"):
-                self.say(f"iteration {number}: decode dev ({len(self.source):,} sentences)")
-                start = time.time()
-                self.decode(weights, run)
-                steps.finish("decode", seconds=round(time.time() - start, 3))
-            decode_s = measured(steps.record("decode"), "seconds")
-            outputs = [text for _, text in read_lines(run / "output.txt")]
-            dev_bleu = sacrebleu.corpus_bleu(outputs, self.references).score
-            new = self.pool.add(run / "nbest.txt")
-            self.say(
-                f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool"
-            )
-            if new == 0 and number > 1:
+            dev_bleu, new, decode_s = self.evaluate(number, weights, run, steps)
+            if new == 0 and number > 1 and not self.o.rerank:
                 self.record(Iteration(number, dev_bleu, new, len(self.pool), NAN, decode_s, 0.0, weights))
                 self.say("no new candidates: stopping")
                 break
@@ -269,8 +312,59 @@ class Tuner:
             weights = optimized
         return self.finish()
 
-    def decode(self, weights: np.ndarray, run: Path) -> None:
-        """Decode the dev set with ``weights`` into ``run/nbest.txt`` and ``run/output.txt``."""
+    def starting_weights(self) -> np.ndarray:
+        """Iteration 1's weights: the decoder's, L1-normalized over the tuned features as mert-moses.pl decodes its
+        first run; a rerank job's, every feature's rescoring weights as the config gives them (the decoder's
+        rescoring pass totals with these: iteration 1 is the decode's own re-ranking)."""
+        if self.o.rerank:
+            return np.concatenate(self.built_rescoring)
+        weights = np.concatenate(self.decoder.weights)
+        tuned = ~self.fixed
+        if np.abs(weights[tuned]).sum() > 0:
+            weights[tuned] /= np.abs(weights[tuned]).sum()
+        return weights
+
+    def evaluate(self, number: int, weights: np.ndarray, run: Path, steps: DoneMarkers) -> tuple[float, int, float]:
+        """Iteration ``number``'s dev BLEU, the candidates its decode added to the pool, and the decode's seconds.
+
+        It decodes the dev set with ``weights`` into ``run``, unless it did already (``steps``); a rerank job
+        decodes only its first iteration, with the config's weights, and scores every iteration's ``weights`` by
+        re-ranking that pool."""
+        if self.o.rerank and number > 1:
+            dev_bleu = self.reranked().bleu(weights)
+            self.say(f"iteration {number}: dev BLEU {dev_bleu:.2f}, re-ranked")
+            return dev_bleu, 0, 0.0
+        if not steps.done("decode"):
+            self.say(f"iteration {number}: decode dev ({len(self.source):,} sentences)")
+            start = time.time()
+            self.decode(None if self.o.rerank else weights, run)
+            steps.finish("decode", seconds=round(time.time() - start, 3))
+        decode_s = measured(steps.record("decode"), "seconds")
+        outputs = [text for _, text in read_lines(run / "output.txt")]
+        dev_bleu = sacrebleu.corpus_bleu(outputs, self.references).score
+        new = self.pool.add(run / "nbest.txt")
+        self.candidates = None
+        self.say(f"iteration {number}: dev BLEU {dev_bleu:.2f}; {new:,} new candidates, {len(self.pool):,} in the pool")
+        if self.o.rerank:
+            reranked = self.reranked().bleu(weights)
+            if abs(reranked - dev_bleu) > 1e-9:  # the lists' best is the decoder's but for a near tie
+                log(
+                    f"warning: the n-best lists re-ranked with the config's rescoring weights score dev BLEU "
+                    f"{reranked:.2f}, the decoder's 1-best {dev_bleu:.2f}: their scores' 6 decimals break a near tie "
+                    "otherwise than the decoder did; tuning scores weights on the lists"
+                )
+            dev_bleu = reranked
+        return dev_bleu, new, decode_s
+
+    def reranked(self) -> CandidatePool:
+        """The pool as the optimizer takes it, built once after each decode."""
+        if self.candidates is None:
+            self.candidates = CandidatePool.from_lists(*self.pool.arrays())
+        return self.candidates
+
+    def decode(self, weights: np.ndarray | None, run: Path) -> None:
+        """Decode the dev set with ``weights`` (None: the decoder's own, as built) into ``run/nbest.txt`` and
+        ``run/output.txt``."""
         from pysmt.decoding.runner import translate_stream
 
         if self.o.threads > 1 and not self.warm:  # before the first fork: see Decoder.warm_caches
@@ -286,22 +380,23 @@ class Tuner:
                 )
             )
             self.warm = True
-        self.decoder.set_weights(as_lists(self.decoder, weights))
+        if weights is not None:
+            self.decoder.set_weights(as_lists(self.decoder, weights))
         with (
             atomic_writer(run / "nbest.txt") as nbest,
             atomic_writer(run / "output.txt") as output,
             progress_bar(total=len(self.source), unit=" sent", desc="decode dev") as progress,
         ):
             emit = TranslationLines(
-                output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.o.nbest_size, progress=progress
+                output, self.decoder.nbest_labels(), nbest=nbest, nbest_size=self.nbest_size, progress=progress
             )
             if self.o.cluster:  # only the weights travel
                 self.workers().translate(
-                    enumerate(self.source), emit, weights=as_lists(self.decoder, weights), nbest_size=self.o.nbest_size
+                    enumerate(self.source), emit, weights=self.decoder.weights, nbest_size=self.nbest_size
                 )
             else:
                 translate_stream(
-                    self.decoder, enumerate(self.source), emit, threads=self.o.threads, nbest_size=self.o.nbest_size
+                    self.decoder, enumerate(self.source), emit, threads=self.o.threads, nbest_size=self.nbest_size
                 )
 
     def workers(self) -> Cluster:
@@ -312,7 +407,7 @@ class Tuner:
 
     def optimize(self, weights: np.ndarray) -> tuple[np.ndarray, float]:
         features, stats = self.pool.arrays()
-        pool = CandidatePool.from_lists(features, stats)
+        pool = self.reranked()
         constant = constant_features(pool)
         names = self.weight_names()
         for j in np.flatnonzero(constant & ~self.fixed):
@@ -344,7 +439,10 @@ class Tuner:
                 trust_region=self.o.trust_region,
                 mapper=mapper,
             )
-        step = interpolated(weights, optimized, ~self.fixed, self.o.interpolation, constant)
+        # a fixed weight that kbmira's averaging scaled with the others (Moses' arithmetic counts the start once
+        # more) gets its own value back where it is constant within every list, which changes no ranking
+        optimized = np.where(self.fixed & constant, weights, optimized)
+        step = interpolated(weights, optimized, ~self.fixed, self.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
 
     def say(self, message: str) -> None:
@@ -374,29 +472,44 @@ class Tuner:
             tuning_curve(
                 [it.dev_bleu for it in self.history],
                 [it.predicted_bleu for it in self.history],
-                f"pysmt tune --optimizer {self.o.optimizer}",
+                f"pysmt tune --optimizer {self.o.optimizer}{' --rerank' if self.o.rerank else ''}",
                 self.o.out / "curve.png",
             )
         elif len(self.history) == 1:
             self.say(f"no curve.png: {MISSING}")
 
     def finish(self) -> Path:
-        """Write ``TUNE_DIR/pysmt.toml`` and ``weights.txt`` with the weights of the best decoded iteration."""
+        """Write ``TUNE_DIR/pysmt.toml`` and ``weights.txt`` with the weights of the best iteration (a rerank job:
+        the search weights as they were, the best weights as rescoring weights, and ``rescoring-weights.txt``)."""
         best = max(self.history, key=lambda it: it.dev_bleu)
         weights = from_file(self.decoder, self.o.out / f"run{best.number}" / "weights.txt")
-        named = dict(zip((name for name, _, _ in self.decoder.nbest_labels()), as_lists(self.decoder, weights)))
-        specs = [replace(spec, weights=named[spec.name]) for spec in self.decoder.specs]
+        names = [name for name, _, _ in self.decoder.nbest_labels()]
+        named = dict(zip(names, as_lists(self.decoder, weights)))
+        if self.o.rerank:
+            built = dict(zip(names, self.built_weights))
+            specs = [
+                replace(
+                    spec,
+                    weights=named[spec.name] if scores_translations(feature) else built[spec.name],
+                    rescoring_weights=named[spec.name],
+                )
+                for spec, feature in zip(self.decoder.specs, self.decoder.features)
+            ]
+        else:
+            specs = [replace(spec, weights=named[spec.name]) for spec in self.decoder.specs]
         config = replace(self.decoder.config, features=specs)
+        if self.o.rerank and self.nbest_size > self.rescore_size:  # re-rank the lists the weights were tuned on
+            config = replace(config, search=replace(config.search, rescore_size=self.nbest_size))
         path = self.o.out / "pysmt.toml"
         write_toml(config, path)
-        with atomic_writer(self.o.out / "weights.txt") as out:
+        with atomic_writer(self.o.out / ("rescoring-weights.txt" if self.o.rerank else "weights.txt")) as out:
             out.write(weights_text(self.decoder, weights))
         log(f"best dev BLEU {best.dev_bleu:.2f} (iteration {best.number}); wrote {path}")
         self.say("features: " + format_labels([(name, hi - lo) for name, lo, hi in self.decoder.nbest_labels()]))
         if best.number == 1 and len(self.history) > 1:
             log(
-                f"warning: the starting weights decoded best (iteration 1 of {len(self.history)}): tuning did not "
-                "improve on them; more iterations may"
+                f"warning: the starting weights {'re-ranked' if self.o.rerank else 'decoded'} best (iteration 1 of "
+                f"{len(self.history)}): tuning did not improve on them; more iterations may"
             )
         unused = [spec.name for spec in specs if spec.type in self.o.features and not any(named[spec.name])]
         if unused:

@@ -18,6 +18,8 @@ from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH, XML_INPUT
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
 INTERPOLATION = 0.5
+#: N-best entries per dev sentence and decode, without ``--rerank`` (with it: the system's ``rescore-size``).
+NBEST_SIZE = 100
 #: How far one MERT iteration may move each weight, in units of the larger of its magnitude and the mean
 #: magnitude: see :func:`tuning.optimizer.trust_region_bounds`.
 TRUST_REGION = 1.0
@@ -64,8 +66,27 @@ class TuningOptions:
             help="Tuning folder: per-iteration n-best lists and weights, summary.tsv, curve.png, the tuned pysmt.toml.",
         )
     )
-    nbest_size: int = field(
-        default=100, metadata=option(type=POSITIVE, help="N-best entries per sentence and iteration.")
+    #: Re-rank instead of decoding again: see :meth:`nbest_entries` and ``tuning.loop``'s module text.
+    rerank: bool = field(
+        default=False,
+        metadata=option(
+            is_flag=True,
+            help="Learn the rescoring weights of every feature (a sentence model's with the decoder's) on the n-best "
+            "lists of one decode: the dev set is decoded once with the config's weights, the optimizer re-ranks that "
+            "pool until the weights settle, and the tuned config keeps the search weights as they were and gets the "
+            "learned ones as rescoring-weights (README, Tuning). Needs a feature of complete translations.",
+        ),
+    )
+    #: None: :data:`NBEST_SIZE`, or with ``rerank`` the system's ``rescore-size`` (:meth:`nbest_entries`).
+    nbest_size: int | None = field(
+        default=None,
+        metadata=option(
+            type=POSITIVE,
+            show_default=f"{NBEST_SIZE}; with --rerank, the system's rescore-size",
+            help="N-best entries per sentence and iteration. With --rerank, give at least the system's rescore-size "
+            "(the translations its rescoring pass re-ranks), so that the lists hold every candidate the decoder "
+            "chooses from.",
+        ),
     )
     max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
     threads: int = field(default=1, metadata=DECODING_THREADS)
@@ -80,15 +101,17 @@ class TuningOptions:
             help="Seed of the optimizer: MERT's random restarts and directions, kbmira's sentence order, PRO's pairs.",
         ),
     )
-    #: The optimizer's share of the next weights (1: its alone); see :func:`tuning.loop.interpolated`.
-    interpolation: float = field(
-        default=INTERPOLATION,
+    #: The optimizer's share of the next weights (1: its alone); see :func:`tuning.loop.interpolated`. None:
+    #: :data:`INTERPOLATION`, or 1 with ``rerank`` (:meth:`interpolation_share`).
+    interpolation: float | None = field(
+        default=None,
         metadata=option(
             "--historic-interpolation",
             type=click.FloatRange(0.0, 1.0, min_open=True),
+            show_default=f"{INTERPOLATION}; with --rerank, 1",
             help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
             "with (1: the optimizer's alone), whichever --optimizer, as mert-moses.pl applies it. Keeps MERT's "
-            "iteration 2 from collapsing (README, Tuning).",
+            "iteration 2 from collapsing (README, Tuning); --rerank decodes no more, so there it defaults to 1.",
         ),
     )
     #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`), k-best batch MIRA
@@ -164,3 +187,18 @@ class TuningOptions:
         default=False,
         metadata=option(is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."),
     )
+
+    def nbest_entries(self, rescore_size: int) -> int:
+        """N-best entries per dev sentence: ``nbest_size``, else :data:`NBEST_SIZE`, or with ``rerank`` the
+        system's ``rescore_size`` (the one decode's lists are then exactly what its rescoring pass re-ranks)."""
+        if self.nbest_size is not None:
+            return self.nbest_size
+        return rescore_size if self.rerank else NBEST_SIZE
+
+    def interpolation_share(self) -> float:
+        """The optimizer's share of the next weights: ``interpolation``, else :data:`INTERPOLATION`, or 1 with
+        ``rerank``: the interpolation keeps the next decode near what the pool describes, and a rerank job's
+        next weights are scored on the pool itself, exactly."""
+        if self.interpolation is not None:
+            return self.interpolation
+        return 1.0 if self.rerank else INTERPOLATION

@@ -119,10 +119,23 @@ def test_a_batch_of_padded_pairs_scores_exactly_the_equations_by_hand():
 
 def test_the_scorer_gives_each_hypothesis_its_own_score_whatever_the_batch(tmp_path):
     model_dir = trained(tmp_path)
-    hypotheses = [("un", "deux"), ("trois",), ("un", "deux"), (), ("six", "cinq", "quatre", "trois", "deux")]
+    hypotheses = [("un", "deux"), ("trois",), ("un", "deux"), (), ("six", "cinq", "quatre", "trois", "deux"), ("un",)]
     one_by_one = [SentenceScorer(model_dir, batch_size=1).score(["one", "two"], [h])[0] for h in hypotheses]
     together = SentenceScorer(model_dir, batch_size=2).score(["one", "two"], hypotheses)
     np.testing.assert_allclose(together, np.array(one_by_one), rtol=1e-5)
+    # the prefix tree gives what the training's plain teacher-forced pass gives, hypothesis by hypothesis
+    scorer = SentenceScorer(model_dir)
+    src = torch.tensor([scorer.subwords.encode(["one two"])[0]])
+    for k, h in enumerate(hypotheses):
+        ids = scorer.subwords.encode([" ".join(h)])[0]
+        with torch.no_grad():
+            plain = scorer.model.log_probs(
+                src,
+                torch.tensor([src.shape[1]]),
+                torch.tensor([ids], dtype=torch.int64).reshape(1, -1),
+                torch.tensor([len(ids)]),
+            )
+        assert together[k, 0] == pytest.approx(float(plain[0]), rel=1e-5)
     assert together[0, 0] == together[2, 0]  # a repeated hypothesis, scored once
     subwords = Subwords(model_dir / "subwords.model")
     assert together[:, 1].tolist() == [len(subwords.encode([" ".join(h)])[0]) for h in hypotheses]
@@ -194,3 +207,19 @@ def test_the_features_refuse_a_model_of_the_other_direction_or_kind(tmp_path):
 
     scores = feature.score_translations(Sentence(("one",)), [("un",), ("deux", "trois")])
     assert scores.shape == (2, 2) and feature.default_weights() == [0.1, 0.15]
+
+
+def test_the_prefix_tree_holds_each_prefix_once_parents_first():
+    from rnn_feature.sentence.scoring import PrefixTree
+
+    tree = PrefixTree([[5, 6], [5, 7], [], [8]])
+    assert len(tree) == 5  # (), (5), (8), (5 6), (5 7): depth by depth
+    assert tree.parent.tolist() == [-1, 0, 0, 1, 1] and tree.last.tolist() == [0, 5, 8, 6, 7]
+    requests = [tuple(r) for r in tree.requests.tolist()]
+    assert [[requests[j] for j in uses] for uses in tree.uses] == [
+        [(0, 5), (1, 6), (3, EOS_ID)],
+        [(0, 5), (1, 7), (4, EOS_ID)],
+        [(0, EOS_ID)],
+        [(0, 8), (2, EOS_ID)],
+    ]
+    assert len(requests) == 8  # (0, 5) asked once for both hypotheses that start with 5

@@ -26,3 +26,18 @@ def test_testing_helpers_decode_a_plugin_without_installing_it(tmp_path):
         assert [c.scores[labels["RepeatedWord0"]] for c in best if c.words == ["x", "x"]] == [-1.0]
     with pytest.raises(PysmtError, match="unknown feature 'unlisted-repeated-word'"):
         toy_decoder(system, ["unlisted-repeated-word"])  # registered only inside the with block
+
+
+def test_registered_for_commands_writes_an_entry_point_record_and_refuses_a_class_no_process_can_import(tmp_path):
+    from pysmt.testing import TargetWordsFeature, registered_for_commands
+
+    env = registered_for_commands(tmp_path / "plugins", target_words=TargetWordsFeature)
+    assert env["PYTHONPATH"].split(":")[0] == str((tmp_path / "plugins").resolve())
+    record = tmp_path / "plugins" / "pysmt_test_plugins-0.dist-info" / "entry_points.txt"
+    assert record.read_text() == "[pysmt.features]\ntarget-words = pysmt.testing:TargetWordsFeature\n"
+
+    class Local(TargetWordsFeature):
+        pass
+
+    with pytest.raises(ValueError, match="cannot be imported by another process: define it in a module"):
+        registered_for_commands(tmp_path / "other", local=Local)

@@ -445,7 +445,8 @@ def binarize_command(
     "--weights",
     "weights_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="Weights of the added features (Name= w ...); without, they get 0 and the totals stay.",
+    help="Weights of the added features (Name= w ...); without, those each feature declares "
+    "(default_weights(): the CSLM's 0.25, the sentence model's 0.1 0.15), else 0.",
 )
 @click.option(
     "--src",

@@ -12,12 +12,12 @@ they cannot be added this way.
 
 The new scores are appended to each line's features, and the total becomes the rescoring total, as the decoder's
 rescoring pass makes it: the list's total (its features weighted as decoded) plus the added features' scores
-weighted by their rescoring weights (their ``rescoring-weights`` in the config, else their weights: 0 when none is
-given, ``pysmt tune --features`` learns them), and, for a listed feature that the config gives separate
-``rescoring-weights``, its scores weighted by the difference between those and its weights. Each sentence's list is
-sorted again by the new totals (ties keep the list's order). What the features return is checked as in search
-(:mod:`~pysmt.search.plugin_results`); an entry a feature forbids (scores -inf) is dropped, as the search would
-never have given it.
+weighted by their rescoring weights (their ``rescoring-weights`` in the config, else their weights: those the feature
+declares when none is given, else 0; ``pysmt tune --features`` learns them), and, for a listed feature that the
+config gives separate ``rescoring-weights``, its scores weighted by the difference between those and its weights.
+Each sentence's list is sorted again by the new totals (ties keep the list's order). What the features return is
+checked as in search (:mod:`~pysmt.search.plugin_results`); an entry a feature forbids (scores -inf) is dropped, as
+the search would never have given it.
 """
 
 from __future__ import annotations

@@ -16,26 +16,6 @@
 # ARGS go to `python -m rnn_feature.device_run train` (--preset, --batch-size, --device, --hp NAME=VALUE):
 # tests/ runs the whole round trip on the CPU with a tiny model and budget.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+MODULE=rnn_feature.device_run
 BUNDLE=${RNN_BUNDLE:-.device-rnn}
-PYTHON=${PYTHON:-python3}
-export PYTHONPATH="$PWD:$PWD/plugins/rnn_feature${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-command=${1:?usage: gpu-rnn.sh pack MODEL_DIR [RETURNED_DIR] | train [MINUTES [ARGS...]] | unpack RETURNED_DIR MODEL_DIR}
-shift
-case "$command" in
-  pack)
-    "$PYTHON" -m rnn_feature.device_run pack "${1:?MODEL_DIR}" "$BUNDLE" ${2:+--start "$2"}
-    du -sh "$BUNDLE" ;;
-  train)
-    minutes=${1:-7}
-    shift || true
-    [ -n "${OUT:-}" ] || { echo "gpu-rnn.sh train: \$OUT (the folder that comes back) is not set" >&2; exit 2; }
-    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-    "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
-    "$PYTHON" -m rnn_feature.device_run train "$BUNDLE" "$OUT" --minutes "$minutes" "$@" ;;
-  unpack)
-    "$PYTHON" -m rnn_feature.device_run unpack "${1:?RETURNED_DIR}" "${2:?MODEL_DIR}" ;;
-  *)
-    echo "gpu-rnn.sh: unknown step $command (pack, train or unpack)" >&2
-    exit 2 ;;
-esac
+source "$(dirname "$0")/gpu-steps.sh"

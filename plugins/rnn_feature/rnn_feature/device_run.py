@@ -2,7 +2,8 @@
 
 A GPU machine here is lent for minutes, reached by copying a folder of at most 64 MiB, and returns
 files of at most 16 MiB. So the work is split in three, each a subcommand of
-``python -m rnn_feature.device_run`` (``scripts/gpu-rnn.sh`` runs them):
+``python -m rnn_feature.device_run`` (``scripts/gpu-rnn.sh`` runs them; what they share with the
+sentence model's device run is in :mod:`rnn_feature.device_files`):
 
 * ``pack MODEL_DIR BUNDLE [--start RETURNED_DIR]``, here: the encoded pairs and shortlists that
   ``pysmt rnn train`` prepared in a model folder (``--pairs-for`` keeps them small: the filtered news
@@ -23,10 +24,8 @@ training shares), not pysmt's compiled core: the device machine has its own Pyth
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -34,19 +33,33 @@ import numpy as np
 import torch
 
 from pysmt.errors import PysmtError
-from pysmt.neural import TrainingLimits
+from pysmt.neural import LOG, TrainingLimits
 from rnn_feature.data import EncodedPairs
+from rnn_feature.device_files import (
+    RETURNED_BYTES,
+    RETURNED_FILES,
+    RETURNED_SLACK,
+    START,
+    SUMMARY,
+    check_bundle,
+    command_line,
+    copy_start,
+    fresh_work,
+    hyperparameter_overrides,
+    one_line_errors,
+    print_summary,
+    read_weights,
+    training_device,
+    training_summary,
+    write_weights,
+)
 from rnn_feature.hyperparameters import Hyperparameters, preset
 from rnn_feature.scoring import score_encoded
 from rnn_feature.store import LAST, MODEL, SOURCE_VOCAB, TARGET_VOCAB, load_checkpoint, load_model, save_checkpoint
 from rnn_feature.training import PAIRS, train_prepared
 
 BUNDLE_FILES = (PAIRS, SOURCE_VOCAB, TARGET_VOCAB)
-#: Each returned weights file stays under the device's 16 MiB a file.
-WEIGHTS_FILE_BYTES = 15 * 2**20
-SUMMARY, SCORES = "summary.json", "scores.npy"
-#: The bundle's folder of weights to start from (``pack --start``).
-START = "start"
+SCORES = "scores.npy"
 
 
 def pack(model_dir: Path, bundle: Path, start: Path | None = None) -> None:
@@ -61,43 +74,17 @@ def pack(model_dir: Path, bundle: Path, start: Path | None = None) -> None:
     bundle.mkdir(parents=True, exist_ok=True)
     for name in BUNDLE_FILES:
         shutil.copyfile(model_dir / name, bundle / name)
-    shutil.rmtree(bundle / START, ignore_errors=True)
-    if start is not None:
-        summary = json.loads(read_summary(start))
-        (bundle / START).mkdir()
-        for name in (SUMMARY, *summary["weights"]):
-            shutil.copyfile(start / name, bundle / START / name)
-
-
-def read_summary(out: Path) -> str:
-    """A device run's ``summary.json``, or one line saying the folder is not a returned run."""
-    try:
-        return (out / SUMMARY).read_text()
-    except OSError:
-        raise PysmtError(f"{out}: no {SUMMARY}: not the folder a device run returned") from None
-
-
-def read_weights(out: Path) -> tuple[dict, dict[str, torch.Tensor]]:
-    """The checkpoint fields and float32 weights of a device run's returned (or bundled) weights files."""
-    weights: dict[str, torch.Tensor] = {}
-    meta: dict = {}
-    for name in json.loads(read_summary(out))["weights"]:
-        part = torch.load(out / name, map_location="cpu", weights_only=True)
-        meta = part["meta"]
-        weights.update({key: value.float() for key, value in part["model"].items()})
-    return meta, weights
+    copy_start(start, bundle)
+    check_bundle(bundle)
 
 
 def train(
     bundle: Path, out: Path, work: Path, hp: Hyperparameters, minutes: float, device: torch.device, valid_every: int
 ) -> dict:
     """Train in ``work`` for ``minutes``, score every pair, write the weights, scores and summary to ``out``."""
-    work.mkdir(parents=True, exist_ok=True)
+    fresh_work(bundle, work, BUNDLE_FILES, (LAST, MODEL, LOG))
     out.mkdir(parents=True, exist_ok=True)
-    for name in BUNDLE_FILES:
-        shutil.copyfile(bundle / name, work / name)
     pairs = EncodedPairs.load(work / PAIRS)
-    torch.set_float32_matmul_precision("high")  # TF32 on GPUs that have it, as PyTorch's training recipes do
     limits = TrainingLimits(max_time=minutes * 60, valid_every=valid_every, checkpoint_every=valid_every)
     started_from, start = read_weights(bundle / START) if (bundle / START).is_dir() else ({}, None)
     best = train_prepared(pairs, work, hp, device, limits, start)
@@ -107,45 +94,16 @@ def train(
     scores = score_encoded(model, pairs.source, pairs.target, batch_size=4 * hp.batch_size)
     scoring = time.perf_counter() - started
     np.save(out / SCORES, scores.astype(np.float32))
-    weights = write_weights(load_checkpoint(work / MODEL), out)
-    shutil.copyfile(work / "log.tsv", out / "log.tsv")
+    state = load_checkpoint(work / MODEL)
+    meta = {key: state[key] for key in ("hyperparameters", "update", "source_size", "target_size", "valid_perplexity")}
+    budget = RETURNED_BYTES - RETURNED_SLACK - (out / SCORES).stat().st_size
+    weights, _ = write_weights(state["model"], meta, out, budget, RETURNED_FILES - 3)
+    shutil.copyfile(work / LOG, out / LOG)
     updates, seconds = int(last["update"]), float(last["seconds"])
-    summary = {
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "hyperparameters": hp.to_dict(),
-        "pairs": len(pairs),
-        "updates": updates,
-        "seconds": seconds,
-        "updates_s": updates / seconds,
-        "pairs_s": updates * hp.batch_size / seconds,
-        "epochs": updates * hp.batch_size / len(pairs),
-        "valid_perplexity": best,
-        "scoring_pairs_s": len(pairs) / scoring,
-        "weights": weights,
-        "started_from": {key: started_from[key] for key in ("update", "valid_perplexity")} if started_from else None,
-    }
+    summary = training_summary(device, hp, len(pairs), updates, seconds, best, weights, started_from)
+    summary["scoring_pairs_s"] = len(pairs) / scoring
     (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
     return summary
-
-
-def write_weights(state: dict, out: Path) -> list[str]:
-    """The checkpoint's weights as float16, in as many files under :data:`WEIGHTS_FILE_BYTES` as it takes."""
-    files: list[dict] = [{}]
-    size = 0
-    for name, tensor in state["model"].items():
-        half = tensor.detach().to("cpu", torch.float16)
-        nbytes = half.numel() * 2
-        if files[-1] and size + nbytes > WEIGHTS_FILE_BYTES:
-            files.append({})
-            size = 0
-        files[-1][name] = half
-        size += nbytes
-    names = []
-    meta = {key: state[key] for key in ("hyperparameters", "update", "source_size", "target_size", "valid_perplexity")}
-    for k, tensors in enumerate(files):
-        names.append(f"weights-{k}.pt")
-        torch.save({"meta": meta, "model": tensors}, out / names[-1])
-    return names
 
 
 def unpack(out: Path, model_dir: Path) -> Path:
@@ -160,42 +118,19 @@ def unpack(out: Path, model_dir: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m rnn_feature.device_run", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    packing = commands.add_parser("pack", help="here: copy a prepared model folder's pairs and shortlists")
-    packing.add_argument("model_dir", type=Path)
-    packing.add_argument("bundle", type=Path)
-    packing.add_argument("--start", type=Path, help="an earlier device run's returned folder: continue its model")
-    training = commands.add_parser("train", help="there: train on the GPU, score the pairs, write the results")
-    training.add_argument("bundle", type=Path)
-    training.add_argument("out", type=Path)
-    training.add_argument("--work", type=Path, default=Path("/tmp/rnn-device-run"))
-    training.add_argument("--preset", default="paper")
-    training.add_argument("--batch-size", type=int, default=512)
-    training.add_argument("--minutes", type=float, default=7.0)
-    training.add_argument("--valid-every", type=int, default=500)
-    training.add_argument("--device", default="auto")
-    training.add_argument("--hp", action="append", default=[], help="NAME=VALUE: change a hyperparameter (tests)")
-    unpacking = commands.add_parser("unpack", help="here: a model.pt from the returned weights")
-    unpacking.add_argument("out", type=Path)
-    unpacking.add_argument("model_dir", type=Path)
+    parser = command_line(
+        "python -m rnn_feature.device_run", __doc__.split("\n\n")[0], "paper", 512, 500, "/tmp/rnn-device-run"
+    )
     args = parser.parse_args(argv)
-    try:
+    with one_line_errors("rnn device run"):
         if args.command == "pack":
             pack(args.model_dir, args.bundle, args.start)
         elif args.command == "train":
-            from pysmt.neural import resolve_device
-
-            overrides = {name: int(value) for name, value in (item.split("=", 1) for item in args.hp)}
-            hp = preset(args.preset, batch_size=args.batch_size, **overrides)
-            device = resolve_device(args.device)
-            torch.set_num_threads(4 if device.type == "cuda" else 1)
-            summary = train(args.bundle, args.out, args.work, hp, args.minutes, device, args.valid_every)
-            print(json.dumps({k: v for k, v in summary.items() if k != "hyperparameters"}, indent=1))
+            hp = preset(args.preset, batch_size=args.batch_size, **hyperparameter_overrides(Hyperparameters, args.hp))
+            device = training_device(args.device)
+            print_summary(train(args.bundle, args.out, args.work, hp, args.minutes, device, args.valid_every))
         else:
             print(unpack(args.out, args.model_dir))
-    except PysmtError as err:
-        sys.exit(f"rnn device run: {err}")
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def test_training_and_scoring_import_without_the_compiled_core():
         f"        if name in {BLOCKED!r} or name.split('.')[0] in {BLOCKED!r}:\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import rnn_feature.training, rnn_feature.scoring, rnn_feature.device_run\n"
+        "import rnn_feature.training, rnn_feature.scoring, rnn_feature.device_run, rnn_feature.sentence.device_run\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'plugins' / 'rnn_feature'}"}
     done = subprocess.run([sys.executable, "-c", blocker], env=env, capture_output=True, text=True, check=False)

@@ -223,3 +223,41 @@ def test_the_prefix_tree_holds_each_prefix_once_parents_first():
         [(0, 8), (2, EOS_ID)],
     ]
     assert len(requests) == 8  # (0, 5) asked once for both hypotheses that start with 5
+
+
+@pytest.mark.slow
+def test_the_commands_train_from_a_system_folder_and_translate_with_the_model_alone(tmp_path):
+    from pysmt.testing import run_pysmt
+
+    source, target = toy_bitext(tmp_path / "sys" / "corpus")
+    (tmp_path / "sys" / "pysmt.toml").write_text(
+        '[processing]\nsource-language = "en"\ntarget-language = "fr"\ntokenize = false\n\n'
+        '[[feature]]\ntype = "word-penalty"\n'
+    )
+    model = tmp_path / "sys" / "sentence"
+    trained_run = run_pysmt(
+        "sentence", "train", "--system", tmp_path / "sys", "--out", model, "--max-updates", "2", "--threads", "1"
+    )
+    assert trained_run.returncode == 0, trained_run.stderr
+    assert "best validation perplexity" in trained_run.stdout and (model / "model.pt").is_file()
+    translated = run_pysmt(
+        "sentence",
+        "translate",
+        "--model",
+        model,
+        "-c",
+        tmp_path / "sys" / "pysmt.toml",
+        "--max-length",
+        "5",
+        input="one two\nthree\n",
+    )
+    assert translated.returncode == 0, translated.stderr
+    assert len(translated.stdout.splitlines()) == 2
+    both = run_pysmt("sentence", "train", "--system", tmp_path / "sys", "--source", source, "--out", tmp_path / "x")
+    assert both.returncode == 2 and "--system names the bitext" in both.stderr
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "pysmt.toml").write_text('[[feature]]\ntype = "word-penalty"\n')
+    bare = run_pysmt("sentence", "train", "--system", tmp_path / "bare", "--out", tmp_path / "y")
+    assert bare.returncode == 1 and bare.stderr.strip().endswith(
+        "no [processing] section to name its languages; use --source/--target"
+    )

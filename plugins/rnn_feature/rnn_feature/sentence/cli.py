@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,28 +98,36 @@ def train(
 @click.option(
     "-c", "--config", "config_path", type=click.Path(dir_okay=False), help="Prepare and restore text as this system."
 )
-@click.option("--input", "input_path", default="-", show_default=True, help="Text to translate, one sentence a line.")
-@click.option("--out", "out_path", default="-", show_default=True, help="Translations, one a line.")
+@click.option(
+    "-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False), help="Input file (default: stdin)."
+)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Translations, one a line (default: stdout).")
 @click.option("--max-length", default=200, show_default=True, type=click.IntRange(min=1), help="Subwords at most.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @threads_option
 def translate(
     model_dir: str,
     config_path: str | None,
-    input_path: str,
-    out_path: str,
+    input_path: str | None,
+    out_path: str | None,
     max_length: int,
     device: str,
     threads: int | None,
 ) -> None:
     """Translate with the sentence model alone, greedily (its strength as a translator, beside the system's)."""
-    from pysmt.files.outputs import check_outputs
+    from pysmt.files.outputs import check_outputs, standard_inputs
     from pysmt.files.textio import atomic_writer, read_lines
     from rnn_feature.sentence.translation import greedy_translations
 
     use_training_threads(threads)
-    check_outputs({"--out": out_path}, {"--input": input_path, "--model": model_dir, "--config": config_path})
-    lines = [line for _, line in read_lines(input_path)]
+    text = {"--input": input_path} if input_path else standard_inputs()
+    check_outputs(
+        {"--out": out_path}, {**text, "--model": model_dir, "--config": config_path}, writes_stdout=not out_path
+    )
+    lines = [line for _, line in read_lines(input_path)] if input_path else sys.stdin.read().splitlines()
+    translations = greedy_translations(Path(model_dir), lines, config_path, device, max_length)
+    if out_path is None:
+        click.echo("\n".join(translations) + ("\n" if lines else ""), nl=False)
+        return
     with atomic_writer(out_path) as out:
-        for line in greedy_translations(Path(model_dir), lines, config_path, device, max_length):
-            out.write(line + "\n")
+        out.writelines(line + "\n" for line in translations)

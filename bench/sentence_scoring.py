@@ -6,7 +6,7 @@ NBEST is a Moses n-best list (``pysmt decode --nbest FILE 200``), PREPARED_SOURC
 system prepared it (tokenized, truecased; one line per sentence id). Each sentence's entries are scored
 together by :class:`rnn_feature.sentence.scoring.SentenceScorer` (the source encoded once, distinct
 hypotheses once, batches sorted by length), exactly what the ``sentence`` feature does inside ``decode``.
-Prints entries, distinct hypotheses, seconds, both rates, and the minutes the whole list would take.
+Prints entries, distinct hypotheses, seconds (wall and CPU), both rates, and the minutes the whole list takes.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main() -> None:
     sources = args.source.read_text(encoding="utf-8").splitlines()
     scorer = SentenceScorer(args.model, args.device, args.batch_size)
     entries = distinct = sentences = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for index, group in groupby(read_entries(args.nbest), key=lambda entry: entry[0]):
         if args.lines is not None and sentences >= args.lines:
             break
@@ -45,12 +45,15 @@ def main() -> None:
         entries += len(hypotheses)
         distinct += len(set(hypotheses))
         sentences += 1
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     total_sentences = len({entry[0] for entry in read_entries(args.nbest)})
     print(f"model {args.model} ({scorer.model.hp.preset}), device {args.device}, {args.threads} thread(s)")
-    print(f"{sentences:,} sentences, {entries:,} entries, {distinct:,} distinct hypotheses in {seconds:.1f} s")
-    print(f"{entries / seconds:,.0f} entries/s, {distinct / seconds:,.0f} distinct hypotheses/s")
-    print(f"the whole list ({total_sentences:,} sentences): {seconds / sentences * total_sentences / 60:.1f} min")
+    print(f"{sentences:,} sentences, {entries:,} entries, {distinct:,} distinct hypotheses")
+    for name, spent in (("wall", seconds), ("CPU", cpu)):  # CPU time: the figure on a machine other jobs share
+        print(
+            f"{name}: {spent:.1f} s, {entries / spent:,.0f} entries/s, {distinct / spent:,.0f} distinct hypotheses/s; "
+            f"the whole list ({total_sentences:,} sentences) {spent / sentences * total_sentences / 60:.1f} min"
+        )
 
 
 if __name__ == "__main__":

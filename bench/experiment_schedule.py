@@ -20,8 +20,8 @@ import heapq
 import json
 from pathlib import Path
 
-from pysmt.experiment.chain import Experiment, ExperimentOptions
-from pysmt.experiment.settings import SCALES
+from pysmt.experiment.chain import Experiment, ExperimentOptions, tune_stage
+from pysmt.experiment.settings import CONFIGURATIONS, SCALES, chosen
 from pysmt.experiment.stages import Step, duration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,9 +96,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="the experiment's --threads: CPUs per stage")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
+    times = measured(args.run)
     options = ExperimentOptions(
         data=ROOT.parent / "shared" / "data",
         out=Path("/nonexistent"),
+        configurations=chosen(c.key for c in CONFIGURATIONS if tune_stage(c, 0) in times),  # those measured
         scale=SCALES["full"],
         seeds=args.seeds,
         dev_size=None,
@@ -106,7 +108,7 @@ def main() -> None:
         threads=args.threads,
     )
     steps = Experiment(options).plan()
-    seconds, guessed = stage_seconds(steps, measured(args.run))
+    seconds, guessed = stage_seconds(steps, times)
     if guessed:
         print(f"not measured, the mean of the measured seeds: {', '.join(guessed)}")
     print(

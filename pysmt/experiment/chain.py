@@ -8,12 +8,16 @@ per run, transductively: on the system's phrase pairs that the dev and test sour
 score --pairs-for`` stores its scores of those pairs with the binarized phrase table (the others stay
 unscored: no dev or test sentence looks them up), and every configuration with the RNN decodes and tunes
 with ``--param rnn.mode=column``, so that the RNN's score takes part in the table limit's ranking. The
-CSLM (and WP) score inside the search (``--features``).
+CSLM (and WP) score inside the search (``--features``). The sentence model (an attention encoder-decoder over
+subwords) is trained once per run too, on the system's bitext, when a row that re-ranks with it is chosen:
+such a row starts from another row's tuned config of the same seed and tunes the rescoring weights with
+``pysmt tune --rerank --features sentence``; its test decodes re-rank each line's n-best list after the search.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -24,10 +28,10 @@ from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.options import ExperimentOptions
 from pysmt.experiment.run_folder import RunFolder
 from pysmt.experiment.settings import (
-    CONFIGURATIONS,
     CSLM_SHORTLIST,
     DEV,
     FULL_SCALE_PEAK_MB,
+    MODEL_STAGES,
     PLUGINS,
     PRESET,
     RNN_MODE,
@@ -41,7 +45,6 @@ from pysmt.features.registry import available
 from pysmt.files.textio import atomic_path, atomic_writer
 from pysmt.running.jobs import content_files
 from pysmt.training.options import PRESETS
-from tuning.loop import TUNE_FILES
 
 #: The scores of every run, written by the evaluate stage under RUN_DIR (the report reads them).
 EVALUATION = "evaluation.json"
@@ -49,10 +52,12 @@ EVALUATION = "evaluation.json"
 STORED = "stored"
 
 
-def check_plugins() -> None:
-    """The plugins the configurations need are installed (found through entry points, never imported here)."""
+def check_plugins(features: Iterable[str] = PLUGINS) -> None:
+    """The plugins of ``features`` (default: every configuration's) are installed (found through entry points,
+    never imported here)."""
     commands = {ep.name for ep in entry_points(group="pysmt.commands")}
-    for feature, (distribution, folder, command) in PLUGINS.items():
+    for feature in features:
+        distribution, folder, command = PLUGINS[feature]
         if feature not in available() or command not in commands:
             raise PysmtError(
                 f"pysmt experiment needs the {distribution} plugin (feature {feature!r}, command "
@@ -60,9 +65,11 @@ def check_plugins() -> None:
             )
 
 
-def check_system(system: Path) -> None:
-    """A reused system is a `pysmt train` folder: the RNN needs its text phrase table, the CSLM its target text."""
-    for needed in ("pysmt.toml", "phrase-table.gz", f"corpus/train.{TGT}"):
+def check_system(system: Path, sentence: bool) -> None:
+    """A reused system is a `pysmt train` folder: the RNN needs its text phrase table, the CSLM its target text,
+    the ``sentence`` model (when a row re-ranks with it) its bitext."""
+    bitext = [f"corpus/train.{SRC}"] if sentence else []
+    for needed in ("pysmt.toml", "phrase-table.gz", f"corpus/train.{TGT}", *bitext):
         if not (system / needed).is_file():
             raise PysmtError(f"--system {system}: no {needed} (give a folder written by `pysmt train`)")
 
@@ -89,20 +96,21 @@ class Experiment(RunFolder):
     """One experiment in ``options.out`` (its run folder): its stages, in order."""
 
     def __init__(self, options: ExperimentOptions) -> None:
-        check_plugins()
+        #: The features of the chosen rows, and those of the stages every run has (the RNN's, the CSLM's).
+        self.features = {"rnn", "wp", "cslm", *(f for c in options.configurations for f in c.features)}
+        check_plugins(sorted(self.features))
         self.o = options
         if options.system is not None:
-            check_system(options.system)
+            check_system(options.system, "sentence" in self.features)
         tests = options.tests or [Bitext(options.data / f"{TEST}.{SRC}", options.data / f"{TEST}.{TGT}")]
         taken = {"train", "dev"}  # the names of the other files in RUN_DIR/data
-        super().__init__(options.out.resolve(), {test_name(t.source, taken): t for t in tests}, options.seeds)
+        tests_by_name = {test_name(t.source, taken): t for t in tests}
+        super().__init__(options.out.resolve(), tests_by_name, options.seeds, options.configurations)
         self.system = options.system.resolve() if options.system else self.run_dir / "system"
         self.config = self.run_dir / "system-bin" / "pysmt.toml"
-        self.rnn, self.cslm = self.run_dir / "rnn", self.run_dir / "cslm"
-        runs = options.seeds * len(CONFIGURATIONS)
-        # binarize, rnn, score-rnn, cslm, analyses, evaluate; the tunings and test decodes
-        total = self.data_stages + (options.system is None) + 6 + runs + runs * len(self.tests)
-        self.stages = Stages(self.run_dir, total, options.force)
+        self.rnn, self.cslm, self.sentence = self.run_dir / "rnn", self.run_dir / "cslm", self.run_dir / "sentence"
+        self.stages = Stages(self.run_dir, 0, options.force)
+        self.stages.total = self.data_stages + len(self.plan())
 
     @property
     def slices_training(self) -> bool:
@@ -114,10 +122,13 @@ class Experiment(RunFolder):
     def plan(self) -> list[Step]:
         """The stages after the data's, in the order a single machine runs them, each with those it needs."""
 
-        def models(configuration: Configuration) -> list[str]:
-            """The stages whose models a configuration's features read (the RNN's column with the ``rnn`` feature)."""
-            needed = {"rnn" if feature in ("rnn", "wp") else feature for feature in configuration.features}
-            return sorted(needed | ({"score-rnn"} if "rnn" in configuration.features else set()))
+        def needed(configuration: Configuration, seed: int) -> list[str]:
+            """The stages a tuning needs: the system it starts from (the binarized one, or the tuning of the row
+            it re-ranks), and those whose models its features read (with ``rnn``: its column, ``score-rnn``)."""
+            features = configuration.tuned_features
+            models = {MODEL_STAGES[feature] for feature in features} | ({"score-rnn"} if "rnn" in features else set())
+            start = configuration.start
+            return [tune_stage(start, seed) if start else "binarize", *sorted(models)]
 
         steps = [Step("system", [], self.train_system)] if self.o.system is None else []
         built = ["system"] if self.o.system is None else []
@@ -127,10 +138,12 @@ class Experiment(RunFolder):
             Step("score-rnn", ["binarize", "rnn"], self.score_rnn),
             Step("cslm", [*built, "rnn"], self.train_cslm),
         ]
+        if "sentence" in self.features:  # only for a row that re-ranks with it
+            steps.append(Step("sentence", built, self.train_sentence))
         for seed in self.seeds:
-            for configuration in CONFIGURATIONS:
+            for configuration in self.configurations:  # a row that re-ranks another comes after it
                 tune = tune_stage(configuration, seed)
-                steps.append(Step(tune, ["binarize", *models(configuration)], partial(self.tune, configuration, seed)))
+                steps.append(Step(tune, needed(configuration, seed), partial(self.tune, configuration, seed)))
                 steps += [
                     Step(
                         decode_stage(test, configuration, seed), [tune], partial(self.decode, test, configuration, seed)
@@ -305,6 +318,28 @@ class Experiment(RunFolder):
             needs=self.needs("rnn", gpu=True),
         )
 
+    def train_sentence(self) -> None:
+        """Once per run, on the system's prepared bitext (what ``pysmt train`` left in its ``corpus/``), with the
+        run's neural limits; every row that re-ranks with it reads it."""
+        bitext = [self.system / "corpus" / f"train.{language}" for language in (SRC, TGT)]
+        args = [
+            "sentence",
+            "train",
+            "--system",
+            str(self.system),
+            "--out",
+            str(self.sentence),
+            *self.neural_limits(),
+            *self.force_flag(),
+        ]
+        self.stages.run(
+            "sentence",
+            self.neural_options,
+            {"--system": [self.system / "pysmt.toml", *bitext]},
+            lambda m: m.run(args),
+            needs=self.needs("sentence", gpu=True),
+        )
+
     def binarized_tables(self) -> list[Path]:
         """The binarized system's phrase tables (folders), as its pysmt.toml names them."""
         from pysmt.config_files import load_config
@@ -392,20 +427,37 @@ class Experiment(RunFolder):
         log(f"CSLM shortlist: {'the RNN target shortlist' if shared else 'its own'} ({size:,} RNN target entries)")
         return ["--shortlist", str(vocab)] if shared else []
 
-    def model_params(self, configuration: Configuration) -> list[str]:
+    def model(self, feature: str) -> Path:
+        """The model folder a feature reads: that of the stage that trains it."""
+        return self.run_dir / MODEL_STAGES[feature]
+
+    def model_params(self, features: tuple[str, ...]) -> list[str]:
         """Each feature's model folder; the RNN as its phrase-table column (``rnn.mode=column``)."""
-        folders = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
-        params = [f"{feature}.model={folders[feature]}" for feature in configuration.features]
-        if "rnn" in configuration.features:
+        params = [f"{feature}.model={self.model(feature)}" for feature in features]
+        if "rnn" in features:
             params.append(f"rnn.mode={RNN_MODE}")
         return [arg for param in params for arg in ("--param", param)]
 
+    def search_settings(self, weights: bool) -> tuple[list[str], dict[str, Any]]:
+        """The search settings given on the command line, as arguments and as recorded; ``weights``:
+        ``--weight-overwrite`` too (a tuning from the system's weights; a test decode or a re-ranking tuning
+        starts from tuned weights)."""
+        recorded = self.o.search_settings.recorded()
+        if not weights:
+            recorded.pop("weight_overwrite", None)
+        return self.o.search_settings.arguments(weights=weights), recorded
+
     def tune(self, configuration: Configuration, seed: int) -> None:
-        scale, out = self.o.scale, self.tune_dir(configuration, seed)
+        """``pysmt tune`` of a row and seed: from the binarized system, or with ``--rerank`` from the tuned config
+        of the row it re-ranks (same seed), whose search weights it keeps; the n-best lists then have the
+        decoder's rescore-size (the tuning's default), every translation the test decode re-ranks."""
+        scale, out, start = self.o.scale, self.tune_dir(configuration, seed), configuration.start
+        config = self.config if start is None else self.tune_dir(start, seed) / "pysmt.toml"
+        features = configuration.tuned_features
         args = [
             "tune",
             "-c",
-            str(self.config),
+            str(config),
             "--src",
             str(self.dev.source),
             "--ref",
@@ -414,8 +466,7 @@ class Experiment(RunFolder):
             str(out),
             "--seed",
             str(seed),
-            "--nbest-size",
-            str(scale.nbest_size),
+            *(["--nbest-size", str(scale.nbest_size)] if start is None else ["--rerank"]),
             "--max-iterations",
             str(scale.max_iterations),
             "--restarts",
@@ -425,27 +476,30 @@ class Experiment(RunFolder):
             *self.where_to_decode(),
             *self.force_flag(),
         ]
-        if configuration.features:
-            args += ["--features", ",".join(configuration.features), *self.model_params(configuration)]
-        options = {
-            "features": list(configuration.features),
-            **({"rnn_mode": RNN_MODE} if "rnn" in configuration.features else {}),
+        if features:
+            args += ["--features", ",".join(features), *self.model_params(features)]
+        options: dict[str, Any] = {
+            "features": list(features),
+            **({"rnn_mode": RNN_MODE} if "rnn" in features else {}),
+            **({"reranks": start.key} if start else {}),
             "seed": seed,
-            "nbest_size": scale.nbest_size,
+            **({"nbest_size": scale.nbest_size} if start is None else {}),
             "max_iterations": scale.max_iterations,
             "restarts": scale.restarts,
             "optimizer": self.o.optimizer,
         }
-        if self.o.search_settings.given():  # none: the record of a run from before the search settings' options
-            args += self.o.search_settings.arguments()
-            options["search_settings"] = self.o.search_settings.recorded()
-        models = {"rnn": self.rnn, "wp": self.rnn, "cslm": self.cslm}
+        settings, recorded = self.search_settings(weights=start is None)
+        if recorded:  # none: the record of a run from before the search settings' options
+            args += settings
+            options["search_settings"] = recorded
         inputs: dict[str, Any] = {
             "system": self.binarized_files(self.config.parent),
             "dev": [self.dev.source, self.dev.target],
-            **{f"{f} model": models[f] for f in configuration.features},
+            **{f"{f} model": self.model(f) for f in features},
         }
-        if "rnn" in configuration.features:
+        if start is not None:
+            inputs["config"] = [config, self.tuned_weights(start, seed)]
+        if "rnn" in features:
             inputs["rnn column"] = [table / STORED for table in self.binarized_tables()]
         self.stages.run(
             tune_stage(configuration, seed),
@@ -456,7 +510,7 @@ class Experiment(RunFolder):
         )
 
     def decode(self, test: str, configuration: Configuration, seed: int) -> None:
-        config = self.tune_dir(configuration, seed) / "pysmt.toml"
+        config = self.tune_dir(configuration, seed) / "pysmt.toml"  # a re-ranking row's: with its rescoring pass
         output, source = self.output(test, configuration, seed), self.test_files(test).source
 
         def action(measure: Measure) -> None:
@@ -466,9 +520,8 @@ class Experiment(RunFolder):
 
         # the tuned config holds the search settings already; given again, they are recorded (not the weights: the
         # tuning's are the result)
-        settings = self.o.search_settings.arguments(weights=False)
-        recorded = {key: value for key, value in self.o.search_settings.recorded().items() if key != "weight_overwrite"}
-        inputs = {"config": config, "weights": config.parent / TUNE_FILES[1], "--test": source}
+        settings, recorded = self.search_settings(weights=False)
+        inputs = {"config": config, "weights": self.tuned_weights(configuration, seed), "--test": source}
         self.stages.run(
             decode_stage(test, configuration, seed),
             {"search_settings": recorded} if recorded else {},
@@ -518,8 +571,8 @@ class Experiment(RunFolder):
         """sacrebleu's scores of every dev and test output, and the paired tests, into RUN_DIR/evaluation.json."""
         from pysmt.experiment.scoring import evaluate_runs
 
-        tuned = [self.tune_dir(c, s) / TUNE_FILES[1] for c in CONFIGURATIONS for s in self.seeds]
-        outputs = [self.output(t, c, s) for t in self.tests for c in CONFIGURATIONS for s in self.seeds]
+        tuned = [self.tuned_weights(c, s) for c in self.configurations for s in self.seeds]
+        outputs = [self.output(t, c, s) for t in self.tests for c in self.configurations for s in self.seeds]
         inputs = {
             "tuned": tuned,
             "outputs": outputs,

@@ -24,8 +24,10 @@ from pysmt.shared_options import search_overrides, search_setting_options
 def experiment(**given: Any) -> None:
     """Reproduce Table 1 of Cho et al. (2014): Baseline, +RNN, +CSLM+RNN, +CSLM+RNN+WP, tuned and tested.
 
-    Every stage (data, system, RNN, CSLM, MERT per configuration and seed, decoding, analyses,
-    scores) records its options and inputs and is skipped when done: rerun the same command to
+    Besides the paper's rows: +RNN+WP, and Baseline and CSLM+RNN+WP re-ranked by a sentence model
+    (their tuned configs, rescoring weights tuned by pysmt tune --rerank); --configurations chooses rows.
+    Every stage (data, system, RNN, CSLM, the sentence model, tuning per configuration and seed, decoding,
+    analyses, scores) records its options and inputs and is skipped when done: rerun the same command to
     resume; changed options or inputs are refused, naming each difference, unless --force. More
     --seeds or --test sets may be added to a finished run. With --cluster, every stage runs on the
     cluster, those that do not need each other at the same time (each tuning, each test decode),

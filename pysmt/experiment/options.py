@@ -8,16 +8,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
 from pysmt.cli_options import POSITIVE, option
 from pysmt.config import SearchOverrides
 from pysmt.experiment.data import Bitext
-from pysmt.experiment.settings import SCALES, Scale, per_scale, scales_help
+from pysmt.experiment.settings import CONFIGURATIONS, SCALES, Configuration, Scale, chosen, per_scale, scales_help
 from pysmt.shared_options import CLUSTER
 from pysmt.training.options import PRESET_DATA
 from tuning.options import OPTIMIZER, OPTIMIZERS
+
+
+class ConfigurationKeys(click.ParamType):
+    """Rows of Table 1 by key, comma-separated (``baseline,baseline-sentence``), or ``all``: the rows an experiment
+    runs for them (:func:`~pysmt.experiment.settings.chosen`). An unknown key is a usage error naming the keys."""
+
+    name = "KEY[,KEY...]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value.strip() == "all":
+            return CONFIGURATIONS
+        keys = [key.strip() for key in value.split(",") if key.strip()]
+        unknown = [key for key in keys if key not in {c.key for c in CONFIGURATIONS}]
+        if unknown or not keys:
+            choices = ", ".join(c.key for c in CONFIGURATIONS)
+            self.fail(f"{', '.join(map(repr, unknown)) or 'no row'}: give all or keys among {choices}", param, ctx)
+        return chosen(keys)
 
 
 @dataclass(kw_only=True)
@@ -49,6 +69,18 @@ class ExperimentOptions:
             metavar="SRC REF",
             convert=Bitext.resolved,
             help="A test set, raw text (repeatable; default: newstest2013 under --data).",
+        ),
+    )
+    #: The rows of Table 1 the run builds, in :data:`CONFIGURATIONS`' order.
+    configurations: tuple[Configuration, ...] = field(
+        default=CONFIGURATIONS,
+        metadata=option(
+            type=ConfigurationKeys(),
+            default="all",
+            help="The rows of Table 1 to build, comma-separated (or all): "
+            + ", ".join(c.key for c in CONFIGURATIONS)
+            + ". The baseline, and the row a sentence row re-ranks, are built too; the sentence model is trained "
+            "only for a sentence row.",
         ),
     )
     scale: Scale = field(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysmt.evaluate import mean_sd
 from pysmt.experiment.plots import bleu_chart, learning_curves
-from pysmt.experiment.settings import CONFIGURATIONS, RNN_MODE
+from pysmt.experiment.settings import CONFIGURATIONS, RNN_MODE, Configuration
 from pysmt.experiment.stages import StageResult, duration
 from pysmt.files.figures import MISSING, available
 from pysmt.files.textio import atomic_writer
@@ -52,6 +52,24 @@ RNN_COLUMN = (
 )
 
 
+#: How the rows re-ranked by the sentence model were built (the report says so when it has one).
+SENTENCE_RERANKING = (
+    "The sentence model (an attention encoder-decoder over subwords, `pysmt sentence train --system`) was trained "
+    "once per run on the system's bitext, within the same limits as the other networks. A row with it (`+ sentence`) "
+    "starts from the tuned config of the row it re-ranks, of the same seed: `pysmt tune --rerank --features "
+    "sentence` decoded the dev set once with that config into n-best lists of `[search] rescore-size` entries (as "
+    "many as the translations the decoder re-ranks) and tuned every feature's rescoring weights on them (the search "
+    "weights stay that row's); its test decodes re-rank each line's translations after the search. Its "
+    "dev BLEU is the tuner's BLEU of the re-ranked dev lists "
+    "(sacrebleu's, from per-candidate statistics); its tuned weights below are rescoring weights."
+)
+
+
+def rows(evaluation: dict[str, Any]) -> list[Configuration]:
+    """The rows an evaluation has (the run's ``--configurations``), in Table 1's order."""
+    return [c for c in CONFIGURATIONS if c.key in evaluation["dev"]]
+
+
 def format_mean_sd(values: Sequence[float]) -> str:
     """``31.20 ± 0.15`` over seeds; one seed gives the value alone."""
     mean, sd = mean_sd(values)
@@ -76,10 +94,11 @@ def spread(name: str, values: list[float]) -> dict[str, Any]:
 def summarize(evaluation: dict[str, Any]) -> dict[str, Any]:
     """Mean, sd and per-seed values per configuration and set (the machine-readable Table 1)."""
     summary: dict[str, Any] = {}
-    for c in CONFIGURATIONS:
+    for c in rows(evaluation):
         row: dict[str, Any] = {
             "label": c.label,
             "features": list(c.features),
+            "reranks": c.reranks,
             "paper": {"dev": c.paper_dev, "test": c.paper_test},
             "dev": spread("bleu", per_seed(evaluation["dev"][c.key], "bleu")),
             "tests": {},
@@ -130,11 +149,12 @@ def tuning_caveats(evaluation: dict[str, Any]) -> dict[str, list[str]]:
     with a caveat measures the untuned start, not the configuration."""
     baseline = set(next(iter(evaluation["weights"]["baseline"].values())))
     caveats: dict[str, list[str]] = {}
-    for c in CONFIGURATIONS:
+    for c in rows(evaluation):
         notes = []
         for seed, run in evaluation["dev"][c.key].items():
             if run["iteration"] == 1:
-                notes.append(f"seed {seed}: tuning kept the starting weights (iteration 1 decoded best)")
+                how = "decoded" if c.reranks is None else "re-ranked"
+                notes.append(f"seed {seed}: tuning kept the starting weights (iteration 1 {how} best)")
             zero = [
                 name for name, w in evaluation["weights"][c.key][seed].items() if name not in baseline and not any(w)
             ]
@@ -156,13 +176,22 @@ def claims(summary: dict[str, Any], test: str, caveats: dict[str, list[str]]) ->
             f"- {row['label']} vs Baseline: {means[key] - means['baseline']:+.2f} BLEU "
             f"({'p < 0.05 in every seed' if significant else 'not p < 0.05 in every seed'}).{untuned}"
         )
-    more = round(means["cslm-rnn"] - means["rnn"], 2)  # judged on the figures shown
-    verdict = (
-        "not judged: tuning did not produce these rows (see above)"
-        if caveats["cslm-rnn"] or caveats["rnn"]
-        else f"{'reproduced' if more > 0 else 'not reproduced'} in the means"
-    )
-    lines.append(f"- CSLM + RNN vs RNN alone: {more:+.2f} BLEU (the paper: +0.77 on its test set): {verdict}.")
+    if "cslm-rnn" in means and "rnn" in means:
+        more = round(means["cslm-rnn"] - means["rnn"], 2)  # judged on the figures shown
+        verdict = (
+            "not judged: tuning did not produce these rows (see above)"
+            if caveats["cslm-rnn"] or caveats["rnn"]
+            else f"{'reproduced' if more > 0 else 'not reproduced'} in the means"
+        )
+        lines.append(f"- CSLM + RNN vs RNN alone: {more:+.2f} BLEU (the paper: +0.77 on its test set): {verdict}.")
+    for key, row in summary.items():  # the re-ranking's own gain, where the row it re-ranks is not the baseline's
+        start = row["reranks"]
+        if start not in (None, "baseline"):
+            untuned = " Not a result of tuning (see above)." if caveats[key] else ""
+            lines.append(
+                f"- {row['label']} vs {summary[start]['label']} (the row it re-ranks): "
+                f"{means[key] - means[start]:+.2f} BLEU in the means.{untuned}"
+            )
     return "\n".join(lines)
 
 
@@ -174,11 +203,13 @@ def caveat_lines(evaluation: dict[str, Any]) -> list[str]:
 
 def weights_section(weights: dict[str, dict[str, dict[str, list[float]]]]) -> str:
     parts = []
-    for c in CONFIGURATIONS:
+    for c in (c for c in CONFIGURATIONS if c.key in weights):
         seeds = sorted(weights[c.key], key=int)
         names = list(weights[c.key][seeds[0]])
+        start = c.start
+        rescoring = "" if start is None else f" (rescoring weights; the search weights are {start.label}'s)"
         lines = [
-            f"**{c.label}**",
+            f"**{c.label}**{rescoring}",
             "",
             "| feature | " + " | ".join(f"seed {s}" for s in seeds) + " |",
             "|---|" + "---|" * len(seeds),
@@ -236,6 +267,9 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
     o, run_dir = experiment.o, experiment.run_dir
     summary = summarize(evaluation)
     curves = {"RNN": read_curve(experiment.rnn / "log.tsv"), "CSLM": read_curve(experiment.cslm / "log.tsv")}
+    reranking = any(row["reranks"] for row in summary.values())  # rows with the sentence model
+    if reranking:
+        curves["Sentence"] = read_curve(experiment.sentence / "log.tsv")
     settings = {
         "scale": o.scale.name,
         "seeds": o.seeds,
@@ -254,6 +288,8 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
         "cluster": o.cluster,
         "rnn_training": rnn_training(list(experiment.tests)),
         "rnn_mode": RNN_MODE,
+        **({"sentence_reranking": SENTENCE_RERANKING} if reranking else {}),
+        "configurations": list(summary),
         "search_settings": o.search_settings.recorded(),
     }
     results = {
@@ -280,7 +316,8 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
             + " "
             + RNN_COLUMN
             + " The CSLM and WP score inside the search (`--features`)."
-            + " The paper has no RNN + WP row (`–`)."
+            + (" " + SENTENCE_RERANKING if reranking else "")
+            + not_in_paper(summary)
         ),
     ]
     if o.scale.name != "full":
@@ -327,6 +364,15 @@ def write_report(experiment: Experiment, evaluation: dict[str, Any]) -> Path:
     with atomic_writer(path) as out:
         out.write("\n\n".join(sections) + "\n")
     return path
+
+
+def not_in_paper(summary: dict[str, Any]) -> str:
+    """The sentence that says which rows the paper does not have (its columns show ``–``), if any."""
+    labels = [row["label"] for row in summary.values() if row["paper"]["test"] is None]
+    if not labels:
+        return ""
+    named = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+    return f" The paper has no {named} row (`–`)."
 
 
 def lines(size: int | None) -> str:

@@ -13,11 +13,14 @@ from pysmt.experiment.settings import SRC, TGT, Configuration
 
 
 class RunFolder:
-    """The paths of one run folder: its dev and test sets under ``data/``, and per configuration and
-    optimizer seed, its tuning under ``tune/`` and its test outputs under ``decode/``."""
+    """The paths of one run folder: its dev and test sets under ``data/``, and per configuration (the rows it
+    builds) and optimizer seed, its tuning under ``tune/`` and its test outputs under ``decode/``."""
 
-    def __init__(self, run_dir: Path, tests: dict[str, Bitext], seeds: int) -> None:
+    def __init__(
+        self, run_dir: Path, tests: dict[str, Bitext], seeds: int, configurations: tuple[Configuration, ...]
+    ) -> None:
         self.run_dir = run_dir
+        self.configurations = configurations
         self.data_dir = run_dir / "data"
         #: The test sets by name, as given (the data stages copy them to :meth:`test_files`).
         self.tests = tests
@@ -29,6 +32,12 @@ class RunFolder:
 
     def tune_dir(self, configuration: Configuration, seed: int) -> Path:
         return self.run_dir / "tune" / configuration.key / f"seed{seed}"
+
+    def tuned_weights(self, configuration: Configuration, seed: int) -> Path:
+        """The weights its tuning kept: a re-ranking row's are rescoring weights (``pysmt tune --rerank`` writes
+        ``rescoring-weights.txt``, no ``weights.txt``)."""
+        name = "weights.txt" if configuration.reranks is None else "rescoring-weights.txt"
+        return self.tune_dir(configuration, seed) / name
 
     def output(self, test: str, configuration: Configuration, seed: int) -> Path:
         return self.run_dir / "decode" / test / f"{configuration.key}.seed{seed}.{TGT}"

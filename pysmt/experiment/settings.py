@@ -1,7 +1,9 @@
-"""What an experiment runs: the paper's four configurations, RNN + WP, and the sizes of each ``--scale``."""
+"""What an experiment runs: the paper's four configurations, RNN + WP, two rows re-ranked by a sentence model,
+and the sizes of each ``--scale``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 #: The news preset of ``pysmt train``, the dev set and the default test set, under ``--data``.
@@ -21,6 +23,22 @@ class Configuration:
     features: tuple[str, ...]
     paper_dev: float | None
     paper_test: float | None
+    #: The key of the row whose tuned config this row re-ranks: ``pysmt tune --rerank`` from that row's tuned
+    #: ``pysmt.toml`` of the same seed, with the features that row lacks (a sentence model, scoring each line's
+    #: n-best list after the search). None: tuned from the baseline system.
+    reranks: str | None = None
+
+    @property
+    def start(self) -> Configuration | None:
+        """The row whose tuned config this row's tuning starts from (None: the baseline system)."""
+        return None if self.reranks is None else configuration(self.reranks)
+
+    @property
+    def tuned_features(self) -> tuple[str, ...]:
+        """The features its tuning adds (``pysmt tune --features``): a re-ranking row's, those of the row it
+        re-ranks lacks."""
+        start = self.start
+        return self.features if start is None else tuple(f for f in self.features if f not in start.features)
 
 
 CONFIGURATIONS = (
@@ -30,7 +48,34 @@ CONFIGURATIONS = (
     Configuration("rnn-wp", "RNN + WP", ("rnn", "wp"), None, None),
     Configuration("cslm-rnn", "CSLM + RNN", ("cslm", "rnn"), 31.48, 34.64),
     Configuration("cslm-rnn-wp", "CSLM + RNN + WP", ("cslm", "rnn", "wp"), 31.50, 34.54),
+    # not in the paper: a sentence model (an attention encoder-decoder over subwords) re-ranking a tuned row's
+    # n-best lists after the search, its rescoring weights tuned on one decode's lists of the dev set
+    Configuration("baseline-sentence", "Baseline + sentence", ("sentence",), None, None, reranks="baseline"),
+    Configuration(
+        "cslm-rnn-wp-sentence",
+        "CSLM + RNN + WP + sentence",
+        ("cslm", "rnn", "wp", "sentence"),
+        None,
+        None,
+        reranks="cslm-rnn-wp",
+    ),
 )
+
+
+def configuration(key: str) -> Configuration:
+    """The row of ``key``."""
+    return next(c for c in CONFIGURATIONS if c.key == key)
+
+
+def chosen(keys: Iterable[str]) -> tuple[Configuration, ...]:
+    """The rows an experiment runs for the rows ``keys`` (``--configurations``): those, the baseline (every row is
+    compared with it) and every row a chosen one re-ranks, in :data:`CONFIGURATIONS`' order."""
+    wanted = {"baseline", *keys}
+    for c in reversed(CONFIGURATIONS):  # a row re-ranks one before it
+        if c.key in wanted and c.reranks is not None:
+            wanted.add(c.reranks)
+    return tuple(c for c in CONFIGURATIONS if c.key in wanted)
+
 
 #: Where the RNN's score enters the model (the ``rnn`` feature's ``mode``): the paper's extra phrase-table
 #: column, stored by ``pysmt rnn score`` with the binarized table and ranked by the table limit.
@@ -41,7 +86,11 @@ PLUGINS = {
     "rnn": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
     "wp": ("pysmt-rnn-feature", "plugins/rnn_feature", "rnn"),
     "cslm": ("pysmt-cslm", "plugins/cslm", "cslm"),
+    "sentence": ("pysmt-rnn-feature", "plugins/rnn_feature", "sentence"),
 }
+
+#: The stage that trains the model each feature reads (its folder in the run folder has the stage's name).
+MODEL_STAGES = {"rnn": "rnn", "wp": "rnn", "cslm": "cslm", "sentence": "sentence"}
 
 #: Peak memory (MB) of each kind of stage in the full-scale run (docs/results.md): what a stage asks a
 #: cluster for until this run has measured a stage of its kind.
@@ -52,6 +101,8 @@ FULL_SCALE_PEAK_MB = {
     # rnn score (the RNN's column): not in that run; the plugin README's whole news table took 0.9 GB
     "score": 1000,
     "cslm": 800,
+    # the sentence model (the plugin's cpu preset): not in that run; an estimate above the RNN's
+    "sentence": 1500,
     "tune": 6600,
     "decode": 2400,
     "analyses": 700,

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from pysmt.config import SearchOverrides
 from pysmt.errors import PysmtError
 from pysmt.evaluate import mean_sd, paired_bootstrap, score
 from pysmt.experiment import chain, report, stages
 from pysmt.experiment.data import Bitext, write_every, write_head
 from pysmt.experiment.report import caveat_lines, claims, format_mean_sd, format_p, summarize, table1, tuning_caveats
-from pysmt.experiment.settings import FULL_SCALE_PEAK_MB, SCALES
+from pysmt.experiment.settings import CONFIGURATIONS, FULL_SCALE_PEAK_MB, SCALES, chosen, configuration
 from pysmt.experiment.stages import Measure, Stages
 from pysmt.testing import one_line_error, run_pysmt
 from tuning.options import OPTIMIZER
@@ -91,7 +92,8 @@ def evaluation(dev: dict[str, list[float]], test: dict[str, list[float]], p: lis
     }
 
 
-KEYS = ["baseline", "rnn", "rnn-wp", "cslm-rnn", "cslm-rnn-wp"]
+KEYS = ["baseline", "rnn", "rnn-wp", "cslm-rnn", "cslm-rnn-wp", "baseline-sentence", "cslm-rnn-wp-sentence"]
+PAPER_KEYS = KEYS[:5]  # the paper's rows and RNN + WP: those without the sentence model
 
 
 def test_table1_has_ours_beside_the_papers() -> None:
@@ -124,8 +126,20 @@ def test_table1_has_ours_beside_the_papers() -> None:
             "| CSLM + RNN + WP | kbmira | 14.50 ± 0.71 | 24.25 ± 0.35 | +4.00 | 48.50 ± 0.71 | 0.010 / 0.200 "
             "| 31.50 | 34.54 |"
         ),
+        # the rows re-ranked by the sentence model: compared with the same seed's baseline, as every row
+        (
+            "| Baseline + sentence | kbmira | 15.50 ± 0.71 | 25.25 ± 0.35 | +5.00 | 50.50 ± 0.71 | 0.010 / 0.200 "
+            "| – | – |"
+        ),
+        (
+            "| CSLM + RNN + WP + sentence | kbmira | 16.50 ± 0.71 | 26.25 ± 0.35 | +6.00 | 52.50 ± 0.71 "
+            "| 0.010 / 0.200 | – | – |"
+        ),
     ]
     assert summary["rnn-wp"]["paper"] == {"dev": None, "test": None}  # results.json: null
+    assert summary["baseline-sentence"]["paper"] == {"dev": None, "test": None}
+    assert summary["cslm-rnn-wp-sentence"]["reranks"] == "cslm-rnn-wp" and summary["rnn"]["reranks"] is None
+    assert summary["cslm-rnn-wp-sentence"]["features"] == ["cslm", "rnn", "wp", "sentence"]
 
 
 def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
@@ -138,10 +152,14 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
         "rnn-wp": {"0": {**base, "RNN0": [0.1], "WP0": [0.2]}},
         "cslm-rnn": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.0]}},
         "cslm-rnn-wp": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3]}},
+        # a re-ranking row's are rescoring weights: the sentence model's 0 means it re-ranked nothing
+        "baseline-sentence": {"0": {**base, "Sentence0": [0.0, 0.0]}},
+        "cslm-rnn-wp-sentence": {"0": {**base, "RNN0": [0.1], "CSLM0": [0.2], "WP0": [0.3], "Sentence0": [0.1, 0.2]}},
     }
     for key in keys:
         data["dev"][key]["0"]["iteration"] = 2
     data["dev"]["cslm-rnn-wp"]["0"]["iteration"] = 1
+    data["dev"]["cslm-rnn-wp-sentence"]["0"]["iteration"] = 1
     caveats = tuning_caveats(data)
     assert caveats == {
         "baseline": [],
@@ -149,19 +167,92 @@ def test_claims_are_not_made_for_rows_that_tuning_did_not_produce() -> None:
         "rnn-wp": [],
         "cslm-rnn": ["seed 0: tuned weight 0 for CSLM0 (the feature was not used)"],
         "cslm-rnn-wp": ["seed 0: tuning kept the starting weights (iteration 1 decoded best)"],
+        "baseline-sentence": ["seed 0: tuned weight 0 for Sentence0 (the feature was not used)"],
+        "cslm-rnn-wp-sentence": ["seed 0: tuning kept the starting weights (iteration 1 re-ranked best)"],
     }
     lines = claims(summarize(data), "nt13", caveats).splitlines()
     assert lines[0] == "- RNN vs Baseline: +1.00 BLEU (p < 0.05 in every seed)."
     assert lines[1] == "- RNN + WP vs Baseline: +2.00 BLEU (p < 0.05 in every seed)."
     assert lines[2].endswith("Not a result of tuning: seed 0: tuned weight 0 for CSLM0 (the feature was not used).")
-    assert lines[4] == (
+    assert lines[4].startswith("- Baseline + sentence vs Baseline: +5.00 BLEU (p < 0.05 in every seed). Not a result")
+    assert lines[6] == (
         "- CSLM + RNN vs RNN alone: +2.00 BLEU (the paper: +0.77 on its test set): not judged: tuning "
         "did not produce these rows (see above)."
     )
+    # the re-ranking's own gain over the row it re-ranks (the baseline's is the line vs Baseline)
+    assert lines[7:] == [
+        "- CSLM + RNN + WP + sentence vs CSLM + RNN + WP (the row it re-ranks): +2.00 BLEU in the means. "
+        "Not a result of tuning (see above)."
+    ]
     assert caveat_lines(data) == [
         "CSLM + RNN, seed 0: tuned weight 0 for CSLM0 (the feature was not used)",
         "CSLM + RNN + WP, seed 0: tuning kept the starting weights (iteration 1 decoded best)",
+        "Baseline + sentence, seed 0: tuned weight 0 for Sentence0 (the feature was not used)",
+        "CSLM + RNN + WP + sentence, seed 0: tuning kept the starting weights (iteration 1 re-ranked best)",
     ]
+
+
+def test_a_table_of_some_rows_has_only_their_claims() -> None:
+    """--configurations baseline-sentence: the baseline and the row re-ranking it; no claim about the others."""
+    keys = ["baseline", "baseline-sentence"]
+    data = evaluation({k: [10.0] for k in keys}, {k: [20.0 + i] for i, k in enumerate(keys)}, [0.2])
+    data["weights"] = {"baseline": {"0": {"LM0": [0.5]}}, "baseline-sentence": {"0": {"Sentence0": [0.1, 0.1]}}}
+    for key in keys:
+        data["dev"][key]["0"]["iteration"] = 2
+    summary = summarize(data)
+    assert list(summary) == keys
+    assert claims(summary, "nt13", tuning_caveats(data)) == (
+        "- Baseline + sentence vs Baseline: +1.00 BLEU (not p < 0.05 in every seed)."
+    )
+
+
+def test_a_reranking_rows_dev_bleu_is_the_tuners_of_the_kept_iteration(tmp_path: Path) -> None:
+    """`pysmt tune --rerank` decodes run1 alone (its later runs re-rank that decode's lists): the dev BLEU of the
+    weights kept is the one summary.tsv records (sacrebleu's, summed from statistics), and there is no dev chrF."""
+    from pysmt.experiment.run_folder import RunFolder
+    from pysmt.experiment.scoring import dev_run
+
+    folder = RunFolder(tmp_path, {}, 1, CONFIGURATIONS)
+    reranking = configuration("baseline-sentence")
+    tune_dir = folder.tune_dir(reranking, 0)
+    for number, weights in ((1, "LM0= 0.5\nSentence0= 0.1 0.15\n"), (2, "LM0= 0.4\nSentence0= 0.3 0.1\n")):
+        (tune_dir / f"run{number}").mkdir(parents=True)
+        (tune_dir / f"run{number}" / "weights.txt").write_text(weights, encoding="utf-8")
+    (tune_dir / "run1" / "output.txt").write_text("the decode's 1-best\n", encoding="utf-8")
+    (tune_dir / "rescoring-weights.txt").write_text("LM0= 0.4\nSentence0= 0.3 0.1\n", encoding="utf-8")
+    (tune_dir / "summary.tsv").write_text(
+        "iteration\tdev_bleu\tnew_candidates\tpool\tpredicted_bleu\tdecode_s\toptimize_s\tLM0\n"
+        "1\t12.50\t80\t80\t13.10\t2.0\t0.1\t0.5\n"
+        "2\t13.10\t0\t80\t13.10\t0.0\t0.1\t0.4\n",
+        encoding="utf-8",
+    )
+    assert folder.tuned_weights(reranking, 0) == tune_dir / "rescoring-weights.txt"
+    assert dev_run(folder, reranking, 0, [["a reference"]]) == {"bleu": 13.1, "chrf": None, "iteration": 2}
+    (tune_dir / "rescoring-weights.txt").write_text("LM0= 1.0\n", encoding="utf-8")
+    with pytest.raises(PysmtError, match="no iteration re-ranked with the tuned rescoring-weights.txt"):
+        dev_run(folder, reranking, 0, [["a reference"]])
+
+
+def test_configurations_chooses_the_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--configurations KEY,...: those rows, the baseline and the row a chosen one re-ranks; a bad key is exit 2."""
+    from click.testing import CliRunner
+
+    import pysmt.experiment.cli
+    from pysmt.cli import main
+
+    told: list = []
+    monkeypatch.setattr(pysmt.experiment.cli, "run_experiment", lambda options: told.append(options) or tmp_path / "r")
+    common = ["experiment", "--data", str(tmp_path), "--out", str(tmp_path / "run")]
+    for given, keys in (
+        ("cslm-rnn-wp-sentence", ["baseline", "cslm-rnn-wp", "cslm-rnn-wp-sentence"]),
+        ("rnn, baseline-sentence", ["baseline", "rnn", "baseline-sentence"]),
+    ):
+        result = CliRunner().invoke(main, [*common, "--configurations", given])
+        assert result.exit_code == 0, result.output
+        assert [c.key for c in told.pop().configurations] == keys
+    assert CliRunner().invoke(main, common).exit_code == 0 and told.pop().configurations == CONFIGURATIONS
+    result = CliRunner().invoke(main, [*common, "--configurations", "rnn,sentence"])
+    assert result.exit_code == 2 and "'sentence': give all or keys among baseline, rnn, rnn-wp," in result.output
 
 
 # -- data slices -----------------------------------------------------------------------------------
@@ -271,7 +362,11 @@ def test_bad_options(tmp_path: Path) -> None:
 def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data) -> None:
     shared_data("news", "newstest2013.en")
     run = tmp_path / "run"
-    args = ["experiment", "--data", shared_data(), "--out", run, "--scale", "tiny"]
+    # the rows without the sentence model: its training (2.5 min on a busy 2-core machine, the RNN's 1 min) and
+    # the sentence rows' stages would take this test past run_pysmt's 10 minutes; their commands are tested
+    # apart (test_a_sentence_row_reranks_the_tuned_config_of_its_row, ...)
+    rows = ["--configurations", ",".join(PAPER_KEYS)]
+    args = ["experiment", "--data", shared_data(), "--out", run, "--scale", "tiny", *rows]
     proc = run_pysmt(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (run / "report.md").read_text(encoding="utf-8")
@@ -298,7 +393,7 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     ):
         assert needed in report, needed
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
-    assert list(results["configurations"]) == KEYS
+    assert list(results["configurations"]) == PAPER_KEYS
     assert "transductively" in results["settings"]["rnn_training"] and results["settings"]["rnn_mode"] == "column"
     assert "| score-rnn |" in report and "an extra phrase-table column, as in the paper" in report
     [stored] = (run / "system-bin").glob("*phrase-table*/stored/rnn.json")  # the RNN's column, for the dev and test
@@ -320,6 +415,7 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     assert len((run / "decode" / "newstest2013" / "cslm-rnn.seed0.fr").read_text().splitlines()) == 20
     assert [u for u, _ in results["learning_curves"]["RNN"]] == [10, 20]  # --max-updates 20, --valid-every 10
     assert [u for u, _ in results["learning_curves"]["CSLM"]] == [10, 20]
+    assert "Sentence" not in results["learning_curves"] and not (run / "sentence").exists()
     assert (run / "bleu.png").is_file() and (run / "learning-curves.png").is_file()
 
     again = run_pysmt(*args)
@@ -328,7 +424,7 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     assert progress and all(line.endswith("skipped") for line in progress), progress
     one_line_error(run_pysmt(*args, "--budget", "0.5"), "stages/rnn", "budget_minutes: 2.0 -> 0.5", "--force")
     moved = run.rename(tmp_path / "moved")  # a finished experiment, renamed (or copied): it resumes where it is
-    again = run_pysmt("experiment", "--data", shared_data(), "--out", moved, "--scale", "tiny")
+    again = run_pysmt("experiment", "--data", shared_data(), "--out", moved, "--scale", "tiny", *rows)
     assert again.returncode == 0, again.stderr[-3000:]
     progress = [line for line in again.stderr.splitlines() if line.startswith("pysmt experiment: [")]
     assert progress and all(line.endswith("skipped") for line in progress), progress
@@ -356,11 +452,22 @@ def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, mon
     assert forced.seconds == 30.0  # started afresh: the earlier runs' time went with their work
 
 
-def tiny_plan(tmp_path: Path, seeds: int = 2) -> list[stages.Step]:
-    options = chain.ExperimentOptions(
-        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds, dev_size=None, budget=1.0, threads=3
+def tiny_options(tmp_path: Path, seeds: int, configurations=CONFIGURATIONS, **more) -> chain.ExperimentOptions:
+    """A tiny experiment's options in ``tmp_path/run``, of ``seeds`` seeds and the rows ``configurations``."""
+    return chain.ExperimentOptions(
+        data=tmp_path,
+        out=tmp_path / "run",
+        scale=SCALES["tiny"],
+        seeds=seeds,
+        dev_size=None,
+        budget=1.0,
+        configurations=configurations,
+        **more,
     )
-    return chain.Experiment(options).plan()
+
+
+def tiny_plan(tmp_path: Path, seeds: int = 2, configurations=CONFIGURATIONS) -> list[stages.Step]:
+    return chain.Experiment(tiny_options(tmp_path, seeds, configurations, threads=3)).plan()
 
 
 def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: Path) -> None:
@@ -373,24 +480,47 @@ def test_the_plan_names_what_each_stage_needs_and_lists_it_after_them(tmp_path: 
     assert after["tune-cslm-rnn-wp-seed1"] == ["binarize", "cslm", "rnn", "score-rnn"]
     assert after["decode-newstest2013-rnn-seed1"] == ["tune-rnn-seed1"] and after["analyses"] == ["rnn"]
     assert after["tune-rnn-wp-seed0"] == ["binarize", "rnn", "score-rnn"]
-    assert len(after["evaluate"]) == 2 * 5 * 2  # every tuning and test decode
-    assert [step.name for step in steps].count("rnn") == 1  # one RNN for every seed and configuration
-    assert [step.name for step in steps][:5] == ["system", "binarize", "rnn", "score-rnn", "cslm"]
+    # the sentence model, once per run from the system's bitext; a re-ranking row from its row's tuning, same seed
+    assert after["sentence"] == ["system"]
+    assert after["tune-baseline-sentence-seed1"] == ["tune-baseline-seed1", "sentence"]
+    assert after["tune-cslm-rnn-wp-sentence-seed0"] == ["tune-cslm-rnn-wp-seed0", "sentence"]
+    assert after["decode-newstest2013-cslm-rnn-wp-sentence-seed1"] == ["tune-cslm-rnn-wp-sentence-seed1"]
+    assert len(after["evaluate"]) == 2 * 7 * 2  # every tuning and test decode
+    names = [step.name for step in steps]
+    assert names.count("rnn") == names.count("sentence") == 1  # one of each for every seed and configuration
+    assert names[:6] == ["system", "binarize", "rnn", "score-rnn", "cslm", "sentence"]
+    assert names[6:20] == [  # per seed, the rows in Table 1's order, each tuning before its test decode
+        f"{stage}-{key}-seed0" for key in KEYS for stage in ("tune", "decode-newstest2013")
+    ]
     seen: set[str] = set()
     for step in steps:  # the single-machine order runs every stage after those it needs
         assert set(step.after) <= seen, step.name
         seen.add(step.name)
-    assert len(steps) == len(seen) == 1 + 4 + 2 * 5 * 2 + 2
+    assert len(steps) == len(seen) == 1 + 5 + 2 * 7 * 2 + 2
+
+
+def test_the_sentence_model_trains_only_for_a_row_that_reranks_with_it(tmp_path: Path) -> None:
+    paper = chosen(["rnn", "cslm-rnn", "cslm-rnn-wp"])
+    names = [step.name for step in tiny_plan(tmp_path, 1, paper)]
+    assert "sentence" not in names and not any("sentence" in name for name in names)
+    assert [name for name in names if name.startswith("tune-")] == [
+        f"tune-{key}-seed0"
+        for key in ("baseline", "rnn", "cslm-rnn", "cslm-rnn-wp")  # the baseline: always
+    ]
+    # a re-ranking row brings the row it re-ranks (and the baseline)
+    some = chosen(["cslm-rnn-wp-sentence"])
+    assert [c.key for c in some] == ["baseline", "cslm-rnn-wp", "cslm-rnn-wp-sentence"]
+    names = [step.name for step in tiny_plan(tmp_path, 1, some)]
+    assert names.count("sentence") == 1
+    assert [name for name in names if name.startswith("tune-")] == [f"tune-{c.key}-seed0" for c in some]
 
 
 def test_the_stage_count_is_the_plans(tmp_path: Path) -> None:
     """`[n/N]`: N counts the data's stages and every stage of the plan."""
-    for seeds in (1, 2):
-        options = chain.ExperimentOptions(
-            data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=seeds, dev_size=None, budget=1.0
-        )
-        experiment = chain.Experiment(options)
+    for seeds, configurations in ((1, CONFIGURATIONS), (2, CONFIGURATIONS), (2, chosen(["rnn"]))):
+        experiment = chain.Experiment(tiny_options(tmp_path, seeds, configurations))
         assert experiment.stages.total == experiment.data_stages + len(experiment.plan())
+    assert experiment.stages.total == 3 + 1 + 4 + 2 * 2 * 2 + 2  # data, system, binarize ... cslm, rows, last two
 
 
 class Commands:
@@ -520,8 +650,9 @@ def test_every_configuration_with_the_rnn_tunes_with_its_column(tmp_path, monkey
     [table] = experiment.binarized_tables()
     (table / "stored").mkdir()
     (table / "stored" / "rnn.npy").write_bytes(b"scores")
-    for configuration in chain.CONFIGURATIONS:
-        experiment.tune(configuration, 0)
+    for row in CONFIGURATIONS:
+        if row.reranks is None:  # those re-ranking one: test_a_sentence_row_reranks_the_tuned_config_of_its_row
+            experiment.tune(row, 0)
     commands = {name: args for name, _, _, [args] in ran}
     data, out = tmp_path / "run" / "data", tmp_path / "run" / "tune"
     common = ["tune", "-c", str(experiment.config), "--src", str(data / "dev.en"), "--ref", str(data / "dev.fr")]
@@ -541,7 +672,7 @@ def test_every_configuration_with_the_rnn_tunes_with_its_column(tmp_path, monkey
         ],
     }
     for key, features in expected.items():
-        folder = experiment.tune_dir(next(c for c in chain.CONFIGURATIONS if c.key == key), 0)
+        folder = experiment.tune_dir(configuration(key), 0)
         assert folder == out / key / "seed0"
         assert commands[f"tune-{key}-seed0"] == [
             *common,
@@ -556,22 +687,76 @@ def test_every_configuration_with_the_rnn_tunes_with_its_column(tmp_path, monkey
         assert inputs.get("rnn column") == ([table / "stored"] if with_rnn else None), name
 
 
-def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path, monkeypatch) -> None:
-    options = chain.ExperimentOptions(
-        data=tmp_path, out=tmp_path / "run", scale=SCALES["tiny"], seeds=1, dev_size=None, budget=1.0
-    )
-    experiment = chain.Experiment(options)
-    data = evaluation({k: [10.0] for k in KEYS}, {k: [20.0] for k in KEYS}, [0.5])
-    base = {"LM0": [0.5]}
-    features = {"rnn": ["RNN0"], "rnn-wp": ["RNN0", "WP0"], "cslm-rnn": ["CSLM0", "RNN0"]}
-    features["cslm-rnn-wp"] = ["CSLM0", "RNN0", "WP0"]
-    data["weights"] = {k: {"0": {**base, **{name: [0.1] for name in features.get(k, [])}}} for k in KEYS}
-    for key in KEYS:
+def test_a_sentence_row_reranks_the_tuned_config_of_its_row(tmp_path, monkeypatch) -> None:
+    """`pysmt tune --rerank --features sentence` from the tuned config of the row it re-ranks, same seed; n-best lists
+    of the system's rescore-size (tune's default with --rerank), the search settings without the starting weights
+    (the row's tuned ones stay); the test decode reads the tuned config and its rescoring weights."""
+    experiment, ran = binarized_experiment(tmp_path, monkeypatch)
+    experiment.o.search_settings = SearchOverrides(stack_size=50, weights=(("LM0", (2.0,)),))
+    reranking = configuration("cslm-rnn-wp-sentence")
+    experiment.tune(reranking, 1)
+    experiment.decode("nt13", reranking, 1)
+    (name, options, inputs, [args]), (decode_name, decode_options, decode_inputs, [decode_args]) = ran
+    data, start = tmp_path / "run" / "data", tmp_path / "run" / "tune" / "cslm-rnn-wp" / "seed1"
+    out = tmp_path / "run" / "tune" / "cslm-rnn-wp-sentence" / "seed1"
+    assert name == "tune-cslm-rnn-wp-sentence-seed1"
+    assert args == [
+        *("tune", "-c", str(start / "pysmt.toml"), "--src", str(data / "dev.en"), "--ref", str(data / "dev.fr")),
+        *("--out", str(out), "--seed", "1", "--rerank", "--max-iterations", "2", "--restarts", "2"),
+        *("--optimizer", OPTIMIZER, "--threads", "2"),
+        *("--features", "sentence", "--param", f"sentence.model={tmp_path / 'run' / 'sentence'}"),
+        *("--stack", "50"),
+    ]
+    assert options == {
+        "features": ["sentence"],
+        "reranks": "cslm-rnn-wp",
+        "seed": 1,
+        "max_iterations": 2,
+        "restarts": 2,
+        "optimizer": OPTIMIZER,
+        "search_settings": {"stack": 50},
+    }
+    assert inputs["config"] == [start / "pysmt.toml", start / "weights.txt"]
+    assert inputs["sentence model"] == tmp_path / "run" / "sentence" and "rnn column" not in inputs
+    assert decode_name == "decode-nt13-cslm-rnn-wp-sentence-seed1"
+    assert decode_args[:3] == ["decode", "-c", str(out / "pysmt.toml")]
+    assert decode_inputs["weights"] == out / "rescoring-weights.txt"  # --rerank writes no weights.txt
+    assert decode_options == {"search_settings": {"stack": 50}}
+    assert configuration("baseline-sentence").tuned_features == ("sentence",)
+
+
+def test_the_sentence_model_trains_once_on_the_systems_bitext_within_the_runs_limits(tmp_path, monkeypatch) -> None:
+    experiment, ran = binarized_experiment(tmp_path, monkeypatch)
+    experiment.train_sentence()
+    [(name, options, inputs, [args])] = ran
+    system = tmp_path / "run" / "system"
+    assert name == "sentence" and options == experiment.neural_options  # as the RNN's and the CSLM's
+    assert args == [
+        *("sentence", "train", "--system", str(system), "--out", str(tmp_path / "run" / "sentence")),
+        *("--max-time", "1.0", "--valid-every", "10", "--max-updates", "20", "--threads", "2"),
+    ]
+    assert inputs == {
+        "--system": [system / "pysmt.toml", system / "corpus" / "train.en", system / "corpus" / "train.fr"]
+    }
+
+
+def written_report(tmp_path: Path, monkeypatch, keys: list[str]) -> tuple[chain.Experiment, str]:
+    """The report of a tiny experiment of the rows ``keys``, from an evaluation.json made up (one seed): BLEU 10 on
+    dev and 20 on test, every tuned weight 0.1."""
+    experiment = chain.Experiment(tiny_options(tmp_path, 1, chosen(keys)))
+    data = evaluation({k: [10.0] for k in keys}, {k: [20.0] for k in keys}, [0.5])
+    names = {"rnn": "RNN0", "wp": "WP0", "cslm": "CSLM0", "sentence": "Sentence0"}
+    data["weights"] = {k: {"0": {"LM0": [0.5], **{names[f]: [0.1] for f in configuration(k).features}}} for k in keys}
+    for key in keys:
         data["dev"][key]["0"]["iteration"] = 2
-    data["signatures"] = {"bleu": "BLEU|sig", "chrf": "chrF|sig"}
+    data["signatures"] = {"bleu": "BLEU|sig", "chrf": "chrf|sig"}
     monkeypatch.setattr(report, "available", lambda: False)  # no figures: this test reads the text
-    experiment.run_dir.mkdir(parents=True)
-    text = report.write_report(experiment, data).read_text(encoding="utf-8")
+    experiment.run_dir.mkdir(parents=True, exist_ok=True)
+    return experiment, report.write_report(experiment, data).read_text(encoding="utf-8")
+
+
+def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path, monkeypatch) -> None:
+    experiment, text = written_report(tmp_path, monkeypatch, KEYS)
     assert (
         "The RNN was trained transductively: on the phrase pairs of the system's table that the decoder can use for "
         "the source sides of the dev set and of newstest2013 (what `pysmt filter` keeps for them; `pysmt rnn train "
@@ -591,6 +776,29 @@ def test_the_report_says_how_the_rnn_was_trained_and_shows_rnn_wp(tmp_path: Path
     assert results["settings"]["rnn_mode"] == "column"
     assert results["settings"]["search_settings"] == {}  # none given (--stack ...: tests/test_search_settings.py)
     assert results["configurations"]["rnn-wp"]["paper"] == {"dev": None, "test": None}
+
+
+def test_the_report_shows_the_sentence_rows_and_says_how_they_were_built(tmp_path: Path, monkeypatch) -> None:
+    experiment, text = written_report(tmp_path, monkeypatch, KEYS)
+    for label in ("Baseline + sentence", "CSLM + RNN + WP + sentence"):
+        assert f"| {label} | {OPTIMIZER} | 10.00 | 20.00 | +0.00 | 40.00 | 0.500 | – | – |" in text, label
+    assert report.SENTENCE_RERANKING in text and "`pysmt tune --rerank --features sentence`" in text
+    assert "The paper has no RNN + WP, Baseline + sentence or CSLM + RNN + WP + sentence row (`–`)." in text
+    assert "**Baseline + sentence** (rescoring weights; the search weights are Baseline's)" in text
+    assert "**CSLM + RNN + WP + sentence** (rescoring weights; the search weights are CSLM + RNN + WP's)" in text
+    assert "- CSLM + RNN + WP + sentence vs CSLM + RNN + WP (the row it re-ranks): +0.00 BLEU in the means." in text
+    assert "- Sentence: no validation logged" in text  # the neural models' section: its learning curve
+    results = json.loads((experiment.run_dir / "results.json").read_text(encoding="utf-8"))
+    assert results["settings"]["configurations"] == KEYS
+    assert results["settings"]["sentence_reranking"] == report.SENTENCE_RERANKING
+    assert results["configurations"]["baseline-sentence"]["reranks"] == "baseline"
+    assert list(results["learning_curves"]) == ["RNN", "CSLM", "Sentence"]
+    # the paper's rows alone: not a word of the sentence model
+    experiment, text = written_report(tmp_path / "paper", monkeypatch, PAPER_KEYS)
+    assert "sentence model" not in text and "+ sentence" not in text and "Sentence" not in text
+    assert "The paper has no RNN + WP row (`–`)." in text
+    results = json.loads((experiment.run_dir / "results.json").read_text(encoding="utf-8"))
+    assert "sentence_reranking" not in results["settings"] and list(results["learning_curves"]) == ["RNN", "CSLM"]
 
 
 def test_a_stage_asks_for_the_memory_its_kind_took_in_this_run(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 import torch
@@ -77,6 +78,9 @@ class Ragged:
 
 @dataclass
 class EncodedPairs:
+    """Source and target sequences as ids, pair by pair, saved as one ``.npz`` (the sentence model's bitext too:
+    :class:`rnn_feature.sentence.data.EncodedBitext`)."""
+
     source: Ragged
     target: Ragged
 
@@ -94,7 +98,8 @@ class EncodedPairs:
             )
 
     @classmethod
-    def load(cls, path: Path) -> EncodedPairs:
+    def load(cls, path: Path) -> Self:
+        """The pairs :meth:`save` wrote; a damaged or foreign file is one line naming it."""
         data = read_arrays(path, ["source_flat", "source_offsets", "target_flat", "target_offsets"])
         return cls(
             Ragged(data["source_flat"], data["source_offsets"]), Ragged(data["target_flat"], data["target_offsets"])

@@ -7,14 +7,13 @@ Validation is a seeded slice of the training bitext (1%, at most 2,000 pairs), n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pysmt.errors import PysmtError
 from pysmt.files.textio import read_lines
-from rnn_feature.data import Ragged
+from rnn_feature.data import EncodedPairs, Ragged
 from rnn_feature.sentence.subwords import Subwords
 
 ENCODED = "bitext.npz"
@@ -32,15 +31,9 @@ def read_bitext(source: Path, target: Path) -> tuple[list[str], list[str]]:
     return src, tgt
 
 
-@dataclass
-class EncodedBitext:
-    """Source and target sentences as subword ids (target in the model's direction, without end-of-sentence)."""
-
-    source: Ragged
-    target: Ragged
-
-    def __len__(self) -> int:
-        return len(self.source)
+class EncodedBitext(EncodedPairs):
+    """Source and target sentences as subword ids (target in the model's direction, without end-of-sentence);
+    saved and loaded as the phrase model's pairs are."""
 
     @classmethod
     def encode(cls, subwords: Subwords, source: list[str], target: list[str], right_to_left: bool) -> EncodedBitext:
@@ -48,25 +41,6 @@ class EncodedBitext:
         if right_to_left:
             encoded_target = [ids[::-1] for ids in encoded_target]
         return cls(Ragged.from_lists(subwords.encode(source)), Ragged.from_lists(encoded_target))
-
-    def save(self, path: Path) -> None:
-        from pysmt.files.textio import atomic_path
-
-        with atomic_path(path) as tmp, open(tmp, "wb") as out:
-            np.savez(
-                out,
-                source_flat=self.source.flat,
-                source_offsets=self.source.offsets,
-                target_flat=self.target.flat,
-                target_offsets=self.target.offsets,
-            )
-
-    @classmethod
-    def load(cls, path: Path) -> EncodedBitext:
-        with np.load(path) as data:
-            return cls(
-                Ragged(data["source_flat"], data["source_offsets"]), Ragged(data["target_flat"], data["target_offsets"])
-            )
 
 
 def split(bitext: EncodedBitext, max_length: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -261,3 +261,20 @@ def test_the_commands_train_from_a_system_folder_and_translate_with_the_model_al
     assert bare.returncode == 1 and bare.stderr.strip().endswith(
         "no [processing] section to name its languages; use --source/--target"
     )
+
+
+def test_translating_alone_gives_an_empty_line_for_an_empty_line_in_input_order(tmp_path):
+    from rnn_feature.sentence.translation import greedy_translations
+
+    model = trained(tmp_path, updates=1)
+    translated = list(greedy_translations(model, ["one two", "", "three"], None, "cpu", max_length=4))
+    assert len(translated) == 3 and translated[1] == ""
+
+
+def test_the_encoded_bitext_reads_back_and_a_damaged_one_is_one_line(tmp_path):
+    model = trained(tmp_path, updates=1)
+    bitext = EncodedBitext.load(model / "bitext.npz")
+    assert isinstance(bitext, EncodedBitext) and len(bitext) == 120
+    (tmp_path / "bad.npz").write_bytes(b"not an archive")
+    with pytest.raises(PysmtError, match="bad.npz"):
+        EncodedBitext.load(tmp_path / "bad.npz")

@@ -11,7 +11,6 @@ import torch
 from pysmt.neural import resolve_device
 from rnn_feature.data import Ragged
 from rnn_feature.sentence.store import load_model
-from rnn_feature.sentence.subwords import EOS_ID
 
 #: Sentences translated together.
 BATCH = 64
@@ -20,8 +19,8 @@ BATCH = 64
 def greedy_translations(
     model_dir: Path, lines: Sequence[str], config_path: str | None, device: str, max_length: int
 ) -> Iterator[str]:
-    """Each line's greedy translation, in input order; with ``config_path`` the line is prepared as that system
-    prepares its input, and the translation restored as it restores its output."""
+    """Each line's greedy translation, in input order (an empty line's: an empty line); with ``config_path`` the
+    line is prepared as that system prepares its input, and the translation restored as it restores its output."""
     from pysmt.config_files import load_config
     from pysmt.text_processing import TextProcessor
 
@@ -32,8 +31,11 @@ def greedy_translations(
         source_text = TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize)
         target_text = TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize)
     prepared = [source_text.prepare(line) if source_text else line for line in lines]
-    ragged = Ragged.from_lists([ids or [EOS_ID] for ids in subwords.encode(prepared)])
-    order = np.argsort(ragged.lengths(), kind="stable")
+    ragged = Ragged.from_lists(subwords.encode(prepared))
+    subword_counts = ragged.lengths()
+    # an empty line's translation is an empty line, as decode writes it (the model would translate nothing)
+    nonempty = np.flatnonzero(subword_counts > 0)
+    order = nonempty[np.argsort(subword_counts[nonempty], kind="stable")]
     results: list[str] = [""] * len(lines)
     device_of = next(model.parameters()).device
     with torch.no_grad():

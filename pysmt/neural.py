@@ -224,6 +224,28 @@ def resumable_state(last: Path, hp: Hyperparameters, load: Callable[[Path], dict
     return {**FRESH_STATE, **state}
 
 
+M = TypeVar("M")
+
+
+def resume_or_start(
+    last: Path,
+    hp: Hyperparameters,
+    load: Callable[[Path], dict[str, Any]],
+    build: Callable[[dict[str, Any], Path], M],
+    fresh: Callable[[], M],
+    log: Callable[[str], None],
+) -> tuple[dict[str, Any], M]:
+    """The training state and the model a run trains: the checkpoint ``last``'s, rebuilt by ``build`` (checked by
+    :func:`resumable_state`; ``log`` says where it resumes), else :data:`FRESH_STATE` and ``fresh()``. One place,
+    so that every plugin resumes alike; seed torch before calling it, as ``fresh()`` initializes weights."""
+    state = resumable_state(last, hp, load)
+    if state is None:
+        return dict(FRESH_STATE), fresh()
+    model = build(state, last)
+    log(f"resuming at update {state['update']:,}")
+    return state, model
+
+
 #: The training state of a run that starts afresh.
 FRESH_STATE: dict[str, Any] = {
     "update": 0,

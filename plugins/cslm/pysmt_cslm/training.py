@@ -31,11 +31,10 @@ import torch
 from pysmt.errors import PysmtError
 from pysmt.files.textio import count_lines
 from pysmt.neural import (
-    FRESH_STATE,
     LOG,
     TrainingLimits,
     TrainingTask,
-    resumable_state,
+    resume_or_start,
     start_training_job,
     train_loop,
 )
@@ -169,13 +168,9 @@ def train(
     )
     train_text, valid_text = prepare(text, out, hp, valid, shortlist)
     torch.manual_seed(hp.seed)
-    state = resumable_state(out / LAST, hp, load_checkpoint)
-    if state is not None:
-        model = build_model(state, out / LAST)
-        log(f"resuming at update {state['update']:,}")
-    else:
-        state = dict(FRESH_STATE)
-        model = Cslm(hp, len(Shortlist.load(out / VOCAB)))
+    state, model = resume_or_start(
+        out / LAST, hp, load_checkpoint, build_model, lambda: Cslm(hp, len(Shortlist.load(out / VOCAB))), log
+    )
     model.to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=hp.learning_rate)
 

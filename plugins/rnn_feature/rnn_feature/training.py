@@ -32,11 +32,10 @@ import torch
 
 from pysmt.errors import PysmtError
 from pysmt.neural import (
-    FRESH_STATE,
     LOG,
     TrainingLimits,
     TrainingTask,
-    resumable_state,
+    resume_or_start,
     start_training_job,
     train_loop,
 )
@@ -191,16 +190,15 @@ def train_prepared(
     """
     train_index, valid_index = split(len(pairs), hp.seed)
     torch.manual_seed(hp.seed)
-    state = resumable_state(out / LAST, hp, load_checkpoint)
-    if state is not None:
-        model = build_model(state, out / LAST)
-        log(f"resuming at update {state['update']:,}")
-    else:
-        state = dict(FRESH_STATE)
+
+    def fresh() -> EncoderDecoder:
         model = EncoderDecoder(hp, *(len(Shortlist.load(out / name)) for name in (SOURCE_VOCAB, TARGET_VOCAB)))
         if start is not None:
             load_start(model, start, hp)
             log("starting from the given weights")
+        return model
+
+    state, model = resume_or_start(out / LAST, hp, load_checkpoint, build_model, fresh, log)
     model.to(device).train()
     optimizer = SparseAdadelta(model.parameters(), lr=1.0, rho=hp.rho, eps=hp.epsilon, clip_norm=hp.clip_norm)
     batches = EpochBatches(

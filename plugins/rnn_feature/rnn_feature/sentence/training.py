@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pysmt.neural import FRESH_STATE, LOG, TrainingLimits, TrainingTask, resumable_state, start_training_job, train_loop
+from pysmt.neural import LOG, TrainingLimits, TrainingTask, resume_or_start, start_training_job, train_loop
 from rnn_feature.batches import EpochBatches
 from rnn_feature.sentence.data import ENCODED, EncodedBitext, read_bitext, split
 from rnn_feature.sentence.hyperparameters import SentenceHyperparameters
@@ -119,14 +119,13 @@ def train_prepared(
     carries to a GPU machine); the best validation perplexity."""
     train_index, valid_index = split(bitext, hp.max_length, hp.seed)
     torch.manual_seed(hp.seed)
-    state = resumable_state(out / LAST, hp, load_checkpoint)
-    if state is not None:
-        model = build_model(state, out / LAST)
-        log(f"resuming at update {state['update']:,}")
-    else:
-        state = dict(FRESH_STATE)
+
+    def fresh() -> AttentionEncoderDecoder:
         model = AttentionEncoderDecoder(hp, len(Subwords(out / SUBWORDS)))
         initialize(model, hp.seed)
+        return model
+
+    state, model = resume_or_start(out / LAST, hp, load_checkpoint, build_model, fresh, log)
     model.to(device).train()
     optimizer = ClippedAdam(model.parameters(), lr=hp.learning_rate, clip_norm=hp.clip_norm)
     batches = EpochBatches(

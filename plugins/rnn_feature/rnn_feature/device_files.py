@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from pysmt.errors import PysmtError
+from pysmt.files.textio import atomic_path, atomic_writer
 from rnn_feature.data import Ragged
 
 #: Each returned weights file stays under the device's 16 MiB a file (torch.save's headers are small).
@@ -82,8 +83,17 @@ def read_summary(out: Path) -> dict[str, Any]:
     try:
         summary: dict[str, Any] = json.loads((out / SUMMARY).read_text())
     except (OSError, ValueError):
-        raise PysmtError(f"{out}: no readable {SUMMARY}: not the folder a device run returned") from None
+        summary = {}
+    if not isinstance(summary, dict) or not isinstance(summary.get("weights"), list):  # what every reader needs
+        raise PysmtError(f"{out}: no readable {SUMMARY}: not the folder a device run returned")
     return summary
+
+
+def write_summary(out: Path, summary: dict[str, Any]) -> None:
+    """``out/summary.json``, written last and atomically: a run cut short returns no summary, never half of one
+    (:func:`read_summary` then says the folder is not a returned run)."""
+    with atomic_writer(out / SUMMARY) as file:
+        file.write(json.dumps(summary, indent=1) + "\n")
 
 
 @dataclass(frozen=True)
@@ -216,7 +226,7 @@ def save_compact(path: Path, **sides: Ragged) -> None:
         lengths = ragged.lengths()
         arrays[f"{name}_flat"] = ragged.flat.astype(np.min_scalar_type(int(ragged.flat.max(initial=0))))
         arrays[f"{name}_lengths"] = lengths.astype(np.min_scalar_type(int(lengths.max(initial=0))))
-    with open(path, "wb") as out:
+    with atomic_path(path) as tmp, open(tmp, "wb") as out:  # an interrupted pack leaves no half-written file
         np.savez_compressed(out, **arrays)
 
 

@@ -24,7 +24,6 @@ training shares), not pysmt's compiled core: the device machine has its own Pyth
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from pathlib import Path
@@ -40,7 +39,6 @@ from rnn_feature.device_files import (
     RETURNED_FILES,
     RETURNED_SLACK,
     START,
-    SUMMARY,
     check_bundle,
     command_line,
     copy_start,
@@ -51,6 +49,7 @@ from rnn_feature.device_files import (
     read_weights,
     training_device,
     training_summary,
+    write_summary,
     write_weights,
 )
 from rnn_feature.hyperparameters import Hyperparameters, preset
@@ -102,7 +101,7 @@ def train(
     updates, seconds = int(last["update"]), float(last["seconds"])
     summary = training_summary(device, hp, len(pairs), updates, seconds, best, weights, started_from)
     summary["scoring_pairs_s"] = len(pairs) / scoring
-    (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
+    write_summary(out, summary)
     return summary
 
 

@@ -151,6 +151,11 @@ def test_pack_says_in_one_line_what_is_missing_or_too_large(prepared, tmp_path, 
     with pytest.raises(SystemExit, match=r"MiB is more than the 0 MiB a device run carries \(64 MiB with the"):
         device_run.main(["pack", str(prepared), str(tmp_path / "bundle")])
 
+    (tmp_path / "returned").mkdir()
+    (tmp_path / "returned" / "summary.json").write_text('{"device": "cpu"}\n')  # no weights: not a returned run
+    with pytest.raises(SystemExit, match=r"returned: no readable summary.json: not the folder a device run returned"):
+        device_run.main(["pack", str(prepared), str(tmp_path / "bundle"), "--start", str(tmp_path / "returned")])
+
 
 def test_device_hyperparameters_keep_the_job_s_direction_and_subwords(prepared, tmp_path):
     device_run.pack(prepared, tmp_path)

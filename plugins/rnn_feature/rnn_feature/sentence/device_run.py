@@ -170,7 +170,7 @@ def train(
         returned_mib=sum((out / name).stat().st_size for name in returned_files) / 2**20,
         subwords_sha256=sha256(work / SUBWORDS),
     )
-    (out / device_files.SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
+    device_files.write_summary(out, summary)
     return summary
 
 

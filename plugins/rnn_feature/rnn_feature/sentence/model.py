@@ -11,7 +11,8 @@ Encoder: a bidirectional GRU over the source subwords' embeddings; the annotatio
 The paper's deep output reads ``s_{i-1}``; reading ``s_i`` (as Nematus does) lets the output see the
 word just attended to. The target ends with end-of-sentence, whose probability is part of every
 score, so log p(e | f) is a proper sentence probability. The source is encoded once and its
-annotations shared by any number of hypotheses (:meth:`AttentionEncoderDecoder.score_hypotheses`).
+annotations shared by any number of hypotheses (:meth:`Encoded.select`;
+:func:`rnn_feature.sentence.scoring.tree_log_probs` walks a sentence's hypotheses as a prefix tree).
 """
 
 from __future__ import annotations

@@ -480,7 +480,7 @@ def rescore(
     from pysmt.decoder import SystemRecipe
     from pysmt.features.registry import system_inputs
     from pysmt.files.outputs import check_outputs
-    from pysmt.rescoring import SourceText, translation_feature_names
+    from pysmt.rescoring import SourceText, added_translation_features
     from pysmt.rescoring import rescore as run_rescoring
 
     added = split_names(features)
@@ -491,7 +491,7 @@ def rescore(
     check_outputs({"--out": out_path}, inputs)
     recipe = SystemRecipe(config_path, tuple(added), params, weights_path)
     config = recipe.configure()
-    needing = translation_feature_names(config, added)
+    needing = added_translation_features(config, added)
     if needing and source_path is None:
         raise click.UsageError(
             f"{', '.join(needing)} scores complete translations of the input: give the input the list was decoded "

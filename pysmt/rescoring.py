@@ -35,7 +35,7 @@ from pysmt.decoder import SystemRecipe, source_words, text_processors
 from pysmt.decoding.cluster import SHARDS_PER_ACTOR, Cluster, Worker, shards
 from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, Feature, StatefulFeature, TranslationFeature, scores_translations
-from pysmt.features.registry import build_features, feature_class, given_rescoring_weights
+from pysmt.features.registry import build_features, feature_class, given_rescoring_weights, translation_feature_names
 from pysmt.files.formats import format_score, parse_features
 from pysmt.files.textio import atomic_writer, read_lines
 from pysmt.markup import XmlInput
@@ -77,11 +77,9 @@ class SourceText:
         return words
 
 
-def translation_feature_names(config: SystemConfig, added: list[str]) -> list[str]:
+def added_translation_features(config: SystemConfig, added: list[str]) -> list[str]:
     """The names of the features of types ``added`` that score complete translations (known before loading)."""
-    return [
-        spec.name for spec in config.features if spec.type in added and scores_translations(feature_class(spec.type))
-    ]
+    return translation_feature_names([spec for spec in config.features if spec.type in added])
 
 
 def read_entries(path: Path) -> Iterator[NbestLine]:
@@ -298,7 +296,7 @@ def rescore(
     ``cluster`` (its actors: :class:`RescoringActor`), sentences are rescored there in shards of about equal numbers
     of entries, and written in the same order.
     """
-    needing = translation_feature_names(config, added)
+    needing = added_translation_features(config, added)
     if needing and source is None:
         raise PysmtError(
             f"feature {', '.join(needing)} scores complete translations of the input: give the input the list was "

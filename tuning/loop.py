@@ -54,7 +54,7 @@ from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.line_streams import TranslationLines
 from pysmt.errors import PysmtError
 from pysmt.features.base import scores_translations
-from pysmt.features.registry import add_feature_types, feature_class, system_inputs
+from pysmt.features.registry import add_feature_types, system_inputs, translation_feature_names
 from pysmt.files import progress
 from pysmt.files.figures import MISSING, available
 from pysmt.files.formats import format_labels
@@ -141,12 +141,6 @@ TUNE_FILES = ("pysmt.toml", "weights.txt", "rescoring-weights.txt", "summary.tsv
 class NothingToRerank(PysmtError):
     """``rerank`` on a system without a feature of complete translations: the decoder's rescoring pass runs only
     with one, so rescoring weights learned there would change no translation (``pysmt tune``: a usage error)."""
-
-
-def translation_features(config: SystemConfig, added: list[str]) -> list[str]:
-    """The names of the features of complete translations (:class:`~pysmt.features.base.TranslationFeature`) of
-    the system ``config`` with the feature types ``added`` (``--features``), known before any model loads."""
-    return [spec.name for spec in add_feature_types(config, added) if scores_translations(feature_class(spec.type))]
 
 
 def interpolated(
@@ -238,7 +232,7 @@ class Tuner:
             xml_input=options.xml_input,  # type: ignore[arg-type]
         )
         config = self.recipe.configure()
-        if options.rerank and not translation_features(config, options.features):
+        if options.rerank and not translation_feature_names(add_feature_types(config, options.features)):
             raise NothingToRerank(
                 "--rerank: the system has no feature of complete translations (a sentence model: --features "
                 "sentence), and without one the decoder re-ranks nothing; tune without --rerank"

@@ -277,6 +277,13 @@ def build_features(
     return features, weights
 
 
+def translation_feature_names(specs: Sequence[FeatureSpec]) -> list[str]:
+    """The names of the features of ``specs`` that score complete translations (a
+    :class:`~pysmt.features.base.TranslationFeature`): known from their classes, before any model loads, so that
+    a command that needs one (``rescore --src``, ``tune --rerank``) says so at once."""
+    return [spec.name for spec in specs if scores_translations(feature_class(spec.type))]
+
+
 def given_rescoring_weights(
     config: SystemConfig, specs: list[FeatureSpec], features: list[Feature]
 ) -> list[list[float] | None]:

@@ -20,6 +20,7 @@ import json
 import shutil
 import sys
 import typing
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -231,16 +232,20 @@ def save_compact(path: Path, **sides: Ragged) -> None:
 
 
 def load_compact(path: Path) -> dict[str, Ragged]:
-    """What :func:`save_compact` wrote: int32 ids and int64 offsets again."""
-    with np.load(path) as data:
-        names = [key[: -len("_flat")] for key in data.files if key.endswith("_flat")]
-        return {
-            name: Ragged(
-                data[f"{name}_flat"].astype(np.int32),
-                np.concatenate([[0], np.cumsum(data[f"{name}_lengths"], dtype=np.int64)]),
-            )
-            for name in names
-        }
+    """What :func:`save_compact` wrote: int32 ids and int64 offsets again; a damaged file is one line naming it."""
+    try:
+        with np.load(path) as data:
+            names = [key[: -len("_flat")] for key in data.files if key.endswith("_flat")]
+            return {
+                name: Ragged(
+                    data[f"{name}_flat"].astype(np.int32),
+                    np.concatenate([[0], np.cumsum(data[f"{name}_lengths"], dtype=np.int64)]),
+                )
+                for name in names
+            }
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise PysmtError(f"{path}: not a readable packed bitext ({reason}); pack the model folder again") from None
 
 
 def training_summary(

@@ -182,3 +182,14 @@ def test_weights_to_start_from_must_fit_the_model(prepared, tmp_path):
     with pytest.raises(PysmtError, match=r"do not fit the cpu model: hidden 5 given, 7 here$"):
         device_run.start_from(tmp_path, wider, state, state["model"])
     assert device_run.start_from(tmp_path, TINY, state, state["model"]) == state["update"] == 1
+    with pytest.raises(PysmtError, match=r"lack vocabulary, update: not a sentence model's device run$"):
+        device_run.start_from(tmp_path, TINY, {"hyperparameters": state["hyperparameters"]}, state["model"])
+
+
+def test_a_damaged_packed_bitext_is_one_line_naming_it(tmp_path):
+    damaged = tmp_path / "bitext-compact.npz"
+    damaged.write_bytes(b"PK\x03\x04 not a zip archive")
+    with pytest.raises(
+        PysmtError, match=rf"^{damaged}: not a readable packed bitext \(.*\); pack the model folder again$"
+    ):
+        load_compact(damaged)

@@ -103,6 +103,9 @@ def device_hyperparameters(
 def start_from(work: Path, hp: SentenceHyperparameters, meta: dict[str, Any], weights: dict[str, torch.Tensor]) -> int:
     """A ``last.pt`` in ``work`` holding an earlier run's returned weights, which :func:`train_prepared` then
     resumes from their update on (the optimizer and the clock afresh); that update."""
+    missing = [key for key in ("hyperparameters", "vocabulary", "update") if key not in meta]
+    if missing:
+        raise PysmtError(f"the weights to start from lack {', '.join(missing)}: not a sentence model's device run")
     given = SentenceHyperparameters.from_dict(meta["hyperparameters"])
     differ = [
         f"{key} {getattr(given, key)} given, {getattr(hp, key)} here"

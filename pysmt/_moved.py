@@ -20,9 +20,9 @@ from types import ModuleType
 MOVED = {
     f"pysmt.{name}": f"pysmt.{folder}.{name}"
     for folder, names in {
-        "files": ("textio", "outputs", "formats", "array_files"),
+        "files": ("textio", "outputs", "formats", "array_files", "markup"),
         "running": ("parallel", "processes", "jobs", "folder_lock", "torch_threads", "memory_budget"),
-        "decoding": ("line_streams", "runner", "cluster"),
+        "decoding": ("line_streams", "runner", "cluster", "mbr"),
     }.items()
     for name in names
 }

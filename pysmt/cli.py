@@ -44,7 +44,7 @@ from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
 from tuning.cli import tune
 
 if TYPE_CHECKING:
-    from pysmt.mbr import MbrSettings
+    from pysmt.decoding.mbr import MbrSettings
 
 COMMANDS_GROUP = "pysmt.commands"
 
@@ -353,7 +353,7 @@ def mbr_settings(mbr: bool, size: int | None, scale: float | None, consensus: bo
     """``decode``'s ``--mbr`` or ``--consensus-decoding`` with ``--mbr-size`` and ``--mbr-scale`` (Moses' defaults: 200,
     1), checked before anything loads (a bad value is a usage error, exit 2); None for the best model score's
     translation (MAP)."""
-    from pysmt.mbr import MbrSettings
+    from pysmt.decoding.mbr import MbrSettings
 
     if not (mbr or consensus):
         if size is not None or scale is not None:

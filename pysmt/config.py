@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pysmt.errors import PysmtError
-from pysmt.markup import XmlInput
+from pysmt.files.markup import XmlInput
 
 #: A stack size no stack reaches (the compiled core's largest int): ``stack-size = 0``, Moses' no limit.
 NO_STACK_LIMIT = 2**31 - 1

@@ -58,8 +58,8 @@ from pysmt.features.registry import (
     registered_names,
     unknown_feature,
 )
+from pysmt.files.markup import XML_INPUTS, XmlInput
 from pysmt.files.textio import atomic_writer, read_lines, require_file, without_bom
-from pysmt.markup import XML_INPUTS, XmlInput
 
 #: Moses feature names and the pysmt feature types that read the same models.
 MOSES_FEATURE_TYPES = {

@@ -24,7 +24,7 @@ from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import FORBIDDEN, Feature, TranslationFeature, scores_translations
 from pysmt.features.constraint import ConstrainedDecoding
 from pysmt.features.registry import add_feature_types, build_features, given_rescoring_weights
-from pysmt.markup import Markup, XmlInput, parse_markup, split_tags
+from pysmt.files.markup import Markup, XmlInput, parse_markup, split_tags
 from pysmt.phrases import Sentence, SentenceOptions
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 from pysmt.search.compiled import CompiledDerivation, CompiledSearch
@@ -125,8 +125,8 @@ class MalformedMarkup(PysmtError):
 @contextmanager
 def markup_errors(index: int) -> Iterator[None]:
     """A malformed tag (``--xml-input``), whatever reading the markup found wrong, is one line naming the input line
-    (``index`` + 1). :mod:`pysmt.markup` checks every attribute itself (a ``span="²"``, a zone beyond the line are
-    its :class:`~pysmt.markup.MarkupError`), so any other exception here is a bug, and shown whole."""
+    (``index`` + 1). :mod:`pysmt.files.markup` checks every attribute itself (a ``span="²"``, a zone beyond the line are
+    its :class:`~pysmt.files.markup.MarkupError`), so any other exception here is a bug, and shown whole."""
     try:
         yield
     except PysmtError as err:
@@ -166,7 +166,7 @@ class Decoder:
         """``engine="auto"`` builds options and searches in the compiled core; ``"python"`` with the Python
         option builder and search, the readable reference the compiled core is tested against (both give
         the same results). ``xml_input`` is Moses' ``-xml-input``: how markup in the input lines is read
-        (:mod:`pysmt.markup`; None: as the config says, else ``pass-through``: as words). ``markup_as_text``:
+        (:mod:`pysmt.files.markup`; None: as the config says, else ``pass-through``: as words). ``markup_as_text``:
         a line whose markup does not read is translated as text, with a warning (``decode``, as Moses does),
         not refused (:class:`MalformedMarkup`: ``--xml-strict``, and a server's client gets the error).
 

@@ -37,8 +37,8 @@ from pysmt.errors import FeatureError, PysmtError, at_line
 from pysmt.features.base import FORBIDDEN, Feature, StatefulFeature, TranslationFeature, scores_translations
 from pysmt.features.registry import build_features, feature_class, given_rescoring_weights, translation_feature_names
 from pysmt.files.formats import format_score, parse_features
+from pysmt.files.markup import XmlInput
 from pysmt.files.textio import atomic_writer, read_lines
-from pysmt.markup import XmlInput
 from pysmt.phrases import PhrasePair, Sentence, TranslationOption
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
 from pysmt.search.plugin_results import StatefulCalls, checked_translation_scores

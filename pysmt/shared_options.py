@@ -17,7 +17,7 @@ from click.core import ParameterSource
 from pysmt.cli_options import CORE_INT, POSITIVE, Option, command_option, option
 from pysmt.config import SEARCH_OPTIONS, SearchConfig, SearchOverrides, parse_weight_overwrite
 from pysmt.errors import PysmtError
-from pysmt.markup import XML_INPUTS
+from pysmt.files.markup import XML_INPUTS
 from pysmt.running.memory_budget import DEFAULT as MEMORY_DEFAULT
 from pysmt.running.memory_budget import MemorySize
 

@@ -15,10 +15,10 @@ import pytest
 from pysmt.config import FeatureSpec
 from pysmt.config_files import load_config, write_toml
 from pysmt.decoder import Decoder
+from pysmt.decoding.mbr import MbrSettings
 from pysmt.decoding.runner import translate_line
 from pysmt.errors import FeatureError, PysmtError
 from pysmt.features.base import StatefulFeature, TranslationFeature
-from pysmt.mbr import MbrSettings
 from pysmt.testing import (
     TargetWordsFeature,
     one_line_error,

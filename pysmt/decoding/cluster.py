@@ -37,9 +37,9 @@ import numpy as np
 
 from pysmt.decoder import Decoder, SystemRecipe, Translation
 from pysmt.decoding.line_streams import BadLine
+from pysmt.decoding.mbr import MbrSettings
 from pysmt.errors import PysmtError, missing_extra
 from pysmt.files.progress import stderr_muted
-from pysmt.mbr import MbrSettings
 
 #: Shards per actor: enough that actors finishing early find work, few enough that each call is long.
 SHARDS_PER_ACTOR = 4

@@ -26,7 +26,7 @@ from pysmt.files.textio import count_lines, decode_line, open_binary, raw_lines
 
 if TYPE_CHECKING:
     from pysmt.decoder import Candidate, Translation
-    from pysmt.mbr import MbrSettings
+    from pysmt.decoding.mbr import MbrSettings
 
 #: Where an output named ``-`` goes (Moses' ``-n-best-list -``): written through stdout, in order.
 STDOUT = "/dev/stdout"

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 from pysmt.decoder import Decoder, MalformedMarkup, Translation
 from pysmt.decoding.line_streams import BadLine
+from pysmt.decoding.mbr import MbrSettings, choose
 from pysmt.errors import PysmtError
-from pysmt.mbr import MbrSettings, choose
 from pysmt.running.parallel import WorkerDied, ordered_results, shared, sharing, worker_pool
 
 
@@ -29,7 +29,7 @@ def translate_line(
     """One input line translated, with the system's preparation applied when ``process`` (its inverse to the output).
 
     With ``mbr`` the translation written is the MBR (or consensus) choice among the first ``mbr.size`` distinct
-    entries of the n-best list (:func:`pysmt.mbr.choose`): the list is extracted distinct unless an n-best list
+    entries of the n-best list (:func:`pysmt.decoding.mbr.choose`): the list is extracted distinct unless an n-best list
     of repeated strings was asked for, and long enough for both; its first ``nbest_size`` entries stay as they are.
 
     A line whose markup does not read (``--xml-input``) is refused (:class:`~pysmt.decoder.MalformedMarkup`) unless

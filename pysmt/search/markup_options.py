@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pysmt.markup import MarkupOption, XmlInput
+from pysmt.files.markup import MarkupOption, XmlInput
 from pysmt.phrases import PhrasePair
 
 #: The policies under which markup options exist (``pass-through`` reads no markup, ``ignore`` drops it).

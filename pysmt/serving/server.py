@@ -37,9 +37,9 @@ from aiohttp import web
 from pysmt.decoder import SystemRecipe
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
+from pysmt.files.markup import MarkupError, parse_markup
 from pysmt.files.outputs import check_outputs
 from pysmt.files.textio import require_file
-from pysmt.markup import MarkupError, parse_markup
 from pysmt.serving import json_api, moses_xmlrpc
 from pysmt.serving.json_api import BadRequest
 from pysmt.serving.listening import Listener

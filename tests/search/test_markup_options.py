@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
-from pysmt.markup import MarkupOption
+from pysmt.files.markup import MarkupOption
 from pysmt.phrases import Sentence
 from pysmt.search.markup_options import SentenceMarkup, violates
 from pysmt.testing import registered, write_toy_system

@@ -1,5 +1,5 @@
-"""MBR and consensus decoding (`decode --mbr`, `--consensus-decoding`; pysmt.mbr): Moses' sentence BLEU and choice
-on hand-worked lists, the limits that give MAP back, and the command's wiring and checks."""
+"""MBR and consensus decoding (`decode --mbr`, `--consensus-decoding`; pysmt.decoding.mbr): Moses' sentence BLEU and
+choice on hand-worked lists, the limits that give MAP back, and the command's wiring and checks."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pysmt import mbr
-from pysmt.mbr import (
+from pysmt.decoding import mbr
+from pysmt.decoding.mbr import (
     MbrSettings,
     choose,
     consensus_scores,

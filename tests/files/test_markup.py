@@ -1,4 +1,4 @@
-"""Reading Moses' XML input markup (:mod:`pysmt.markup`): spans, alternatives and probabilities, walls, zones,
+"""Reading Moses' XML input markup (:mod:`pysmt.files.markup`): spans, alternatives and probabilities, walls, zones,
 the ``span`` attribute, and a malformed tag as a clear error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from pysmt.markup import LOWEST_LOG, MarkupError, MarkupOption, parse_markup
+from pysmt.files.markup import LOWEST_LOG, MarkupError, MarkupOption, parse_markup
 
 
 def test_a_tag_gives_its_words_translations_with_log_probabilities():

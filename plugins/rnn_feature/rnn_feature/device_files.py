@@ -32,6 +32,7 @@ import torch
 
 from pysmt.errors import PysmtError
 from pysmt.files.textio import atomic_path, atomic_writer
+from pysmt.neural import first_line
 from rnn_feature.data import Ragged
 
 #: Each returned weights file stays under the device's 16 MiB a file (torch.save's headers are small).
@@ -204,7 +205,7 @@ def read_weights(out: Path, names: Sequence[str] | None = None) -> tuple[dict[st
         try:
             part = torch.load(out / name, map_location="cpu", weights_only=True)
         except (OSError, RuntimeError, ValueError) as err:
-            raise PysmtError(f"{out / name}: not a readable weights file ({str(err).splitlines()[0]})") from None
+            raise PysmtError(f"{out / name}: not a readable weights file ({first_line(err)})") from None
         meta = part["meta"]
         scales = part.get("scales", {})
         for key, value in part["model"].items():
@@ -244,7 +245,7 @@ def load_compact(path: Path) -> dict[str, Ragged]:
                 for name in names
             }
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = first_line(err)
         raise PysmtError(f"{path}: not a readable packed bitext ({reason}); pack the model folder again") from None
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import sentencepiece
 
 from pysmt.errors import PysmtError
+from pysmt.neural import first_line
 
 SUBWORDS = "subwords.model"
 PAD_ID, EOS_ID, UNK_ID = 0, 1, 2
@@ -56,7 +57,7 @@ class Subwords:
         try:
             self.processor = sentencepiece.SentencePieceProcessor(model_file=str(path))
         except (OSError, RuntimeError) as err:
-            raise PysmtError(f"{path}: not a readable subword model ({str(err).splitlines()[0]})") from None
+            raise PysmtError(f"{path}: not a readable subword model ({first_line(err)})") from None
 
     def __len__(self) -> int:
         return int(self.processor.get_piece_size())

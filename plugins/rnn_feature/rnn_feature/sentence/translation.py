@@ -22,14 +22,10 @@ def greedy_translations(
     """Each line's greedy translation, in input order (an empty line's: an empty line); with ``config_path`` the
     line is prepared as that system prepares its input, and the translation restored as it restores its output."""
     from pysmt.config_files import load_config
-    from pysmt.text_processing import TextProcessor
+    from pysmt.decoder import text_processors
 
     model, subwords = load_model(model_dir, resolve_device(device))
-    processing = load_config(config_path).processing if config_path else None
-    source_text = target_text = None
-    if processing is not None:
-        source_text = TextProcessor(processing.source_language, processing.truecase_source, processing.tokenize)
-        target_text = TextProcessor(processing.target_language, processing.truecase_target, processing.tokenize)
+    source_text, target_text = text_processors(load_config(config_path).processing if config_path else None)
     prepared = [source_text.prepare(line) if source_text else line for line in lines]
     ragged = Ragged.from_lists(subwords.encode(prepared))
     subword_counts = ragged.lengths()

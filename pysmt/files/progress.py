@@ -11,9 +11,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # tqdm is imported when a bar is made: every command's start reads this module
+    from tqdm import tqdm
 
 #: Set by a command's ``--quiet``: no bar at all.
 quiet = False
@@ -22,6 +23,8 @@ quiet = False
 def progress_bar(iterable: Any = None, *, shown: bool = True, **options: Any) -> tqdm:
     """A tqdm bar on stderr (``iterable`` and ``options`` as tqdm takes them), shown only on a terminal, without
     ``--quiet``, and where ``shown``."""
+    from tqdm import tqdm
+
     return tqdm(iterable, file=sys.stderr, disable=True if quiet or not shown else None, **options)
 
 

@@ -24,12 +24,13 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Iterator, TextIO, cast
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Iterator, TextIO, cast
 
 from pysmt.errors import PysmtError, at_line
 from pysmt.files.progress import progress_bar
+
+if TYPE_CHECKING:  # numpy is imported where an array is written: every command's start reads this module
+    import numpy as np
 
 #: Compressed formats read transparently, by their magic bytes (not their names): name, magic, opener.
 COMPRESSED = (("gzip", b"\x1f\x8b", gzip.open), ("bzip2", b"BZh", bz2.open), ("xz", b"\xfd7zXZ\x00", lzma.open))
@@ -176,6 +177,8 @@ def write_array(array: np.ndarray, handle: IO[bytes]) -> None:
     """Append an array's bytes to a binary file through the file's own ``write``, so that a failed write
     is an ``OSError`` with its errno and the file's name (``ndarray.tofile`` says only "N requested and M
     written")."""
+    import numpy as np
+
     with writing(handle.name):
         handle.write(np.ascontiguousarray(array).view(np.uint8).data)
 

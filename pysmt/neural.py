@@ -358,11 +358,32 @@ def train_loop(
     progress = progress_bar(
         initial=update, total=limits.max_updates, unit=" updates", desc=task.command, mininterval=1.0
     )
+    validated = update  # the update the weights were last validated at
+    figure: Any = None  # the last update's figure (a tensor): set by every step before it is read
+
+    def validate(loss: float) -> int:
+        """Validate the current weights: keep them as the best if they are, log the row; the update validated."""
+        nonlocal best, bad
+        perplexity, others = task.validate()
+        if perplexity < best:
+            best, bad = perplexity, 0
+            save_best(perplexity)
+        else:
+            bad += 1
+        columns = "".join(f"\t{value:.4f}" for value in others.values())
+        with open(out / LOG, "a", encoding="utf-8") as handle:
+            handle.write(f"{update}\t{loss:.4f}\t{perplexity:.3f}{columns}\t{clock():.0f}\n")
+        shown = "".join(f", {name} {value:.3f}" for name, value in others.items())
+        task.log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}){shown}")
+        return update
+
     try:
         while True:
             reason = limits.stop_reason(update, clock(), bad)
             if reason is not None:
                 task.log(reason)
+                if validated != update:  # the updates since the last validation count too, as fairseq's last epoch
+                    validated = validate(figure.item())
                 break
             loss, figure = task.step(rng)
             optimizer.zero_grad()
@@ -377,17 +398,7 @@ def train_loop(
                     refresh=False,
                 )
             if update % limits.valid_every == 0:
-                perplexity, others = task.validate()
-                if perplexity < best:
-                    best, bad = perplexity, 0
-                    save_best(perplexity)
-                else:
-                    bad += 1
-                columns = "".join(f"\t{value:.4f}" for value in others.values())
-                with open(out / LOG, "a", encoding="utf-8") as handle:
-                    handle.write(f"{update}\t{figure.item():.4f}\t{perplexity:.3f}{columns}\t{clock():.0f}\n")
-                shown = "".join(f", {name} {value:.3f}" for name, value in others.items())
-                task.log(f"update {update:,}: validation perplexity {perplexity:.2f} (best {best:.2f}){shown}")
+                validated = validate(figure.item())
             if update % limits.checkpoint_every == 0:
                 checkpoint()
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated)

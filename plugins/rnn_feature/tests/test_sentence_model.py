@@ -17,7 +17,7 @@ from rnn_feature.sentence.feature import RightToLeftFeature, SentenceFeature, Se
 from rnn_feature.sentence.hyperparameters import preset
 from rnn_feature.sentence.model import AttentionEncoderDecoder, initialize
 from rnn_feature.sentence.scoring import SentenceScorer
-from rnn_feature.sentence.store import LAST, load_checkpoint
+from rnn_feature.sentence.store import LAST, MODEL, load_checkpoint
 from rnn_feature.sentence.subwords import EOS_ID, Subwords
 from rnn_feature.sentence.training import train
 
@@ -172,6 +172,17 @@ def test_resuming_a_stopped_training_continues_exactly_as_an_uninterrupted_one(t
     assert whole["update"] == parts["update"] == 12
     for name, value in whole["model"].items():
         assert torch.equal(value, parts["model"][name]), name
+
+
+def test_a_training_stopped_between_validations_validates_its_last_weights(tmp_path):
+    """--max-time (or --max-updates) rarely falls on a validation: the updates since the last one are validated
+    at the stop, so that model.pt is never older than the training when these weights are the best."""
+    out = trained(tmp_path, updates=5)  # validations every 3 updates: at 3, and at the stop (5)
+    rows = [line.split("\t") for line in (out / "log.tsv").read_text().splitlines()]
+    assert [int(row[0]) for row in rows] == [3, 5]
+    best = min(float(row[2]) for row in rows)
+    assert load_checkpoint(out / MODEL)["valid_perplexity"] == pytest.approx(best, abs=1e-3)
+    assert load_checkpoint(out / MODEL)["update"] == int(rows[[float(r[2]) for r in rows].index(best)][0])
 
 
 def test_resuming_in_the_other_direction_is_refused(tmp_path):

@@ -33,6 +33,9 @@ from typing import Any, Literal
 import numpy as np
 
 from pysmt.config import SystemConfig
+
+# for a plugin's tests: a system config built as --features, --param and --weights build it
+from pysmt.config_files import configure_system as configure_system
 from pysmt.decoder import Decoder, SystemRecipe
 from pysmt.features import registry
 from pysmt.features.base import FORBIDDEN, Feature, TranslationFeature

@@ -1,9 +1,54 @@
-"""pysmt.plugin.ContextTable: the numbered n-gram contexts an n-gram feature written as a plugin keeps as states."""
+"""pysmt.plugin: the facade plugins import (its names, what it loads, the contract that keeps plugins to it), and
+its ContextTable: the numbered n-gram contexts an n-gram feature written as a plugin keeps as states."""
+
+import importlib.machinery
+import pkgutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pysmt.plugin import ContextTable
+import pysmt
+import pysmt.plugin
+from pysmt.plugin import ContextTable, contract
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_facade_offers_the_contract_it_loads():
+    assert sorted(pysmt.plugin.__all__) == sorted(contract.__all__)
+    for name in contract.__all__:
+        assert getattr(pysmt.plugin, name) is getattr(contract, name)
+    with pytest.raises(AttributeError):
+        pysmt.plugin.NoSuchName
+
+
+def test_the_training_file_and_command_helpers_import_without_the_compiled_core():
+    """A plugin's model trains on a lent GPU machine where pysmt's compiled core is not built."""
+    code = (
+        "import sys\n"
+        "from pysmt.plugin import PysmtError, commands, files, neural\n"
+        "loaded = sorted(m for m in sys.modules if m in ('pysmt._core', 'pysmt._contexts', 'pysmt.plugin.contract'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_front_door_contract_forbids_every_other_module():
+    """The import-linter contract lists pysmt's modules one by one: a new one must join the list."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (front_door,) = [c for c in contracts if c["name"].startswith("Plugins through the front door")]
+    compiled = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    modules = {
+        f"pysmt.{found.name}"
+        for found in pkgutil.iter_modules(pysmt.__path__)
+        if not any(path.name.endswith(compiled) for path in Path(pysmt.__path__[0]).glob(f"{found.name}.*"))
+    }
+    assert sorted(front_door["forbidden_modules"]) == sorted(modules - {"pysmt.plugin", "pysmt.testing"})
 
 
 def test_context_table_numbers_contexts_and_builds_a_batchs_ngrams():

@@ -7,10 +7,9 @@ from typing import Any
 
 import click
 
-from pysmt.cli_options import from_command, options_of
-from pysmt.files.textio import require_file
-from pysmt.neural import TrainingLimits
-from pysmt.running.torch_threads import threads_option, use_training_threads
+from pysmt.plugin.commands import from_command, options_of, threads_option, use_training_threads
+from pysmt.plugin.files import require_file
+from pysmt.plugin.neural import TrainingLimits
 from pysmt_cslm.hyperparameters import PRESETS, Hyperparameters
 
 
@@ -77,7 +76,7 @@ def train(
     preset or seed is an error unless --force. The time and update limits, --valid-every,
     --patience and --device may change between runs.
     """
-    from pysmt.files.outputs import check_outputs
+    from pysmt.plugin.files import check_outputs
     from pysmt_cslm.hyperparameters import preset as make_preset
     from pysmt_cslm.store import resolve_device
     from pysmt_cslm.training import train as run_training
@@ -127,7 +126,7 @@ def perplexity(model_dir: str, text: str, exact: bool, device: str, threads: int
 
     import numpy as np
 
-    from pysmt.errors import PysmtError
+    from pysmt.plugin import PysmtError
     from pysmt_cslm.data import encode_text
     from pysmt_cslm.scoring import Scorer, score_text
     from pysmt_cslm.store import load_model, resolve_device

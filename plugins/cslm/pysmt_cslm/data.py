@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pysmt.files.array_files import read_arrays
-from pysmt.files.textio import atomic_path, read_lines
+from pysmt.plugin.files import atomic_path, read_arrays, read_lines
 from pysmt_cslm.vocabulary import BOS_ID, EOS_ID, Backoff, Shortlist
 
 #: Held-out share of the lines without --valid, and its cap.

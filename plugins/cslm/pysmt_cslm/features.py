@@ -1,6 +1,6 @@
 """The decoder feature ``cslm``: the CSLM's log-probability of the target words, one score.
 
-A :class:`~pysmt.features.base.BatchedStatefulFeature`. Its state is the last six target words'
+A :class:`~pysmt.plugin.BatchedStatefulFeature`. Its state is the last six target words'
 input ids (``<s>`` before the sentence start, ``[UNK]`` for words outside the shortlist), which is
 all the network sees of the past, so hypotheses recombine exactly when their futures score alike.
 
@@ -30,12 +30,19 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.features.base import BatchedStatefulFeature
-from pysmt.neural import coverage_note, coverage_warning
-from pysmt.phrases import PhrasePair, Sentence, TranslationOption
-from pysmt.plugin import ContextTable, WordScores, parameter, table_coverage_warnings
+from pysmt.plugin import (
+    BatchedStatefulFeature,
+    ContextTable,
+    PhrasePair,
+    PysmtError,
+    Sentence,
+    SystemConfig,
+    TranslationOption,
+    WordScores,
+    parameter,
+    table_coverage_warnings,
+)
+from pysmt.plugin.neural import coverage_note, coverage_warning
 from pysmt_cslm._network import CompiledCslm, HiddenStore
 from pysmt_cslm.scoring import NORMALIZATIONS, Normalization, Scorer
 from pysmt_cslm.store import resolve_device

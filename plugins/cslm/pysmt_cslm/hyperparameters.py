@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pysmt import neural
+from pysmt.plugin import neural
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,8 @@ from typing import Any
 
 import torch
 
-from pysmt import neural
-from pysmt.errors import PysmtError
-from pysmt.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
+from pysmt.plugin import PysmtError, neural
+from pysmt.plugin.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
 from pysmt_cslm.hyperparameters import Hyperparameters
 from pysmt_cslm.model import Cslm
 from pysmt_cslm.vocabulary import Backoff, Shortlist, load_counts

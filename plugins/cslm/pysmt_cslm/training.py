@@ -12,7 +12,8 @@ row. ``last.pt`` is written every ``checkpoint_every`` updates, at the end and o
 (Ctrl-C, SIGTERM); rerunning the same command resumes from it and continues exactly as an
 uninterrupted run would.
 
-Before any work the folder gets a job record (``job.json``, :mod:`pysmt.running.jobs`): the hyperparameters
+Before any work the folder gets a job record (``job.json``,
+:func:`pysmt.plugin.neural.start_training_job`): the hyperparameters
 (seed included) and fingerprints of ``--text``, ``--valid`` and ``--shortlist``. A rerun with
 another text (or a changed one), preset or seed stops with an error naming the differences instead
 of resuming; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts
@@ -28,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.files.textio import count_lines
-from pysmt.neural import (
+from pysmt.plugin import PysmtError
+from pysmt.plugin.files import count_lines
+from pysmt.plugin.neural import (
     LOG,
     TrainingLimits,
     TrainingTask,

@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.testing import exhaustive_best, one_line_error, registered, run_pysmt, write_toy_system
+from pysmt.testing import configure_system, exhaustive_best, one_line_error, registered, run_pysmt, write_toy_system
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CSLM_WEIGHT, CslmFeature
 from pysmt_cslm.scoring import Scorer, score_text
@@ -188,7 +187,7 @@ def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path, tiny_model)
     """A CSLM pointed at an RNN's folder was reported only after the text tables had loaded (169 s on news)."""
     import torch
 
-    from pysmt.errors import PysmtError
+    from pysmt.plugin import PysmtError
     from pysmt_cslm.store import MODEL
 
     ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
@@ -210,7 +209,7 @@ def test_a_model_of_other_words_is_said_before_any_table_loads(tmp_path, capsys)
     import torch
 
     from pysmt.binarize import binarize_system
-    from pysmt.config_files import load_config
+    from pysmt.plugin.systems import load_config
     from pysmt.testing import parameters_of
     from pysmt_cslm.store import MODEL, VOCAB
 

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from cslm_testing import TINY, toy_text
-from pysmt.config import SystemConfig
-from pysmt.phrases import PhrasePair, Sentence, TranslationOption
+from pysmt.plugin import PhrasePair, Sentence, SystemConfig, TranslationOption
 from pysmt.testing import parameters_of
 from pysmt_cslm.data import encode_text
 from pysmt_cslm.features import CslmFeature

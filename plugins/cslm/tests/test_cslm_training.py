@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from cslm_testing import CPU, TINY, toy_text
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
+from pysmt.plugin import PysmtError, SystemConfig
 from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.testing import one_line_error, parameters_of, run_pysmt
 from pysmt_cslm import training

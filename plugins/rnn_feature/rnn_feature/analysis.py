@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.errors import PysmtError
+from pysmt.plugin import PysmtError
 from rnn_feature.data import Ragged
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.scoring import score_phrases

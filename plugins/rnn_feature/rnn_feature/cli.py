@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pysmt.cli_options import from_command, options_of
-from pysmt.files.textio import require_file
-from pysmt.neural import TrainingLimits
-from pysmt.running.torch_threads import threads_option, use_training_threads
+from pysmt.plugin.commands import from_command, options_of, threads_option, use_training_threads
+from pysmt.plugin.files import require_file
+from pysmt.plugin.neural import TrainingLimits
 from rnn_feature.hyperparameters import PRESETS, Hyperparameters
 from rnn_feature.sample_sizes import SampleSizes
 
@@ -74,7 +73,7 @@ def pairs_for_selection(
     pairs_for: tuple[str, ...], config_path: str | None, prepared: bool, table: str
 ) -> PairsFor | None:
     """The checked --pairs-for selection (a :class:`rnn_feature.pairs_for.PairsFor`), or None without files."""
-    from pysmt.errors import PysmtError
+    from pysmt.plugin import PysmtError
     from rnn_feature.pairs_for import PairsFor
 
     if not pairs_for and (config_path or prepared):
@@ -129,7 +128,7 @@ def train(
     error unless --force. The time and update limits, --valid-every, --patience and --device may
     change between runs.
     """
-    from pysmt.files.outputs import check_outputs
+    from pysmt.plugin.files import check_outputs
     from rnn_feature.hyperparameters import preset as make_preset
     from rnn_feature.store import resolve_device
     from rnn_feature.training import train as run_training
@@ -182,8 +181,8 @@ def score(
     --features rnn` to read instead of running the network (a stopped run resumes), or appended to a
     text table's lines (the paper's way: a fifth score). With --pairs-for, a binary table's pairs the
     decoder can use for those files only (the others stay unscored: the decoder asks the network)."""
-    from pysmt.errors import PysmtError
-    from pysmt.files.outputs import check_outputs
+    from pysmt.plugin import PysmtError
+    from pysmt.plugin.files import check_outputs
     from rnn_feature.scoring import score_table, store_table_scores
     from rnn_feature.store import load_model, stored_by
 
@@ -275,7 +274,7 @@ def load_for_analysis(
     threads: int | None,
 ):
     """Check the device, the table and the output folder, then load the model: mistakes cost nothing."""
-    from pysmt.files.outputs import check_outputs
+    from pysmt.plugin.files import check_outputs
     from rnn_feature.store import load_model
 
     use_training_threads(threads)
@@ -303,7 +302,7 @@ def selected_sources(table: str, sources: tuple[str, ...], sizes: dict[str, Any]
 
 
 def write_report(out_dir: str, name: str, title: str, body: str) -> Path:
-    from pysmt.files.textio import atomic_writer
+    from pysmt.plugin.files import atomic_writer
 
     path = Path(out_dir) / f"{name}.md"
     with atomic_writer(path) as out:
@@ -373,7 +372,7 @@ def samples_command(
 def scatter_command(
     model_dir: str, table: str, out_dir: str, tm_column: int, device: str, seed: int, pairs: int, threads: int | None
 ) -> None:
-    from pysmt.errors import PysmtError
+    from pysmt.plugin import PysmtError
     from rnn_feature.analysis import scatter
     from rnn_feature.table_sample import sample_table
 

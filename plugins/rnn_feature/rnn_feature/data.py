@@ -17,9 +17,7 @@ from typing import Self
 import numpy as np
 import torch
 
-from pysmt.errors import at_line
-from pysmt.files.array_files import read_arrays
-from pysmt.files.textio import atomic_path, read_lines
+from pysmt.plugin.files import at_line, atomic_path, read_arrays, read_lines
 from rnn_feature.vocabulary import Shortlist
 
 

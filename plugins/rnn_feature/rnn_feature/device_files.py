@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.files.textio import atomic_path, atomic_writer
-from pysmt.neural import first_line
+from pysmt.plugin import PysmtError
+from pysmt.plugin.files import atomic_path, atomic_writer
+from pysmt.plugin.neural import first_line
 from rnn_feature.data import Ragged
 
 #: Each returned weights file stays under the device's 16 MiB a file (torch.save's headers are small).
@@ -329,7 +329,7 @@ def command_line(
 def training_device(name: str) -> torch.device:
     """The device ``--device`` names, with torch set up for training there: TF32 matrix products on GPUs that
     have them (as PyTorch's training recipes do), 4 CPU threads beside a GPU, 1 without."""
-    from pysmt.neural import resolve_device
+    from pysmt.plugin.neural import resolve_device
 
     device = resolve_device(name)
     torch.set_num_threads(4 if device.type == "cuda" else 1)

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.neural import LOG, TrainingLimits
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import LOG, TrainingLimits
 from rnn_feature.data import EncodedPairs
 from rnn_feature.device_files import (
     RETURNED_BYTES,

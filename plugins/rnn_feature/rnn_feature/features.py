@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pysmt.neural import coverage_warning
 from pysmt.plugin import (
     Feature,
     PhrasePair,
@@ -45,6 +44,7 @@ from pysmt.plugin import (
     stored_scores,
     table_coverage_warnings,
 )
+from pysmt.plugin.neural import coverage_warning
 from rnn_feature.store import TARGET_VOCAB, resolve_device, stored_by
 from rnn_feature.vocabulary import Shortlist
 

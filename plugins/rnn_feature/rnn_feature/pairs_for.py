@@ -3,7 +3,7 @@
 The decoder looks up only the phrase pairs whose source phrase occurs in its input (as its
 [processing] prepares it, at most its maximum phrase length long): :class:`PairsFor` keeps exactly
 those lines of the phrase table, what ``pysmt filter`` keeps for the same files
-(:func:`pysmt.filtering.input_phrases` and :func:`pysmt.filtering.filter_table`, shared with it).
+(:func:`pysmt.plugin.systems.input_phrases` and :func:`pysmt.plugin.systems.filter_table`, shared with it).
 Only the files' source sides are read: the selection is transductive, never toward a reference.
 
 The kept lines go into the model folder (:data:`FILTERED`, written atomically), once per job; the
@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pysmt.errors import PysmtError
-from pysmt.files.textio import require_file
+from pysmt.plugin import PysmtError
+from pysmt.plugin.files import require_file
 
 #: The phrase table's lines kept for the --pairs-for files, in the model folder.
 FILTERED = "pairs-for.gz"
@@ -70,7 +70,7 @@ class PairsFor:
         path = out / FILTERED
         if path.is_file():  # written atomically: whole, and of this job (the record said so)
             return path
-        from pysmt.filtering import filter_table
+        from pysmt.plugin.systems import filter_table
 
         kept, read = filter_table(table, self.source_phrases(), path)
         if not kept:
@@ -86,8 +86,7 @@ class PairsFor:
 
     def source_phrases(self) -> set[str]:
         """The source phrases the decoder can look up in the files: what ``pysmt filter`` keeps a table's lines for."""
-        from pysmt.config_files import load_config
-        from pysmt.filtering import input_phrases
+        from pysmt.plugin.systems import input_phrases, load_config
 
         return input_phrases(load_config(self.config), self.sources, prepared=self.prepared)
 

@@ -1,7 +1,7 @@
 """How much of a phrase table each analysis wants (:func:`rnn_feature.table_sample.sample_table` draws it).
 
 Its own module, free of torch, because ``pysmt rnn``'s analyses make their options from its fields
-(:mod:`pysmt.cli_options`) when the command is loaded, also for ``pysmt --help``.
+(:mod:`pysmt.plugin.commands`) when the command is loaded, also for ``pysmt --help``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import click
 
-from pysmt.cli_options import POSITIVE, option
+from pysmt.plugin.commands import POSITIVE, option
 
 #: How many frequent and rare source phrases the analyses that pick them draw unless told.
 PICKED = 5

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.files.progress import progress_bar
-from pysmt.files.textio import atomic_writer
+from pysmt.plugin.files import atomic_writer, progress_bar
 from rnn_feature.data import Ragged, TableLine, read_table
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist
@@ -112,9 +111,8 @@ def store_table_scores(
 
     The binary table's modules are imported here: training and scoring pairs need torch and numpy,
     not pysmt's compiled core (:mod:`rnn_feature.device_run`)."""
-    from pysmt.models.binary_table import STORED, stored_scores
-    from pysmt.models.phrase_table import PhraseTable
-    from pysmt.plugin import ScoreWriter
+    from pysmt.plugin import ScoreWriter, stored_scores
+    from pysmt.plugin.systems import STORED, PhraseTable
 
     done = stored_scores(folder).get("rnn")
     if done is not None and done[1].get("made_by") == made_by:

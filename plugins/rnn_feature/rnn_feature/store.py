@@ -15,9 +15,8 @@ from typing import Any
 
 import torch
 
-from pysmt import neural
-from pysmt.errors import PysmtError
-from pysmt.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
+from pysmt.plugin import PysmtError, neural
+from pysmt.plugin.neural import LAST, MODEL, first_line, resolve_device  # noqa: F401 - the folder's layout and helpers
 from rnn_feature.hyperparameters import Hyperparameters
 from rnn_feature.model import EncoderDecoder
 from rnn_feature.vocabulary import Shortlist

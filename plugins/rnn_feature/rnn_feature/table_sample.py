@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from pysmt.errors import at_line
+from pysmt.plugin.files import at_line
 from rnn_feature.data import TableLine, read_table
 from rnn_feature.sample_sizes import SampleSizes
 

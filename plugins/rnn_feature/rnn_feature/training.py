@@ -14,7 +14,8 @@ per target token (end-of-sequence included) every ``valid_every`` updates; the b
 SIGTERM); rerunning the same command resumes from it and continues exactly as an uninterrupted run
 would.
 
-Before any work the folder gets a job record (``job.json``, :mod:`pysmt.running.jobs`): the hyperparameters
+Before any work the folder gets a job record (``job.json``,
+:func:`pysmt.plugin.neural.start_training_job`): the hyperparameters
 (seed included) and a fingerprint of the phrase table. A rerun with another table (or a changed
 one), preset or seed stops with an error naming the differences instead of resuming on the old
 pairs; ``force`` discards the folder's earlier training (:data:`TRAINING_FILES`) and starts afresh.
@@ -30,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.neural import (
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import (
     LOG,
     TrainingLimits,
     TrainingTask,
@@ -70,7 +71,8 @@ def log(message: str) -> None:
 def prepare(table: Path, out: Path, hp: Hyperparameters) -> EncodedPairs:
     """Shortlists and encoded pairs in ``out`` (made once per job; a resumed run reads them back).
 
-    They are reused only when the job record (:func:`pysmt.neural.start_training_job`) says the table is unchanged.
+    They are reused only when the job record (:func:`pysmt.plugin.neural.start_training_job`) says the table
+    is unchanged.
     """
     if (out / PAIRS).exists() and (out / SOURCE_VOCAB).exists() and (out / TARGET_VOCAB).exists():
         return EncodedPairs.load(out / PAIRS)

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from pysmt.errors import PysmtError
-from pysmt.files.textio import atomic_writer
+from pysmt.plugin import PysmtError
+from pysmt.plugin.files import atomic_writer
 
 EOS, UNK = "[EOS]", "[UNK]"
 EOS_ID, UNK_ID = 0, 1

@@ -13,14 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from pysmt.config_files import configure_system
 from pysmt.decoder import Decoder
-from pysmt.errors import PysmtError
-from pysmt.models.binary_writer import ScoreWriter
-from pysmt.models.phrase_table import PhraseTable
-from pysmt.phrases import Sentence
+from pysmt.plugin import PysmtError, ScoreWriter, Sentence
+from pysmt.plugin.systems import PhraseTable
 from pysmt.search.model import weighted_sum
-from pysmt.testing import one_line_error, run_pysmt, write_toy_system
+from pysmt.testing import configure_system, one_line_error, run_pysmt, write_toy_system
 from rnn_feature.scoring import score_phrases
 from rnn_feature.store import stored_by
 from rnn_feature.training import TrainingLimits, train

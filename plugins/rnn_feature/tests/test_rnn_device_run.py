@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from pysmt.errors import PysmtError
+from pysmt.plugin import PysmtError
 from rnn_feature.data import EncodedPairs
 from rnn_feature.scoring import score_encoded
 from rnn_feature.store import load_model

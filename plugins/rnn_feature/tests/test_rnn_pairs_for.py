@@ -9,7 +9,7 @@ import torch
 
 from pysmt.config import ProcessingConfig
 from pysmt.config_files import load_config, write_toml
-from pysmt.errors import PysmtError
+from pysmt.plugin import PysmtError
 from pysmt.testing import one_line_error, run_pysmt, write_toy_system
 from rnn_feature.data import read_table
 from rnn_feature.pairs_for import FILTERED, PairsFor
@@ -143,10 +143,10 @@ def test_rnn_score_pairs_for_scores_only_the_pairs_of_those_files(tmp_path):
     import numpy as np
 
     from pysmt.binarize import binarize_system
-    from pysmt.config_files import configure_system
     from pysmt.decoder import Decoder
-    from pysmt.models.binary_table import stored_scores
-    from pysmt.models.phrase_table import PhraseTable
+    from pysmt.plugin import stored_scores
+    from pysmt.plugin.systems import PhraseTable
+    from pysmt.testing import configure_system
     from rnn_feature.scoring import store_table_scores
     from rnn_feature.store import load_model, stored_by
 

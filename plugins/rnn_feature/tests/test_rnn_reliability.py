@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pysmt.config import SystemConfig
 from pysmt.config_files import load_config, write_toml
-from pysmt.errors import PysmtError
+from pysmt.plugin import PysmtError, SystemConfig
 from pysmt.running.folder_lock import LOCK_FILE
 from pysmt.testing import one_line_error, parameters_of, run_pysmt, write_toy_system
 from rnn_feature.analysis import maps, tsne_minimum
@@ -396,8 +395,8 @@ def test_param_names_a_model_folder_elsewhere(tmp_path):
 
 def test_a_foreign_model_is_refused_before_any_table_loads(tmp_path):
     """An RNN pointed at a CSLM's folder is found by its checkpoint's mark, before the (here unloadable) table."""
-    from pysmt.config_files import configure_system
     from pysmt.decoder import Decoder
+    from pysmt.testing import configure_system
 
     ini = write_toy_system(tmp_path / "system", phrases="a ||| x ||| nan 0.5 ||| 0-0\n")  # fails if it is loaded
     (tmp_path / "cslm").mkdir()

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from pysmt.config import SystemConfig
-from pysmt.errors import PysmtError
-from pysmt.phrases import PhrasePair
+from pysmt.plugin import PhrasePair, PysmtError, SystemConfig
 from pysmt.testing import parameters_of, run_pysmt
 from rnn_feature.features import RNN_WEIGHT, WP_WEIGHT, RnnFeature, ShortlistPenaltyFeature
 from rnn_feature.hyperparameters import preset
@@ -238,10 +236,9 @@ def test_scores_stored_in_a_binary_table_are_what_the_search_reads(tmp_path):
     """`pysmt rnn score` on a binary table stores the model's scores of every entry there; `decode --features
     rnn` then reads them (the network asked only about unknown words), both engines alike, and gives what
     scoring in the search gives; another model's stored scores are not used, and said so."""
-    from pysmt.config_files import configure_system
     from pysmt.decoder import Decoder
-    from pysmt.models.binary_table import stored_scores
-    from pysmt.testing import write_toy_system
+    from pysmt.plugin import stored_scores
+    from pysmt.testing import configure_system, write_toy_system
 
     table = toy_table(tmp_path / "pt.gz", n=80)
     lines = gzip.open(table, "rt", encoding="utf-8").read()

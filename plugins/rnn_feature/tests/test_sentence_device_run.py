@@ -15,8 +15,8 @@ import pytest
 import torch
 from test_sentence_model import TINY, toy_bitext
 
-from pysmt.errors import PysmtError
-from pysmt.neural import TrainingLimits
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import TrainingLimits
 from pysmt.testing import single_torch_thread
 from rnn_feature.device_files import (
     RETURNED_BYTES,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.neural import TrainingLimits
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import TrainingLimits
 from rnn_feature.sentence.data import EncodedBitext, split
 from rnn_feature.sentence.feature import RightToLeftFeature, SentenceFeature, SentenceParameters
 from rnn_feature.sentence.hyperparameters import preset
@@ -203,7 +203,7 @@ def test_validation_is_a_held_out_slice_and_long_pairs_are_left_out_of_training(
 
 
 def test_the_features_refuse_a_model_of_the_other_direction_or_kind(tmp_path):
-    from pysmt.config import SystemConfig
+    from pysmt.plugin import SystemConfig
 
     system = SystemConfig(path=tmp_path / "pysmt.toml", features=[])
     left = trained(tmp_path)
@@ -214,7 +214,7 @@ def test_the_features_refuse_a_model_of_the_other_direction_or_kind(tmp_path):
     with pytest.raises(PysmtError, match=r"not a pysmt-sentence checkpoint \(it is a pysmt-rnn model\)"):
         SentenceFeature.check_config("S0", SentenceParameters(model=tmp_path / "other", device="cpu"), system)
     feature = SentenceFeature("S0", SentenceParameters(model=left, device="cpu"))
-    from pysmt.phrases import Sentence
+    from pysmt.plugin import Sentence
 
     scores = feature.score_translations(Sentence(("one",)), [("un",), ("deux", "trois")])
     assert scores.shape == (2, 2) and feature.default_weights() == [0.1, 0.15]

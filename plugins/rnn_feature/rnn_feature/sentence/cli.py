@@ -8,10 +8,9 @@ from typing import Any
 
 import click
 
-from pysmt.cli_options import from_command, options_of
-from pysmt.errors import PysmtError
-from pysmt.neural import TrainingLimits
-from pysmt.running.torch_threads import threads_option, use_training_threads
+from pysmt.plugin import PysmtError
+from pysmt.plugin.commands import from_command, options_of, threads_option, use_training_threads
+from pysmt.plugin.neural import TrainingLimits
 from rnn_feature.sentence.hyperparameters import PRESETS, SentenceHyperparameters
 
 DEVICE_HELP = "auto (CUDA when there is a GPU), cpu, cuda or cuda:N."
@@ -30,7 +29,7 @@ def bitext_of(system: str | None, source: str | None, target: str | None) -> tup
         return Path(source), Path(target)
     if source is not None or target is not None:
         raise click.UsageError("--system names the bitext: give it, or --source and --target, not both")
-    from pysmt.config_files import load_config
+    from pysmt.plugin.systems import load_config
 
     processing = load_config(Path(system) / "pysmt.toml").processing
     if processing is None:
@@ -76,8 +75,8 @@ def train(
     same command resumes it; another bitext, preset, direction or seed is an error unless --force. The
     time and update limits, --valid-every, --patience and --device may change between runs.
     """
-    from pysmt.files.outputs import check_outputs
-    from pysmt.neural import resolve_device
+    from pysmt.plugin.files import check_outputs
+    from pysmt.plugin.neural import resolve_device
     from rnn_feature.sentence.hyperparameters import preset as make_preset
     from rnn_feature.sentence.training import train as run_training
 
@@ -115,8 +114,7 @@ def translate(
     threads: int | None,
 ) -> None:
     """Translate with the sentence model alone, greedily (its strength as a translator, beside the system's)."""
-    from pysmt.files.outputs import check_outputs, standard_inputs
-    from pysmt.files.textio import atomic_writer, read_lines
+    from pysmt.plugin.files import atomic_writer, check_outputs, read_lines, standard_inputs
     from rnn_feature.sentence.translation import greedy_translations
 
     use_training_threads(threads)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pysmt.errors import PysmtError
-from pysmt.files.textio import read_lines
+from pysmt.plugin import PysmtError
+from pysmt.plugin.files import read_lines
 from rnn_feature.data import EncodedPairs, Ragged
 from rnn_feature.sentence.subwords import Subwords
 

@@ -37,9 +37,8 @@ from typing import Any
 
 import torch
 
-from pysmt.errors import PysmtError
-from pysmt.neural import FRESH_STATE, LOG, TrainingLimits
-from pysmt.running.jobs import JOB_FILE
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import FRESH_STATE, JOB_FILE, LOG, TrainingLimits
 from rnn_feature import device_files
 from rnn_feature.sentence.data import ENCODED, EncodedBitext, split
 from rnn_feature.sentence.hyperparameters import SentenceHyperparameters, preset

@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from pysmt.neural import resolve_device
 from pysmt.plugin import PysmtError, Sentence, SystemConfig, TranslationFeature, parameter
+from pysmt.plugin.neural import resolve_device
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,9 +9,8 @@ from typing import Any
 
 import torch
 
-from pysmt import neural
-from pysmt.errors import PysmtError
-from pysmt.neural import LAST, MODEL, first_line, resolve_device
+from pysmt.plugin import PysmtError, neural
+from pysmt.plugin.neural import LAST, MODEL, first_line, resolve_device
 from rnn_feature.sentence.hyperparameters import SentenceHyperparameters
 from rnn_feature.sentence.model import AttentionEncoderDecoder
 from rnn_feature.sentence.subwords import SUBWORDS, Subwords

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import sentencepiece
 
-from pysmt.errors import PysmtError
-from pysmt.neural import first_line
+from pysmt.plugin import PysmtError
+from pysmt.plugin.neural import first_line
 
 SUBWORDS = "subwords.model"
 PAD_ID, EOS_ID, UNK_ID = 0, 1, 2

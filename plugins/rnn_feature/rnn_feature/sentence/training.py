@@ -3,12 +3,12 @@
 The folder's first run learns the subword model on the training side (the bitext minus the held-out
 slice is what it sees; the slice is 1% and does not change the units measurably, so the whole bitext's
 lines are used: no dev or test text ever is), encodes the bitext and records the job
-(:func:`pysmt.neural.start_training_job`: the hyperparameters, seed and direction included, and the
+(:func:`pysmt.plugin.neural.start_training_job`: the hyperparameters, seed and direction included, and the
 bitext's fingerprint); a rerun resumes it, one with other inputs or hyperparameters is refused unless
 ``force``. Training runs in shuffled epochs of length-bucketed minibatches (:mod:`rnn_feature.batches`),
 Adam with the gradient's norm clipped, and validates per-subword perplexity (end-of-sentence included)
 on the held-out slice every ``valid_every`` updates, keeping the best model in ``model.pt``
-(:func:`pysmt.neural.train_loop`: ``--max-time`` across resumed runs, Ctrl-C and SIGTERM checkpoint).
+(:func:`pysmt.plugin.neural.train_loop`: ``--max-time`` across resumed runs, Ctrl-C and SIGTERM checkpoint).
 Adam rather than the paper's Adadelta: within a CPU's two hours it reaches a lower perplexity.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pysmt.neural import LOG, TrainingLimits, TrainingTask, resume_or_start, start_training_job, train_loop
+from pysmt.plugin.neural import LOG, TrainingLimits, TrainingTask, resume_or_start, start_training_job, train_loop
 from rnn_feature.batches import EpochBatches
 from rnn_feature.sentence.data import ENCODED, EncodedBitext, read_bitext, split
 from rnn_feature.sentence.hyperparameters import SentenceHyperparameters

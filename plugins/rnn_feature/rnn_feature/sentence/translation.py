@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pysmt.neural import resolve_device
+from pysmt.plugin.neural import resolve_device
 from rnn_feature.data import Ragged
 from rnn_feature.sentence.store import load_model
 
@@ -21,8 +21,7 @@ def greedy_translations(
 ) -> Iterator[str]:
     """Each line's greedy translation, in input order (an empty line's: an empty line); with ``config_path`` the
     line is prepared as that system prepares its input, and the translation restored as it restores its output."""
-    from pysmt.config_files import load_config
-    from pysmt.decoder import text_processors
+    from pysmt.plugin.systems import load_config, text_processors
 
     model, subwords = load_model(model_dir, resolve_device(device))
     source_text, target_text = text_processors(load_config(config_path).processing if config_path else None)

@@ -129,6 +129,12 @@ def write_toy_system(
     return ini
 
 
+def installed_features() -> set[str]:
+    """The feature types installed as entry points: what a plugin's test checks its distribution registers
+    (the features of :func:`registered` are not among them)."""
+    return set(registry.available())
+
+
 @contextmanager
 def registered(**features: type[Feature]) -> Iterator[None]:
     """Register feature classes in this process for the ``with`` block (``my_feature=MyFeature``)."""

@@ -24,6 +24,7 @@ def test_the_facade_offers_the_contract_it_loads():
         assert getattr(pysmt.plugin, name) is getattr(contract, name)
     with pytest.raises(AttributeError):
         pysmt.plugin.NoSuchName
+    assert set(contract.__all__) <= set(dir(pysmt.plugin))
 
 
 def test_the_training_file_and_command_helpers_import_without_the_compiled_core():

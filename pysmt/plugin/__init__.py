@@ -118,3 +118,8 @@ def __getattr__(name: str) -> object:
     value = getattr(contract, name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The contract's names too, before they are loaded (for ``dir()`` and completion)."""
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,9 @@
 """A trained system as pysmt reads it, for a plugin that works on one outside the decoder (training
 pairs drawn from its tables, a model that translates as it prepares text): its config
-(:func:`load_config`), its binary phrase table (:class:`PhraseTable`, its scores stored in the
-folder ``STORED``), the text preparation it was trained with (:func:`text_processors`), and its phrase
-table cut down to the phrases of an input (:func:`input_phrases`, :func:`filter_table`).
+(:func:`load_config`), its phrase table (:class:`PhraseTable`: a Moses text table or a binary table's
+folder, whose stored scores lie in its subfolder ``STORED``), the text preparation it was trained with
+(:func:`text_processors`), and its phrase table cut down to the phrases of an input
+(:func:`input_phrases`, :func:`filter_table`).
 
 Imports the decoder and pysmt's compiled core: import it where it is used, inside a function."""
 

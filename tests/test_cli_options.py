@@ -20,12 +20,14 @@ from pysmt.experiment.chain import ExperimentOptions
 from pysmt.experiment.settings import SCALES, per_scale
 from pysmt.neural import TrainingLimits
 from pysmt.training.options import TrainingOptions
+from tuning.optimizers import KbmiraOptions, MertOptions, ProOptions
 from tuning.options import TuningOptions
 
 #: Each command whose options a dataclass carries, and that dataclass (a plugin's is imported if installed).
 CARRIED = [
     ("train", "pysmt.training.options:TrainingOptions"),
     ("tune", "tuning.options:TuningOptions"),
+    *(("tune", f"tuning.optimizers:{options.__name__}") for options in (MertOptions, KbmiraOptions, ProOptions)),
     ("experiment", "pysmt.experiment.chain:ExperimentOptions"),
     ("rnn train", "pysmt.neural:TrainingLimits"),
     ("cslm train", "pysmt.neural:TrainingLimits"),
@@ -142,8 +144,8 @@ def test_options_are_built_by_keyword_only(name, carrier):
 
 def test_tune_help_shows_the_dataclass_defaults():
     out = " ".join(CliRunner().invoke(main, ["tune", "--help"]).output.split())
-    for name in ("max_iterations", "restarts", "seed"):
-        declared = next(f for f in fields(TuningOptions) if f.name == name)
+    for options, name in ((TuningOptions, "max_iterations"), (MertOptions, "restarts"), (TuningOptions, "seed")):
+        declared = next(f for f in fields(options) if f.name == name)
         assert f"[default: {declared.default}" in out, name
     # the two whose default depends on --rerank (None in the dataclass): both defaults, as the loop takes them
     plain = TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"))

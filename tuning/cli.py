@@ -6,19 +6,54 @@ so they load when the command runs, not when ``pysmt`` builds its command line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from pysmt.cli_options import from_command, options_of
 from pysmt.shared_options import only_one_place, search_overrides, search_setting_options, split_names, system_options
-from tuning.options import TuningOptions
+from tuning.optimizers import OPTIMIZERS, command_flag
+from tuning.options import EVERY_JOB, TuningOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def optimizers_options(function: F) -> F:
+    """Every registered optimizer's options (:mod:`tuning.optimizers`), in the registry's order."""
+    for optimizer in reversed(OPTIMIZERS.values()):
+        function = options_of(optimizer.options)(function)
+    return function
+
+
+def refuse_other_optimizers_options(chosen: str) -> None:
+    """An option of an optimizer other than ``chosen``, given on the command line, is a usage error: it would
+    change nothing (but :data:`~tuning.options.EVERY_JOB`'s, which every job records)."""
+    context = click.get_current_context()
+    for name, optimizer in OPTIMIZERS.items():
+        given = [
+            command_flag(f.name, f.metadata)
+            for f in fields(optimizer.options)
+            if name != chosen
+            and (name, f.name) != EVERY_JOB
+            and context.get_parameter_source(f.name) not in (None, ParameterSource.DEFAULT)
+        ]
+        if given:
+            own = ", ".join(OPTIMIZERS[chosen].flags())
+            raise click.UsageError(
+                f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} {name}'s: --optimizer {chosen} would ignore "
+                f"{'it' if len(given) == 1 else 'them'} ({f'its own: {own}' if own else 'it has no option of its own'})"
+            )
 
 
 @click.command()
 @system_options
-@options_of(TuningOptions)
+@options_of(TuningOptions, stop="optimizer_settings")
+@optimizers_options
+@options_of(TuningOptions, start="optimizer_settings")
 @search_setting_options
 def tune(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
     """Learn the log-linear weights on a dev set by k-best batch MIRA, MERT or PRO (--optimizer), on sacrebleu's BLEU.
@@ -37,8 +72,10 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
         config=Path(config_path),
         features=split_names(features),
         params=list(params),
+        optimizer_settings={name: from_command(optimizer.options, given) for name, optimizer in OPTIMIZERS.items()},
         search_settings=search_overrides(given),
     )
+    refuse_other_optimizers_options(options.optimizer)
     only_one_place(options.threads, options.cluster)
     from tuning.loop import NothingToRerank
     from tuning.loop import tune as run_tuning

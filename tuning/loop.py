@@ -36,13 +36,13 @@ sets search weights).
 
 from __future__ import annotations
 
-import math
 import shutil
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import sacrebleu
@@ -66,12 +66,15 @@ from pysmt.running.jobs import DoneMarkers, Job
 from pysmt.running.parallel import map_with_shared
 from tuning.bleu import BleuStatistics
 from tuning.curve import tuning_curve
-from tuning.kbmira import kbmira
 from tuning.line_search import CandidatePool
 from tuning.nbest import NbestPool
-from tuning.optimizer import constant_features, l1_normalized, optimize
+from tuning.optimizer import constant_features, l1_normalized
+from tuning.optimizers import Task, registered
 from tuning.options import TuningOptions
-from tuning.pro import pro
+
+S = TypeVar("S")
+J = TypeVar("J")
+R = TypeVar("R")
 
 #: Smallest weight change that counts as a change (mert-moses.pl's convergence test).
 WEIGHT_TOLERANCE = 1e-5
@@ -170,15 +173,11 @@ def interpolated(
     return mixed
 
 
-def start_job(options: TuningOptions, config: SystemConfig, nbest_size: int, interpolation: float) -> None:
-    """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh.
-    (``nbest_size`` and ``interpolation``: the options' values, their defaults filled in.)"""
-    out = options.out
-    inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
-    check_outputs(
-        {f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs, folders={"--out": out}, create=True
-    )
-    settings = {
+def job_settings(options: TuningOptions, nbest_size: int, interpolation: float) -> dict[str, object]:
+    """What ``job.json`` records of the options: a rerun with other settings is another job. Kept exactly as
+    earlier records hold them (an entry added since is written only when it differs from what the jobs before it
+    did), so that their jobs resume."""
+    settings: dict[str, object] = {
         "features": options.features,
         "params": options.params,
         "nbest_size": nbest_size,
@@ -193,18 +192,18 @@ def start_job(options: TuningOptions, config: SystemConfig, nbest_size: int, int
         settings["xml_input"] = options.xml_input
     if options.search_settings.given():  # none: the record of a job from before the search settings' options
         settings["search_settings"] = options.search_settings.recorded()
-    if options.optimizer == "mert":  # no optimizer entry: a MERT job of before --optimizer is refused by its region
-        settings["trust_region"] = options.trust_region if math.isfinite(options.trust_region) else "inf"
-    elif options.optimizer == "kbmira":
-        settings["optimizer"] = {
-            "name": options.optimizer,
-            "c": options.mira_c,
-            "passes": options.mira_passes,
-            "decay": options.mira_decay,
-            "model_bg": options.mira_model_bg,
-        }
-    else:
-        settings["optimizer"] = {"name": options.optimizer}
+    return {**settings, **registered(options.optimizer).record(options.optimizer_options())}
+
+
+def start_job(options: TuningOptions, config: SystemConfig, nbest_size: int, interpolation: float) -> None:
+    """Check the outputs and record the job before any work; discard an earlier job's runs when starting afresh.
+    (``nbest_size`` and ``interpolation``: the options' values, their defaults filled in.)"""
+    out = options.out
+    inputs: Inputs = {"--src": options.source, "--ref": options.references, **system_inputs(config)}
+    check_outputs(
+        {f"--out {out} (its {name})": out / name for name in TUNE_FILES}, inputs, folders={"--out": out}, create=True
+    )
+    settings = job_settings(options, nbest_size, interpolation)
     if not Job(out, "tune", settings, inputs).start(options.force):
         for old in [*out.glob("run[0-9]*"), *(out / name for name in TUNE_FILES)]:
             if old.is_dir():
@@ -406,38 +405,20 @@ class Tuner:
         names = self.weight_names()
         for j in np.flatnonzero(constant & ~self.fixed):
             self.say(f"feature {names[j]} is constant in every sentence's n-best list: its weight stays {weights[j]:g}")
-        if self.o.optimizer == "pro":  # seconds, here, wherever the decoding runs
-            optimized, _ = pro(features, stats, weights.tolist(), seed=self.o.seed, fixed=self.fixed.tolist())
-        elif self.o.optimizer == "kbmira":  # one pass after the other: seconds, here, wherever the decoding runs
-            optimized, _ = kbmira(
-                features,
-                stats,
-                weights.tolist(),
-                c=self.o.mira_c,
-                decay=self.o.mira_decay,
-                passes=self.o.mira_passes,
-                model_bg=self.o.mira_model_bg,
-                seed=self.o.seed,
-                fixed=self.fixed.tolist(),
-            )
-        else:
-            # the restarts climb where the decoding runs: on the actors, or on --threads local processes
-            mapper = self.workers().map if self.o.cluster else partial(map_with_shared, processes=self.o.threads)
-            optimized, _ = optimize(
-                features,
-                stats,
-                weights.tolist(),
-                restarts=self.o.restarts,
-                seed=self.o.seed,
-                fixed=self.fixed.tolist(),
-                trust_region=self.o.trust_region,
-                mapper=mapper,
-            )
+        task = Task(features, stats, weights.tolist(), seed=self.o.seed, fixed=self.fixed.tolist(), mapper=self.map)
+        optimized, _ = registered(self.o.optimizer).run(self.o.optimizer_options(), task)
         # a fixed weight that kbmira's averaging scaled with the others (Moses' arithmetic counts the start once
         # more) gets its own value back where it is constant within every list, which changes no ranking
         optimized = np.where(self.fixed & constant, weights, optimized)
         step = interpolated(weights, optimized, ~self.fixed, self.interpolation, constant)
         return step, pool.bleu(step)  # the pool's BLEU where the next decode goes
+
+    def map(self, function: Callable[[S, J], R], jobs: Sequence[J], shared: S) -> list[R]:
+        """Where an optimizer spreads its work (MERT's restarts; a :class:`~tuning.optimizer.Mapper`): where the
+        decoding runs, on the actors or on ``threads`` local processes."""
+        if self.o.cluster:
+            return self.workers().map(function, jobs, shared)
+        return map_with_shared(function, jobs, shared, processes=self.o.threads)
 
     def say(self, message: str) -> None:
         """A progress line on stderr, left out with ``--quiet``."""

@@ -6,33 +6,36 @@ decoder and the optimizer.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
 from pysmt.cli_options import POSITIVE, option
 from pysmt.config import SearchOverrides
 from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH, XML_INPUT
+from tuning import optimizers
+from tuning.optimizers import default_options, optimizers_help, registered
 
 #: The share of the optimizer's weights in the next iteration's, the rest being the weights just
 #: decoded with (mert-moses.pl's ``--historic-interpolation``): see :func:`tuning.loop.interpolated`.
 INTERPOLATION = 0.5
 #: N-best entries per dev sentence and decode, without ``--rerank`` (with it: the system's ``rescore-size``).
 NBEST_SIZE = 100
-#: How far one MERT iteration may move each weight, in units of the larger of its magnitude and the mean
-#: magnitude: see :func:`tuning.optimizer.trust_region_bounds`.
-TRUST_REGION = 1.0
-#: The most random restarts MERT may make: each start is drawn (its point and generator kept) before the climbs, so
-#: memory grows with their number (a billion ran out of it, after the first decoding); Moses' default is 20.
-MAX_RESTARTS = 10_000
-#: The optimizers ``--optimizer`` names, and the default: batch MIRA, the best and steadiest on test in
-#: docs/results.md ("Three optimizers"), as Moses users tuning many features choose it.
-OPTIMIZERS = ("kbmira", "mert", "pro")
+#: The optimizers ``--optimizer`` names (registered in :mod:`tuning.optimizers`, each with its own options), and
+#: the default: batch MIRA, the best and steadiest on test in docs/results.md ("Three optimizers"), as Moses users
+#: tuning many features choose it.
+OPTIMIZERS = tuple(optimizers.OPTIMIZERS)
 OPTIMIZER = "kbmira"
-#: Moses' kbmira defaults (-C, -J, -D); :mod:`tuning.kbmira` holds the same (kept here too, so that the command
-#: line is built without importing the optimizers: a test checks that they agree).
-MIRA_C, MIRA_PASSES, MIRA_DECAY = 0.01, 60, 0.999
+#: The option of an optimizer (its name, the field) that every job records, whichever optimizer runs: MERT's
+#: restarts, as the records of before ``--optimizer`` (all MERT's) held them and those of the other optimizers'
+#: jobs since do, as given (``pysmt experiment`` gives ``--restarts`` to every tuning). So a job resumes only with
+#: the restarts it started with, and ``pysmt tune`` takes ``--restarts`` with every ``--optimizer``.
+EVERY_JOB = ("mert", "restarts")
+#: The constants that moved to :mod:`tuning.optimizers` with the optimizers' options (:func:`__getattr__`).
+MOVED = ("TRUST_REGION", "MAX_RESTARTS", "MIRA_C", "MIRA_PASSES", "MIRA_DECAY")
 
 
 @dataclass(kw_only=True)
@@ -90,10 +93,6 @@ class TuningOptions:
     )
     max_iterations: int = field(default=25, metadata=option(type=POSITIVE))
     threads: int = field(default=1, metadata=DECODING_THREADS)
-    restarts: int = field(
-        default=20,
-        metadata=option(type=click.IntRange(0, MAX_RESTARTS), help="Random restarts of MERT's line searches."),
-    )
     seed: int = field(
         default=0,
         metadata=option(
@@ -114,55 +113,13 @@ class TuningOptions:
             "iteration 2 from collapsing (README, Tuning); --rerank decodes no more, so there it defaults to 1.",
         ),
     )
-    #: What learns the weights from the pool: MERT (:mod:`tuning.optimizer`), k-best batch MIRA
-    #: (:mod:`tuning.kbmira`) or PRO (:mod:`tuning.pro`).
-    optimizer: str = field(
-        default=OPTIMIZER,
-        metadata=option(
-            type=click.Choice(OPTIMIZERS),
-            help="kbmira: Cherry and Foster's k-best batch MIRA, as Moses' kbmira (--mira-*); mert: Och's line "
-            "searches (--restarts, --trust-region); pro: Hopkins and May's pairwise ranking, as Moses' pro. README, "
-            "Tuning.",
-        ),
-    )
-    trust_region: float = field(
-        default=TRUST_REGION,
-        metadata=option(
-            "--trust-region",
-            type=click.FloatRange(0.0, min_open=True),
-            help="How far one MERT iteration may move each weight: this many times the larger of its magnitude and "
-            "the mean weight's, so that no weight changes sign at once unless it is small ('inf': Moses' "
-            "unbounded line searches). Keeps the decoder near what the n-best pool has seen (README, Tuning).",
-        ),
-    )
-    mira_c: float = field(
-        default=MIRA_C,
-        metadata=option(
-            "--mira-c",
-            type=click.FloatRange(0.0, min_open=True),
-            help="kbmira's step-size cap C (Moses' -C): lower regularizes more.",
-        ),
-    )
-    mira_passes: int = field(
-        default=MIRA_PASSES,
-        metadata=option("--mira-passes", type=POSITIVE, help="kbmira's passes over the pool (Moses' -J)."),
-    )
-    mira_decay: float = field(
-        default=MIRA_DECAY,
-        metadata=option(
-            "--mira-decay",
-            type=click.FloatRange(0.0, 1.0, min_open=True),
-            help="Decay of kbmira's background BLEU corpus (Moses' -D).",
-        ),
-    )
-    mira_model_bg: bool = field(
-        default=False,
-        metadata=option(
-            "--mira-model-bg",
-            is_flag=True,
-            help="kbmira's background corpus adds the model's best instead of the hope (Moses' --model-bg).",
-        ),
-    )
+    #: What learns the weights from the pool: k-best batch MIRA (:mod:`tuning.kbmira`), MERT
+    #: (:mod:`tuning.optimizer`) or PRO (:mod:`tuning.pro`); the registry says (:mod:`tuning.optimizers`).
+    optimizer: str = field(default=OPTIMIZER, metadata=option(type=click.Choice(OPTIMIZERS), help=optimizers_help()))
+    #: Every registered optimizer's own options by name (``MertOptions`` ...: their fields are the command line's
+    #: ``--restarts``, ``--mira-c`` ...), as the command line gives them all; the loop runs ``optimizer`` with its
+    #: own (:meth:`optimizer_options`). One left out gets its defaults.
+    optimizer_settings: dict[str, Any] = field(default_factory=default_options)
     quiet: bool = field(
         default=False,
         metadata=option(
@@ -188,6 +145,22 @@ class TuningOptions:
         metadata=option(is_flag=True, help="Start afresh: discard the iterations of an earlier job in --out."),
     )
 
+    def __post_init__(self) -> None:
+        registered(self.optimizer)  # an unknown name fails here, not after the first decoding
+        for name, given in self.optimizer_settings.items():
+            if not isinstance(given, registered(name).options):
+                raise TypeError(f"optimizer_settings[{name!r}]: {given!r} is no {registered(name).options.__name__}")
+        self.optimizer_settings = {**default_options(), **self.optimizer_settings}
+
+    def optimizer_options(self) -> Any:
+        """The options ``optimizer`` runs with (an instance of its registered dataclass)."""
+        return self.optimizer_settings[self.optimizer]
+
+    @property
+    def restarts(self) -> int:
+        """MERT's restarts, which every job records whichever optimizer runs (:data:`EVERY_JOB`)."""
+        return int(getattr(self.optimizer_settings[EVERY_JOB[0]], EVERY_JOB[1]))
+
     def nbest_entries(self, rescore_size: int) -> int:
         """N-best entries per dev sentence: ``nbest_size``, else :data:`NBEST_SIZE`, or with ``rerank`` the
         system's ``rescore_size`` (the one decode's lists are then exactly what its rescoring pass re-ranks)."""
@@ -202,3 +175,14 @@ class TuningOptions:
         if self.interpolation is not None:
             return self.interpolation
         return 1.0 if self.rerank else INTERPOLATION
+
+
+def __getattr__(name: str) -> Any:
+    """The constants that moved to :mod:`tuning.optimizers` with the optimizers' options, still importable from
+    here (deprecated)."""
+    if name in MOVED:
+        warnings.warn(
+            f"tuning.options.{name} is now tuning.optimizers.{name}; import it from there", DeprecationWarning, 2
+        )
+        return getattr(optimizers, name)
+    raise AttributeError(f"module 'tuning.options' has no attribute {name!r}")

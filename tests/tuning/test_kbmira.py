@@ -103,6 +103,6 @@ def test_the_model_background_changes_what_the_hope_is_weighed_against():
 
 def test_the_command_lines_defaults_are_moses_kbmira_defaults():
     from tuning import kbmira as module
-    from tuning.options import MIRA_C, MIRA_DECAY, MIRA_PASSES
+    from tuning.optimizers import MIRA_C, MIRA_DECAY, MIRA_PASSES
 
     assert (MIRA_C, MIRA_PASSES, MIRA_DECAY) == (module.C, module.PASSES, module.DECAY) == (0.01, 60, 0.999)

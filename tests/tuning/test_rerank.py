@@ -21,6 +21,7 @@ from pysmt.testing import TargetWordsFeature, one_line_error, registered, regist
 from tests.helpers import slow_cases
 from tests.tuning.test_tuning import SOURCE_WORDS, misleading_system
 from tuning.loop import Tuner, tune
+from tuning.optimizers import MertOptions
 from tuning.options import TuningOptions
 
 WRONG = " ".join(f"y{w}" for w in SOURCE_WORDS)
@@ -43,7 +44,7 @@ def rerank_job(tmp_path):
         out=tmp_path / "tune",
         rerank=True,
         max_iterations=10,
-        restarts=2,
+        optimizer_settings={"mert": MertOptions(restarts=2)},
         search="normal",
         quiet=True,
     )

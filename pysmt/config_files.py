@@ -436,16 +436,19 @@ def configure_system(
     params: Sequence[str] = (),
     weights_path: str | Path | None = None,
     overrides: SearchOverrides | None = None,
+    *,
+    params_base: Path | None = None,
 ) -> SystemConfig:
     """A system config as a command is told: the file, plus ``--features``, ``--param``, ``--weights`` and the
     search settings (``--stack``, ..., ``--weight-overwrite``: :class:`~pysmt.config.SearchOverrides`).
 
     Features added with ``--features`` join the config first, so ``--param``, ``--weights`` and
     ``--weight-overwrite`` can address them too; ``--weight-overwrite`` comes last (as in Moses, it wins over
-    every other weight). Nothing is loaded yet: every model file has only been checked to exist.
+    every other weight). Nothing is loaded yet: every model file has only been checked to exist. A ``--param`` path
+    (a key its feature declares a ``Path``) is relative to ``params_base``, by default the working folder.
     """
     config = load_config(config_path)
-    specs = apply_params(add_feature_types(config, list(features)), params, Path.cwd())
+    specs = apply_params(add_feature_types(config, list(features)), params, params_base or Path.cwd())
     config = replace(config, features=specs)
     if weights_path:
         config = config.with_weights(read_weights_file(weights_path), str(weights_path))

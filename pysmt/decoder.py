@@ -13,28 +13,24 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from pysmt import _core
 from pysmt.config import ProcessingConfig, SearchConfig, SearchOverrides, SystemConfig
 from pysmt.config_files import configure_system
 from pysmt.errors import FeatureError, PysmtError
-from pysmt.features.base import FORBIDDEN, Feature, TranslationFeature, scores_translations
-from pysmt.features.constraint import ConstrainedDecoding
+from pysmt.features.base import FORBIDDEN, Feature, ForcesOutput, TranslationFeature, scores_translations
 from pysmt.features.registry import add_feature_types, build_features, given_rescoring_weights
 from pysmt.files.markup import Markup, XmlInput, parse_markup, split_tags
-from pysmt.phrases import Sentence, SentenceOptions
+from pysmt.phrases import Sentence
 from pysmt.running.torch_threads import DECODING_THREADS, set_torch_threads
-from pysmt.search.compiled import CompiledDerivation, CompiledSearch
-from pysmt.search.compiled_options import UNKNOWN_TABLE, CompiledOptions
-from pysmt.search.cube import cube_search
-from pysmt.search.future_cost import FutureCost
+from pysmt.search.compiled import CompiledSearch
+from pysmt.search.compiled_options import CompiledOptions
+from pysmt.search.engine import BuiltSentence, CompiledEngine, Engine, PythonEngine, Step
 from pysmt.search.markup_options import WITH_OPTIONS, SentenceMarkup
 from pysmt.search.model import LogLinearModel, weighted_columns
-from pysmt.search.nbest import nbest
-from pysmt.search.normal import normal_search
 from pysmt.search.options import OptionBuilder
 from pysmt.search.plugin_results import HUGE, checked_translation_scores, no_translation
 from pysmt.search.reordering_constraint import ReorderingConstraint
@@ -71,19 +67,6 @@ class Candidate:
     phrases: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: The target positions of the unknown words it passes through unchanged (no table translates them).
     unknown: list[int] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One option of a derivation, as a candidate describes it: its source span, target words and alignment."""
-
-    start: int
-    end: int
-    target: tuple[str, ...]
-    #: Word links inside the pair, Moses' ``i-j`` (source-target).
-    alignment: str
-    #: An unknown word passed through (no table's translation).
-    unknown: bool = False
 
 
 @dataclass
@@ -203,8 +186,9 @@ class Decoder:
         self.given_rescoring = given_rescoring_weights(config, self.specs, self.features)
         self.model = LogLinearModel([self.features[k] for k in self.searched], [weights[k] for k in self.searched])
         self._install_weights(weights)
-        #: Whether only translations equal to each line's constraint survive (``decode --constraint``).
-        self.constrained = any(isinstance(f, ConstrainedDecoding) for f in self.features)
+        #: Whether a feature forces each line's output (``decode --constraint``): a line no translation reaches is
+        #: then an empty line, not an error.
+        self.constrained = any(isinstance(f, ForcesOutput) and f.forces_output() for f in self.features)
         max_source = max(
             (f.table.max_source_length for f in self.model.phrase_tables if hasattr(f, "table")),
             default=self.search.max_phrase_length,
@@ -213,8 +197,15 @@ class Decoder:
         #: The Python option builder (the reference, and what engine="python" uses).
         self.options = OptionBuilder(self.model, max_phrase_length)
         self.source_text, self.target_text = text_processors(config.processing)
-        self.compiled = CompiledSearch(self.model) if engine == "auto" else None
+        #: The compiled core's option builder and search (None with engine="python"), chosen here once: the decoder
+        #: calls :attr:`engine` without asking which it is.
         self.compiled_options = CompiledOptions(self.model, max_phrase_length) if engine == "auto" else None
+        self.compiled = CompiledSearch(self.model) if engine == "auto" else None
+        self.engine: Engine = (
+            CompiledEngine(self.model, self.compiled_options, self.compiled)
+            if self.compiled_options is not None and self.compiled is not None
+            else PythonEngine(self.model, self.options)
+        )
         first = cast(Feature, self.model.phrase_tables[0]) if self.model.phrase_tables else None
         #: The table whose columns markup options' log(prob) fills (Moses': the first), and its column count.
         self.markup_table = (first.name, first.num_scores) if first is not None else None
@@ -292,24 +283,18 @@ class Decoder:
         in force until ``rescoring`` replaces them."""
         self._install_weights(weights, rescoring)
         self.model.set_weights([weights[k] for k in self.searched])
-        self.forget_options()
-        if self.compiled_options:
-            self.compiled_options.set_weights()
+        self.options.cache.clear()  # the reference builder's, which tests ask beside either engine
+        self.engine.set_weights()
 
     def forget_options(self) -> None:
         """Drop the phrase pairs ranked so far (kept across sentences): the next sentences score them again."""
-        self.options.cache.clear()
-        if self.compiled_options:
-            self.compiled_options.clear()
+        self.options.cache.clear()  # the reference builder's, which tests ask beside either engine
+        self.engine.forget_options()
 
-    def build_options(
-        self, sentence: Sentence, markup: SentenceMarkup | None = None
-    ) -> tuple[_core.BuiltOptions | None, SentenceOptions | None]:
-        """A sentence's options (with its ``markup``'s), by the compiled builder (with their Python objects when
-        features need them) or the Python one; the features have begun the sentence."""
-        if self.compiled_options:
-            return self.compiled_options.build(sentence, markup)
-        return None, self.options.build(sentence, markup)
+    def build_options(self, sentence: Sentence, markup: SentenceMarkup | None = None) -> BuiltSentence:
+        """A sentence's options (with its ``markup``'s), as the engine builds them; the features have begun the
+        sentence."""
+        return self.engine.build(sentence, markup)
 
     def read_markup(
         self, line: str, index: int, as_text: bool = False
@@ -376,10 +361,11 @@ class Decoder:
 
         A feature's unusable result, or a sentence left with no translation of finite model score
         (features forbade every way to translate it, or scores overflowed), is a
-        :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature; under
-        a constraint (:class:`~pysmt.features.constraint.ConstrainedDecoding`) a line no translation reaches
-        is a translation without hypotheses (an empty line, as in Moses). A line's markup is read as ``xml_input``
-        says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming the line.
+        :class:`~pysmt.errors.FeatureError` naming the input line (``index`` + 1) and the feature; under a feature
+        that forces the output (:class:`~pysmt.features.base.ForcesOutput`: ``--constraint``) a line no translation
+        reaches is a translation without hypotheses (an empty line, as in Moses). A line's markup is read as
+        ``xml_input`` says (``as_text``: as words, tags included); a malformed tag is a :class:`MalformedMarkup` naming
+        the line.
 
         With features of complete translations the search gives ``max(nbest_size, rescore-size)`` distinct
         translations, whatever ``distinct`` says (Moses' n-best reranking re-ranks distinct strings: a string
@@ -395,47 +381,17 @@ class Decoder:
         with paused_gc(), at_input_line(index):
             sentence = Sentence(words, index)
             try:
-                built, options = self.build_options(sentence, markup)
+                built = self.build_options(sentence, markup)
                 size = max(nbest_size, 1)
                 extracted, unique = (max(size, self.search.rescore_size), True) if self.rescorers else (size, distinct)
-                if built is not None and constraint is not None:
-                    built.set_reordering(
-                        walls=list(constraint.walls),
-                        local_walls=list(constraint.local_walls),
-                        zone_first=[first for first, _ in constraint.zones],
-                        zone_last=[last for _, last in constraint.zones],
-                    )
-                if self.compiled and built is not None:
-                    candidates = self._describe_compiled(
-                        built, self.compiled(self.model, built, options, self.search, extracted, unique)
-                    )
-                else:
-                    assert options is not None
-                    search = cube_search if self.search.algorithm == "cube" else normal_search
-                    finals = search(
-                        self.model,
-                        options,
-                        FutureCost(options),
-                        self.search,
-                        keep_arcs=extracted > 1,
-                        constraint=constraint,
-                    )
-                    candidates = [
-                        self._describe(
-                            [Step(o.start, o.end, o.target, o.pair.alignment, o.pair.unknown) for o in d.options],
-                            d.scores,
-                        )
-                        for d in nbest(self.model, finals, extracted, unique)
-                    ]
+                found = built.search(self.search, extracted, unique, constraint)
+                candidates = [self._describe(steps, scores) for steps, scores in found]
                 if not candidates and self.constrained:
                     return Translation(index, [])  # no translation reaches the line's constraint: Moses' empty line
                 if not candidates or not all(math.isfinite(c.total) for c in candidates):
-                    if options is None:
-                        assert built is not None and self.compiled_options is not None
-                        options = self.compiled_options.materialize(built, sentence)
                     raise FeatureError(
                         no_translation(
-                            self.model.features, self.model.offsets, options, list(self.model.calls.values())
+                            self.model.features, self.model.offsets, built.options(), list(self.model.calls.values())
                         )
                     )
             finally:
@@ -486,20 +442,6 @@ class Decoder:
             kept.append(candidate)
         kept.sort(key=lambda c: -c.total)  # stable: equal totals keep the search's order
         return kept[:size]
-
-    def _describe_compiled(self, built: _core.BuiltOptions, derivations: list[CompiledDerivation]) -> list[Candidate]:
-        """The compiled search's derivations as candidates: each option's words and alignment asked once."""
-        steps: dict[int, Step] = {}
-        starts, ends, tables = built.start, built.end, built.table
-
-        def step(k: int) -> Step:
-            known = steps.get(k)
-            if known is None:
-                target, unknown = tuple(built.target(k)), bool(tables[k] == UNKNOWN_TABLE)
-                known = steps[k] = Step(int(starts[k]), int(ends[k]), target, built.alignment(k), unknown)
-            return known
-
-        return [self._describe([step(k) for k in chosen], scores) for chosen, _, scores in derivations]
 
     def _describe(self, steps: Sequence[Step], scores: np.ndarray) -> Candidate:
         """A derivation (its options, first to last, and unweighted scores) as a candidate."""
@@ -595,19 +537,24 @@ class SystemRecipe:
     #: A line whose markup does not read is translated as text, with a warning (``decode``; not ``--xml-strict``).
     markup_as_text: bool = False
 
+    #: The working folder the command was typed in: ``--param`` values are resolved against it wherever the system is
+    #: built, each as its feature declares the key (a ``Path`` parameter made absolute; any other kind left as typed).
+    base: str = field(default_factory=os.getcwd)
+
     def __post_init__(self) -> None:
-        """Every path made absolute where the command was typed: actors and workers build the system in other
-        working folders (``-c moses.ini``, typed in the system's folder, names nothing there). A
-        ``--param`` value is taken for a path when it names an existing file or folder (the option does
-        not say which keys are paths; a path parameter must exist anyway). Absolute paths stay as they are."""
+        """The config and weights made absolute where the command was typed: actors and workers build the system in
+        other working folders (``-c moses.ini``, typed in the system's folder, names nothing there). Absolute paths
+        stay as they are."""
         object.__setattr__(self, "config", os.path.abspath(self.config))
         if self.weights is not None:
             object.__setattr__(self, "weights", os.path.abspath(self.weights))
-        object.__setattr__(self, "params", tuple(map(absolute_param, self.params)))
+        object.__setattr__(self, "base", os.path.abspath(self.base))
 
     def configure(self) -> SystemConfig:
         """The system's config as the command line makes it (nothing loaded, every model file checked to exist)."""
-        return configure_system(self.config, self.features, self.params, self.weights, self.overrides)
+        return configure_system(
+            self.config, self.features, self.params, self.weights, self.overrides, params_base=Path(self.base)
+        )
 
     def build(self, config: SystemConfig | None = None) -> Decoder:
         """The decoder, from ``config`` when the caller has read it already (:meth:`configure`)."""
@@ -619,14 +566,6 @@ class SystemRecipe:
             xml_input=self.xml_input,
             markup_as_text=self.markup_as_text,
         )
-
-
-def absolute_param(assignment: str) -> str:
-    """``FEATURE.key=value`` with a value that names an existing file or folder (``$VARIABLES`` expanded here)
-    given as its absolute path."""
-    target, equals, value = assignment.partition("=")
-    path = os.path.expandvars(value)
-    return f"{target}={os.path.abspath(path)}" if equals and value and os.path.exists(path) else assignment
 
 
 def _rebuilt(

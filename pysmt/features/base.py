@@ -350,6 +350,18 @@ class CompiledScorer(Protocol):
 
 
 @runtime_checkable
+class ForcesOutput(Protocol):
+    """A feature that may force each line's output (forced decoding: ``decode --constraint``, Moses'
+    ``ConstrainedDecoding``): it forbids every translation but the one it forces, so a line no translation reaches
+    is one it forced nothing reachable for, which the decoder writes as an empty line (as Moses does), not the
+    error a line every translation of which features forbade is otherwise."""
+
+    def forces_output(self) -> bool:
+        """Whether this feature, as configured, forces the output."""
+        ...
+
+
+@runtime_checkable
 class StoredScores(Protocol):
     """A per-sentence feature (:meth:`Feature.evaluate_with_source_context`) whose scores of a phrase table's
     pairs were computed beforehand and stored with the table (a binary table's ``stored/`` scores, see

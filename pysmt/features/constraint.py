@@ -67,6 +67,10 @@ class ConstrainedDecoding(StatefulFeature[int]):
     def default_weights(self) -> list[float]:
         return [1.0]
 
+    def forces_output(self) -> bool:
+        """Always (:class:`~pysmt.features.base.ForcesOutput`): only the line's constraint is allowed."""
+        return True
+
     def begin_sentence(self, sentence: Sentence) -> None:
         if sentence.index >= len(self.constraints):
             raise FeatureError(

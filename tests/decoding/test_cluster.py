@@ -521,19 +521,41 @@ def test_a_tiny_experiment_on_the_cluster_gives_the_local_results(tmp_path, clus
 def test_a_recipe_names_its_paths_as_they_were_where_the_command_was_typed(tmp_path, monkeypatch):
     for name in ("moses.ini", "weights.txt"):
         (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    params = ("cslm.model=nets", "lm.order=3")
+    recipe = SystemRecipe("moses.ini", params=params, weights="weights.txt")
+    assert recipe.config == str(tmp_path / "moses.ini") and recipe.weights == str(tmp_path / "weights.txt")
+    assert recipe.params == params and recipe.base == str(tmp_path)  # --param values resolved when configured
+    monkeypatch.chdir(tmp_path.parent)
+    assert pickle.loads(pickle.dumps(recipe)) == recipe  # as an actor gets it, in another folder
+
+
+def test_a_param_is_a_path_when_its_feature_declares_it_one_not_when_a_file_has_its_name(
+    tiny_system, tmp_path, monkeypatch
+):
+    """A file named ``column`` where the command was typed made ``--param RNN0.mode=column`` an absolute path."""
+    from pysmt.testing import TargetWordsFeature, registered
+    from tests.features.test_registry import Slow
+
+    (tmp_path / "column").write_text("")
     (tmp_path / "nets").mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HERE", str(tmp_path))
     recipe = SystemRecipe(
-        "moses.ini",
-        params=("cslm.model=nets", "rnn.model=$HERE/nets", "lm.order=3", "wp.x=none"),
-        weights="weights.txt",
+        str(tiny_system),
+        ("target-words", "slow"),
+        ("TargetWords0.words=column", "Slow0.model=$HERE/nets", "slow.size=2"),
+        weights=None,
+        missing_weight=0.0,
     )
-    assert recipe.config == str(tmp_path / "moses.ini") and recipe.weights == str(tmp_path / "weights.txt")
-    # a value is a path when it names what exists (after $VARIABLES); others stay as given
-    assert recipe.params == (f"cslm.model={tmp_path}/nets", f"rnn.model={tmp_path}/nets", "lm.order=3", "wp.x=none")
-    monkeypatch.chdir(tmp_path / "nets")
-    assert pickle.loads(pickle.dumps(recipe)) == recipe  # as an actor gets it, in another folder
+    monkeypatch.chdir(tiny_system.parent)  # an actor's working folder
+    with registered(target_words=TargetWordsFeature, slow=Slow):
+        config = recipe.configure()
+    assert config.feature("TargetWords0").params["words"] == "column"
+    assert config.feature("Slow0").params == {"model": str(tmp_path / "nets"), "size": 2}
+    relative = SystemRecipe(str(tiny_system), ("slow",), ("Slow0.model=nets", "slow.size=2"), base=str(tmp_path))
+    with registered(slow=Slow):
+        assert relative.configure().feature("Slow0").params["model"] == str(tmp_path / "nets")
 
 
 @pytest.mark.slow

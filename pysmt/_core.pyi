@@ -7,7 +7,7 @@ import numpy
 import numpy.typing
 import typing
 import typing_extensions
-__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'FeatureFault', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UnknownWordScores', 'WordPenaltyScores', 'WordScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
+__all__: list[str] = ['Algorithm', 'BuiltOptions', 'CompiledFeature', 'DeferredFeature', 'Derivations', 'DistortionTwin', 'FeatureFault', 'IsolationScores', 'KenLMTwin', 'LanguageModel', 'LanguageModelEstimates', 'LexicalReorderingTwin', 'MARKUP_TABLE', 'MarkupPolicy', 'NbestRequest', 'OptionBuilder', 'Orientation', 'PhrasePenaltyScores', 'PhraseTableView', 'ReorderingModel', 'ReorderingTableView', 'SearchSettings', 'StringIndex', 'UNKNOWN_TABLE', 'UnknownWordScores', 'WordPenaltyScores', 'WordScores', 'first_orientation', 'orientation', 'orientation_count', 'search']
 class StringIndex:
     """
     Strings in one UTF-8 blob with a hash index (a table's sources, keys, words): built here by add(), or a view of a binary table's arrays
@@ -298,6 +298,175 @@ class DeferredFeature(CompiledFeature):
         """
         Per sentence: the empty hypothesis' state id
         """
+class BuiltOptions:
+    """
+    One sentence's translation options as the compiled option builder made them (see pysmt/phrases.py's SentenceOptions): spans by start then end, each span's options best first
+    """
+    def __len__(self) -> int:
+        ...
+    def add_contextual(self, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], isolation: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], future: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Add per-sentence features' scores (options x the model's width) and their weighted sums, then sort each span's options best first again
+        """
+    def alignment(self, option: typing.SupportsInt | typing.SupportsIndex) -> str:
+        """
+        The word alignment inside an option's pair (Moses' i-j pairs)
+        """
+    def set_reordering(self, *, walls: collections.abc.Sequence[bool], local_walls: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_first: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_last: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        The markup's reordering constraints (pysmt/search/reordering_constraint.py): a wall after each word, the zone whose local wall each word is (-1: none), each zone's first and last word
+        """
+    def target(self, option: typing.SupportsInt | typing.SupportsIndex) -> list:
+        """
+        An option's target words
+        """
+    @property
+    def end(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def entry(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The entry of each option's pair in its table (-1: an unknown word)
+        """
+    @property
+    def future(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def isolation(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def length(self) -> int:
+        """
+        Source words
+        """
+    @property
+    def scores(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        options x the model's scores: each option's unweighted scores in isolation
+        """
+    @property
+    def span_end(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def span_offsets(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def span_options(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        Each span's options, best first: span_options[span_offsets[s]:span_offsets[s + 1]]
+        """
+    @property
+    def span_start(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def start(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def table(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        The phrase table (the builder's number) of each option's pair; UNKNOWN_TABLE: an unknown word, MARKUP_TABLE: a markup translation
+        """
+class MarkupPolicy:
+    """
+    How a sentence's markup options meet the tables' options of the spans they overlap (--xml-input; pysmt/search/markup_options.py)
+    
+    Members:
+    
+      exclusive
+    
+      inclusive
+    
+      constraint
+    """
+    __members__: typing.ClassVar[dict[str, MarkupPolicy]]
+    constraint: typing.ClassVar[MarkupPolicy]
+    exclusive: typing.ClassVar[MarkupPolicy]
+    inclusive: typing.ClassVar[MarkupPolicy]
+    @typing.overload
+    def __eq__(self, other: MarkupPolicy) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: MarkupPolicy) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class OptionBuilder:
+    """
+    Builds sentences' translation options from phrase tables (pysmt/search/options.py's OptionBuilder is the specification), keeping each source phrase's ranked pairs across sentences
+    """
+    def __init__(self, *, dims: typing.SupportsInt | typing.SupportsIndex, max_phrase_length: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def add_scores(self, *, scores: IsolationScores, column: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        A context-free feature's compiled scores, the model's columns from `column`
+        """
+    def add_stored(self, *, table: typing.SupportsInt | typing.SupportsIndex, column: typing.SupportsInt | typing.SupportsIndex, values: numpy.typing.NDArray[numpy.float32]) -> None:
+        """
+        Scores stored with table `table` (its number) that count as its own columns from `column`: float32, its entries x scores, NaN where an entry has none (a per-sentence feature's StoredColumns)
+        """
+    def add_table(self, *, table: PhraseTableView, column: typing.SupportsInt | typing.SupportsIndex, limit: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        A phrase table supplying candidates; its scores are the model's columns from `column`
+        """
+    def clear(self) -> None:
+        """
+        Forget the ranked pairs
+        """
+    def finish(self, options: BuiltOptions, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, estimates: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+        """
+        Step 2: rank the pending pairs (with the Python features' scores and estimates of them: pending() x the model's width) and lay the sentence's options out
+        """
+    def lookup(self, words: collections.abc.Sequence) -> BuiltOptions:
+        """
+        Step 1 of a sentence: look its spans up; the pairs of new source phrases wait in pending()
+        """
+    def pending(self) -> list:
+        """
+        The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)
+        """
+    def set_markup(self, *, policy: MarkupPolicy, starts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], ends: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: collections.abc.Sequence[collections.abc.Sequence], values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        """
+        The next sentence's markup options (pysmt/search/markup_options.py): spans [start, end), target words, and the value of each of the first table's columns, placed as `policy` says
+        """
+    def set_python_columns(self, columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        The model's columns context-free Python features score (finish() is given them)
+        """
+    def set_weights(self, weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        """
+        New weights; the ranked pairs are forgotten
+        """
+    @property
+    def kept(self) -> int:
+        """
+        Ranked pairs kept across sentences
+        """
 class Algorithm:
     """
     The search algorithms
@@ -369,125 +538,6 @@ class SearchSettings:
     @property
     def stack_size(self) -> int:
         ...
-class BuiltOptions:
-    """
-    One sentence's translation options as the compiled option builder made them (see pysmt/phrases.py's SentenceOptions): spans by start then end, each span's options best first
-    """
-    def __len__(self) -> int:
-        ...
-    def add_contextual(self, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], isolation: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], future: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        """
-        Add per-sentence features' scores (options x the model's width) and their weighted sums, then sort each span's options best first again
-        """
-    def alignment(self, option: typing.SupportsInt | typing.SupportsIndex) -> str:
-        """
-        The word alignment inside an option's pair (Moses' i-j pairs)
-        """
-    def set_reordering(self, *, walls: collections.abc.Sequence[bool], local_walls: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_first: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], zone_last: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        """
-        The markup's reordering constraints (pysmt/search/reordering_constraint.py): a wall after each word, the zone whose local wall each word is (-1: none), each zone's first and last word
-        """
-    def target(self, option: typing.SupportsInt | typing.SupportsIndex) -> list:
-        """
-        An option's target words
-        """
-    @property
-    def end(self) -> numpy.typing.NDArray[numpy.int32]:
-        ...
-    @property
-    def entry(self) -> numpy.typing.NDArray[numpy.int64]:
-        """
-        The entry of each option's pair in its table (-1: an unknown word)
-        """
-    @property
-    def future(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
-    @property
-    def isolation(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
-    @property
-    def length(self) -> int:
-        """
-        Source words
-        """
-    @property
-    def scores(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        options x the model's scores: each option's unweighted scores in isolation
-        """
-    @property
-    def span_end(self) -> numpy.typing.NDArray[numpy.int32]:
-        ...
-    @property
-    def span_offsets(self) -> numpy.typing.NDArray[numpy.int64]:
-        ...
-    @property
-    def span_options(self) -> numpy.typing.NDArray[numpy.int32]:
-        """
-        Each span's options, best first: span_options[span_offsets[s]:span_offsets[s + 1]]
-        """
-    @property
-    def span_start(self) -> numpy.typing.NDArray[numpy.int32]:
-        ...
-    @property
-    def start(self) -> numpy.typing.NDArray[numpy.int32]:
-        ...
-    @property
-    def table(self) -> numpy.typing.NDArray[numpy.int32]:
-        """
-        The phrase table (the builder's number) of each option's pair; -1: an unknown word
-        """
-class OptionBuilder:
-    """
-    Builds sentences' translation options from phrase tables (pysmt/search/options.py's OptionBuilder is the specification), keeping each source phrase's ranked pairs across sentences
-    """
-    def __init__(self, *, dims: typing.SupportsInt | typing.SupportsIndex, max_phrase_length: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def add_scores(self, *, scores: IsolationScores, column: typing.SupportsInt | typing.SupportsIndex) -> None:
-        """
-        A context-free feature's compiled scores, the model's columns from `column`
-        """
-    def add_stored(self, *, table: typing.SupportsInt | typing.SupportsIndex, column: typing.SupportsInt | typing.SupportsIndex, values: numpy.typing.NDArray[numpy.float32]) -> None:
-        """
-        Scores stored with table `table` (its number) that count as its own columns from `column`: float32, its entries x scores, NaN where an entry has none (a per-sentence feature's StoredColumns)
-        """
-    def add_table(self, *, table: PhraseTableView, column: typing.SupportsInt | typing.SupportsIndex, limit: typing.SupportsInt | typing.SupportsIndex) -> None:
-        """
-        A phrase table supplying candidates; its scores are the model's columns from `column`
-        """
-    def clear(self) -> None:
-        """
-        Forget the ranked pairs
-        """
-    def finish(self, options: BuiltOptions, scores: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, estimates: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
-        """
-        Step 2: rank the pending pairs (with the Python features' scores and estimates of them: pending() x the model's width) and lay the sentence's options out
-        """
-    def lookup(self, words: collections.abc.Sequence) -> BuiltOptions:
-        """
-        Step 1 of a sentence: look its spans up; the pairs of new source phrases wait in pending()
-        """
-    def pending(self) -> list:
-        """
-        The pairs Python features must score: (table, entry, source phrase), or (-1, word number, word)
-        """
-    def set_markup(self, *, policy: str, starts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], ends: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: collections.abc.Sequence[collections.abc.Sequence], values: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
-        """
-        The next sentence's markup options (pysmt/search/markup_options.py): spans [start, end), target words, and the value of each of the first table's columns; `policy`: exclusive, inclusive or constraint
-        """
-    def set_python_columns(self, columns: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        """
-        The model's columns context-free Python features score (finish() is given them)
-        """
-    def set_weights(self, weights: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> None:
-        """
-        New weights; the ranked pairs are forgotten
-        """
-    @property
-    def kept(self) -> int:
-        """
-        Ranked pairs kept across sentences
-        """
 class NbestRequest:
     """
     What the n-best list needs besides the search graph
@@ -529,3 +579,5 @@ def search(options: BuiltOptions, settings: SearchSettings, features: collection
     """
     Run normal search or cube pruning over one sentence's options; return its n-best derivations
     """
+MARKUP_TABLE: int = -2
+UNKNOWN_TABLE: int = -1

@@ -1,6 +1,6 @@
 // KenLM through its C++ API: the one place pysmt's compiled code loads and queries an n-gram model.
 // The KenLM twin of the search (pysmt/features/_language_model.hpp) and the Python side
-// (pysmt/models/language_model.py, through the bindings in pysmt/_core.cpp) share one loaded model,
+// (pysmt/models/language_model.py, through the bindings in pysmt/_bind_models.cpp) share one loaded model,
 // so both engines see the same numbers.
 #pragma once
 

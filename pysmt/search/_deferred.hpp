@@ -2,7 +2,7 @@
 // options, ends) -> (scores, new state ids). Its states are the feature's ids. The search asks only
 // for the hypotheses it has built, each distinct request once a sentence, a buffer at a time
 // (pysmt/search/model.py's LogLinearModel.resolve is the specification). How a batch reaches the
-// feature is a callback: into Python (the bindings, pysmt/_core.cpp), or into a compiled scorer the
+// feature is a callback: into Python (the bindings, pysmt/_bind_deferred.cpp), or into a compiled scorer the
 // plugin offers (include/pysmt/compiled_scorer.h: ScorerCalls, below), without Python.
 #pragma once
 

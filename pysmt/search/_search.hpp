@@ -4,7 +4,7 @@
 // It is a transcription of the Python reference search (normal.py, cube.py, stack.py, nbest.py and
 // model.py), step for step and in the same floating-point order, so that both give the same
 // translations and scores; tests/search/test_compiled_search.py checks it. Nothing here knows
-// Python: the bindings (pysmt/_core.cpp) turn numpy arrays into the plain views below.
+// Python: the bindings (pysmt/_bind_search.cpp) turn numpy arrays into the plain views below.
 #pragma once
 
 #include <cstddef>

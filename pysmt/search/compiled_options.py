@@ -34,9 +34,8 @@ from pysmt.search.compiled import compiled_scorer
 from pysmt.search.markup_options import SentenceMarkup
 from pysmt.search.model import LogLinearModel, weighted_rows
 
-#: The builder's ``table`` of an unknown word passed through, and of a markup translation (``_phrases.hpp``).
-UNKNOWN_TABLE = -1
-MARKUP_TABLE = -2
+#: The builder's ``table`` of an unknown word passed through, and of a markup translation: the core's own.
+UNKNOWN_TABLE, MARKUP_TABLE = _core.UNKNOWN_TABLE, _core.MARKUP_TABLE
 
 
 class CompiledOptions:
@@ -119,7 +118,7 @@ class CompiledOptions:
         if markup is not None:
             table = markup.table
             self.core.set_markup(
-                policy=markup.policy,
+                policy=_core.MarkupPolicy.__members__[markup.policy],
                 starts=[option.start for option in markup.options],
                 ends=[option.end for option in markup.options],
                 targets=[list(option.target) for option in markup.options],
@@ -171,8 +170,8 @@ class CompiledOptions:
         return scores, estimates
 
     def pair(self, table: int, entry: int, source: str) -> PhrasePair:
-        """An unscored phrase pair: table ``table``'s entry ``entry``, the unknown word ``source`` (table -1), or the
-        sentence's markup option ``entry`` (table -2)."""
+        """An unscored phrase pair: table ``table``'s entry ``entry``, the unknown word ``source``
+        (:data:`UNKNOWN_TABLE`), or the sentence's markup option ``entry`` (:data:`MARKUP_TABLE`)."""
         if table == UNKNOWN_TABLE:
             return PhrasePair(source, (source,), table=None, table_scores=None, alignment="0-0", unknown=True)
         if table == MARKUP_TABLE:

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pysmt import _core
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
 from pysmt.files.markup import MarkupOption
 from pysmt.phrases import Sentence
-from pysmt.search.markup_options import SentenceMarkup, violates
+from pysmt.search.markup_options import WITH_OPTIONS, SentenceMarkup, violates
 from pysmt.testing import registered, write_toy_system
 from tests.search.test_compiled_options import (
     SpanPosition,
@@ -139,6 +140,11 @@ def markups(draw, length: int) -> list[MarkupOption]:
     return options
 
 
+def test_the_core_places_markup_under_every_policy_with_options_by_its_name():
+    # compiled_options.py hands the builder the policy of --xml-input as the core's enum of that name
+    assert sorted(_core.MarkupPolicy.__members__) == sorted(WITH_OPTIONS)
+
+
 @settings(max_examples=60, deadline=None)
 @given(systems(), st.data())
 def test_both_builders_make_the_same_markup_options(tmp_path_factory, system, data):
@@ -208,6 +214,6 @@ def test_a_sentence_whose_building_failed_leaves_neither_its_markup_nor_its_look
     decoder = Decoder(load_config(tiny_system), xml_input="exclusive")
     assert decoder.compiled_options is not None
     core = decoder.compiled_options.core
-    core.set_markup(policy="exclusive", starts=[1], ends=[2], targets=[["w"]], values=[0.0])
+    core.set_markup(policy=_core.MarkupPolicy.exclusive, starts=[1], ends=[2], targets=[["w"]], values=[0.0])
     core.lookup(["a", "b", "c", "q"])  # never finished: as when a plugin's feature fails between the two steps
     assert nbest(decoder, "a b c q") == nbest(Decoder(load_config(tiny_system)), "a b c q")

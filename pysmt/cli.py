@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from pysmt.cli_options import CORE_INT, POSITIVE, command_option, from_command, options_of
+from pysmt.cli_options import command_option, from_command, options_of
+from pysmt.decoding.options import DecodeOptions
 from pysmt.errors import PysmtError, missing_extra
 from pysmt.experiment.cli import experiment
 from pysmt.moses_arguments import MosesCommand
@@ -27,8 +27,6 @@ from pysmt.running.processes import Terminated, stop_on_sigterm
 from pysmt.serving.options import ServeOptions
 from pysmt.shared_options import (
     CLUSTER,
-    DECODING_THREADS,
-    SEARCH,
     TEMP_DIR,
     XML_INPUT,
     memory_option,
@@ -119,138 +117,10 @@ cluster_option = command_option("cluster", CLUSTER)
 
 @main.command(cls=MosesCommand)
 @system_options
-@click.option(
-    "-i", "--input", "input_path", type=click.Path(exists=True, dir_okay=False), help="Input file (default: stdin)."
-)
-@click.option(
-    "--weights",
-    "weights_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.",
-)
-@click.option(
-    "--nbest",
-    "nbest_path",
-    type=click.Path(dir_okay=False),
-    help="Write an n-best list (Moses format); -: on stdout instead of the translations (Moses' -n-best-list -).",
-)
-@click.option(
-    "--nbest-size", default=100, show_default=True, type=POSITIVE, help="Entries per sentence in the n-best list."
-)
-@click.option("--distinct", is_flag=True, help="N-best list with distinct target strings only.")
-@click.option(
-    "--alignment",
-    "alignment_path",
-    type=click.Path(dir_okay=False),
-    help="Write source-target word alignments of the best translations (Pharaoh format; -: on stdout, each after its "
-    "translation). They count the model's "
-    "tokens, as Moses' and the n-best list's do: on a system with [processing], the prepared input's and the "
-    "translation's before it is restored (the --report-segmentation line's).",
-)
-@command_option("threads", DECODING_THREADS, default=1)
-@cluster_option
-@command_option("search", SEARCH)
+@options_of(DecodeOptions, stop="prepared")
 @search_setting_options
-@click.option(
-    "--prepared",
-    is_flag=True,
-    help="Input is already tokenized and truecased; output stays tokenized (skips [processing]).",
-)
-@click.option(
-    "--report-segmentation",
-    is_flag=True,
-    help="After each phrase of the translation its source words, first and last from 0 (Moses' -t: 'x y |0-1|'). "
-    "The line is then the model's tokens.",
-)
-@click.option(
-    "--print-alignment-info",
-    is_flag=True,
-    help="The word alignment after the translation on its line (Moses': 'x y ||| 0-0 1-1'). "
-    "The line is then the model's tokens.",
-)
-@click.option(
-    "--sort-word-alignment",
-    is_flag=True,
-    help="Word alignments (--alignment, --print-alignment-info) sorted by target position (Moses' "
-    "-sort-word-alignment 1); default: Moses' order, phrase by phrase, each phrase's links by source position.",
-)
-@click.option("--mark-unknown", is_flag=True, help="Prefix each unknown word passed through (Moses' -mark-unknown).")
-@click.option(
-    "--unknown-word-prefix",
-    default="UNK",
-    show_default=True,
-    help="The prefix of --mark-unknown (Moses' -unknown-word-prefix).",
-)
-@click.option(
-    "--drop-unknown",
-    is_flag=True,
-    help="Leave unknown words out of the translation, its n-best entries and alignments (Moses' -drop-unknown; "
-    "a word with a digit is kept).",
-)
-@click.option(
-    "--mbr",
-    is_flag=True,
-    help="Minimum Bayes risk decoding (Moses' -mbr): of the n-best list's distinct translations, the one of least "
-    "expected loss 1 - BLEU against the others, under the posterior exp(scale * model score).",
-)
-@click.option(
-    "--mbr-size", type=CORE_INT, help="The distinct translations MBR chooses among (Moses' -mbr-size).  [default: 200]"
-)
-@click.option(
-    "--mbr-scale", type=float, help="The model score's scale in MBR's posterior (Moses' -mbr-scale).  [default: 1]"
-)
-@click.option(
-    "--consensus-decoding",
-    is_flag=True,
-    help="Consensus decoding (Moses' -consensus-decoding): the translation of highest BLEU against the expected "
-    "n-gram counts of MBR's list (--mbr-size, --mbr-scale).",
-)
-@click.option("--quiet", "-q", is_flag=True, help="Only errors and warnings on stderr: no progress bar, no messages.")
-@command_option("xml_input", XML_INPUT)
-@click.option(
-    "--xml-strict",
-    is_flag=True,
-    help="A malformed tag stops the run with an error naming its line (default: a warning naming the line, which is "
-    "translated as text, tags as words, as Moses does).",
-)
-@click.option(
-    "--constraint",
-    "constraint_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Forced decoding (Moses' -constraint): only translations equal to this file's line survive (one target "
-    "line per input line, as the output reads; model tokens with --prepared). A line no translation reaches "
-    "gives an empty line and a warning.",
-)
-def decode(
-    config_path: str,
-    features: str | None,
-    params: tuple[str, ...],
-    input_path: str | None,
-    weights_path: str | None,
-    nbest_path: str | None,
-    nbest_size: int,
-    distinct: bool,
-    alignment_path: str | None,
-    threads: int,
-    cluster: str | None,
-    search: str | None,
-    prepared: bool,
-    report_segmentation: bool,
-    print_alignment_info: bool,
-    sort_word_alignment: bool,
-    mark_unknown: bool,
-    unknown_word_prefix: str,
-    drop_unknown: bool,
-    mbr: bool,
-    mbr_size: int | None,
-    mbr_scale: float | None,
-    consensus_decoding: bool,
-    quiet: bool,
-    xml_input: str | None,
-    xml_strict: bool,
-    constraint_path: str | None,
-    **settings: Any,
-) -> None:
+@options_of(DecodeOptions, start="prepared")
+def decode(config_path: str, features: str | None, params: tuple[str, ...], **given: Any) -> None:
     """Translate text, one sentence per line, from stdin or --input to stdout.
 
     Systems trained by `pysmt train` take raw text and give raw text; other systems (moses.ini) take
@@ -266,87 +136,26 @@ def decode(
     Moses' spellings of these options are read too (-f, -config, -input-file, -threads, -n-best-list FILE N
     [distinct], -stack, -search-algorithm 0/1, -v 0, ...: README, For Moses users).
     """
-    from pysmt.decoder import SystemRecipe, text_processors
-    from pysmt.decoding.line_streams import STDOUT, OutputOptions, decode_file
-    from pysmt.decoding.runner import translate_stream
-    from pysmt.features.registry import system_inputs
-    from pysmt.files import progress
-    from pysmt.files.outputs import check_outputs, standard_inputs
+    from pysmt.decoding.command import decode as decode_text
 
-    progress.quiet = quiet  # no bar, and no model's loading messages
-    only_one_place(threads, cluster)
+    only_one_place(given["threads"], given["cluster"])
     one_of(
-        ("--mbr", mbr),
-        ("--consensus-decoding", consensus_decoding),
+        ("--mbr", given["mbr"]),
+        ("--consensus-decoding", given["consensus_decoding"]),
         why="each chooses the translation from the n-best list its own way",
     )
-    only_with("--mark-unknown", mark_unknown, "unknown_word_prefix")
-    only_with("--nbest", nbest_path is not None, "nbest_size", "distinct")
-    overrides = search_overrides(settings)
-    chooser = mbr_settings(mbr, mbr_size, mbr_scale, consensus_decoding)
-    best_line = nbest_path != "-"  # Moses' `-n-best-list -`: the n-best list alone on stdout, no 1-best lines
-    nbest_path, alignment_path = (STDOUT if path == "-" else path for path in (nbest_path, alignment_path))
-    outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
-    text = {"--input": input_path} if input_path else standard_inputs()
-    check_outputs(outputs, {**text, "--config": config_path, "--weights": weights_path}, writes_stdout=True)
-    constraints = constraint_lines(constraint_path, input_path)
-    if constraint_path:  # Moses' ConstrainedDecoding feature, reading the file (prepared as the target side)
-        features = ",".join([*split_names(features), "constrained-decoding"])
-        params = (*params, f"ConstrainedDecoding0.path={constraint_path}", f"ConstrainedDecoding0.prepared={prepared}")
-    recipe = SystemRecipe(
-        config_path,
-        tuple(split_names(features)),
-        params,
-        weights_path,
-        search,  # type: ignore[arg-type]
-        overrides=overrides,
-        xml_input=xml_input,  # type: ignore[arg-type]
-        markup_as_text=not xml_strict,
+    only_with("--mark-unknown", given["mark_unknown"], "unknown_word_prefix")
+    only_with("--nbest", given["nbest_path"] is not None, "nbest_size", "distinct")
+    overrides = search_overrides(given)
+    told = from_command(
+        DecodeOptions,
+        given,
+        config=config_path,
+        features=split_names(features),
+        params=params,
+        search_settings=overrides,
     )
-    config = recipe.configure()
-    check_outputs(outputs, system_inputs(config), writes_stdout=True)
-    shown = OutputOptions(
-        report_segmentation, print_alignment_info, mark_unknown, unknown_word_prefix, drop_unknown, sort_word_alignment
-    )
-    target_text = text_processors(config.processing)[1] if shown and not prepared else None
-    text_of = partial(
-        decode_file,
-        input_path=input_path,
-        nbest_path=nbest_path,
-        nbest_size=nbest_size,
-        distinct=distinct,
-        alignment_path=alignment_path,
-        best_line=best_line,
-        process=not prepared,
-        shown=shown,
-        restore=target_text.restore if target_text else None,
-        mbr=chooser,
-    )
-    if cluster:
-        from pysmt.decoding.cluster import Cluster
-
-        with Cluster(cluster, recipe) as workers:
-            done = text_of(workers.translate, workers.labels)
-            if not quiet:
-                workers.log(f"done: {workers.where()}")
-    else:
-        decoder = recipe.build(config)
-        done = text_of(partial(translate_stream, decoder, threads=threads), decoder.nbest_labels())
-    if constraints is not None and done != constraints:
-        raise PysmtError(f"--constraint {constraint_path} has {constraints:,} lines, the input {done:,}")
-
-
-def constraint_lines(constraint_path: str | None, input_path: str | None) -> int | None:
-    """The lines of ``decode --constraint``'s file (None without one), checked against an input file's before anything
-    loads (stdin's are counted as it is decoded)."""
-    if constraint_path is None:
-        return None
-    from pysmt.files.textio import count_lines
-
-    constraints = count_lines(constraint_path)
-    if input_path is not None and (lines := count_lines(input_path)) != constraints:
-        raise PysmtError(f"--constraint {constraint_path} has {constraints:,} lines, --input {input_path} {lines:,}")
-    return constraints
+    decode_text(told, mbr_settings(told.mbr, told.mbr_size, told.mbr_scale, told.consensus_decoding))
 
 
 def mbr_settings(mbr: bool, size: int | None, scale: float | None, consensus: bool) -> MbrSettings | None:

@@ -49,9 +49,10 @@ import sacrebleu
 
 from pysmt.config import SystemConfig
 from pysmt.config_files import read_weights_file, write_toml
-from pysmt.decoder import Decoder, SystemRecipe
+from pysmt.decoder import Decoder
 from pysmt.decoding.cluster import Cluster
 from pysmt.decoding.line_streams import TranslationLines
+from pysmt.decoding.options import system_recipe
 from pysmt.errors import PysmtError
 from pysmt.features.base import scores_translations
 from pysmt.features.registry import add_feature_types, system_inputs, translation_feature_names
@@ -221,14 +222,15 @@ class Tuner:
         self.source, references = read_dev(options)
         #: The system as the actors (``--cluster``) build it too; new features start at the default weights their
         #: feature declares (the registry gives those first), else at 0.
-        self.recipe = SystemRecipe(
-            str(options.config),
-            tuple(options.features),
-            tuple(options.params),
-            algorithm=options.search,  # type: ignore[arg-type]
-            missing_weight=0.0,
+        self.recipe = system_recipe(
+            options.config,
+            options.features,
+            options.params,
+            None,
+            search=options.search,
             overrides=options.search_settings,
-            xml_input=options.xml_input,  # type: ignore[arg-type]
+            xml_input=options.xml_input,
+            missing_weight=0.0,
         )
         config = self.recipe.configure()
         if options.rerank and not translation_feature_names(add_feature_types(config, options.features)):

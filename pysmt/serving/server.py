@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from pysmt.decoder import SystemRecipe
+from pysmt.decoding.options import system_recipe
 from pysmt.errors import PysmtError
 from pysmt.features.registry import system_inputs
 from pysmt.files.markup import MarkupError, parse_markup
@@ -324,14 +325,14 @@ def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
 
 
 def recipe_of(options: ServeOptions) -> SystemRecipe:
-    return SystemRecipe(
-        str(options.config),
-        tuple(options.features),
-        tuple(options.params),
-        str(options.weights) if options.weights else None,
-        options.search,  # type: ignore[arg-type]
+    return system_recipe(
+        options.config,
+        options.features,
+        options.params,
+        options.weights,
+        search=options.search,
         overrides=options.search_settings,
-        xml_input=options.xml_input,  # type: ignore[arg-type]
+        xml_input=options.xml_input,
     )
 
 

@@ -199,11 +199,11 @@ class Decoder:
         self.source_text, self.target_text = text_processors(config.processing)
         #: The compiled core's option builder and search (None with engine="python"), chosen here once: the decoder
         #: calls :attr:`engine` without asking which it is.
-        self.compiled_options = CompiledOptions(self.model, max_phrase_length) if engine == "auto" else None
         self.compiled = CompiledSearch(self.model) if engine == "auto" else None
+        self.compiled_options = CompiledOptions(self.model, max_phrase_length) if engine == "auto" else None
         self.engine: Engine = (
             CompiledEngine(self.model, self.compiled_options, self.compiled)
-            if self.compiled_options is not None and self.compiled is not None
+            if self.compiled is not None and self.compiled_options is not None
             else PythonEngine(self.model, self.options)
         )
         first = cast(Feature, self.model.phrase_tables[0]) if self.model.phrase_tables else None

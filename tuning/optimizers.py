@@ -201,8 +201,10 @@ def register(optimizer: Optimizer[Settings]) -> Optimizer[Settings]:
     by name, so no two optimizers may have a field of one name."""
     taken = {f.name: other.name for other in OPTIMIZERS.values() for f in fields(other.options)}
     clash = [f"{f.name} ({taken[f.name]}'s too)" for f in fields(optimizer.options) if f.name in taken]
-    if optimizer.name in OPTIMIZERS or clash:
-        raise ValueError(f"optimizer {optimizer.name!r}: registered already, or options named as another's: {clash}")
+    if optimizer.name in OPTIMIZERS:
+        raise ValueError(f"optimizer {optimizer.name!r}: registered already")
+    if clash:
+        raise ValueError(f"optimizer {optimizer.name!r}: its options are named as another's: {', '.join(clash)}")
     OPTIMIZERS[optimizer.name] = optimizer
     return optimizer
 

@@ -17,7 +17,9 @@ The feature contract, imported from ``pysmt.plugin`` itself:
 * errors: :class:`PysmtError` for a user's mistake (``PysmtError("feature NAME: ...")``: pysmt adds
   the config file), :class:`FeatureError` is what the decoder raises for a feature's unusable
   result;
-* ``FORBIDDEN`` (-inf): the score that forbids a translation;
+* ``FORBIDDEN`` (-inf): the score that forbids a translation; :class:`ForcesOutput` for a feature that forces
+  each line's output (forced decoding), so that a line it forced nothing reachable for is an empty line, not an
+  error;
 * :class:`ContextTable`: compiled bookkeeping for an n-gram feature (its states are numbered contexts of
   the last n - 1 target words; the CSLM uses it), see ``docs/writing-a-feature.md``;
 * scores stored with a binary phrase table: :class:`StoredScores` (what a per-sentence feature
@@ -64,6 +66,7 @@ if TYPE_CHECKING:  # what __getattr__ returns, as the type checker sees it
         CompiledScores,
         ContextTable,
         Feature,
+        ForcesOutput,
         NoParameters,
         PhrasePair,
         ScoreWriter,
@@ -89,6 +92,7 @@ __all__ = [
     "ContextTable",
     "Feature",
     "FeatureError",
+    "ForcesOutput",
     "NoParameters",
     "Path",
     "PhrasePair",

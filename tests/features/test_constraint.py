@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pysmt.config import SearchOverrides
 from pysmt.decoder import Decoder
-from pysmt.testing import run_pysmt
+from pysmt.plugin import FORBIDDEN, Feature, FeatureError, ForcesOutput
+from pysmt.testing import registered, run_pysmt, toy_decoder
 from tests.helpers import raw_text_system
 
 #: The toy system's input; the second line's constraint is not its free best (x y z), the third's unreachable.
@@ -115,3 +117,42 @@ def test_the_constraint_file_must_have_a_line_per_input_line(tiny_system, constr
     assert (rc, out) == (1, "x y z\n") and err == f"Error: --constraint {constraints} has 4 lines, the input 1\n"
     rc, out, err = decode(tiny_system, SOURCE + "a\n", "--constraint", constraints)
     assert rc == 1 and err.endswith(f"the constraint file {constraints} has 4 lines, none for input line 5\n")
+
+
+class ForbidAll(Feature):
+    """Forbids every translation; forces the output (forced decoding's protocol) when ``forces`` is true."""
+
+    tunable = False  # weight 1, as ConstrainedDecoding's
+    forces = False
+
+    @classmethod
+    def from_config(cls, name, params, system):  # type: ignore[no-untyped-def]
+        return cls(name, 1)
+
+    def evaluate_in_isolation(self, pairs):  # type: ignore[no-untyped-def]
+        return np.full((len(pairs), 1), FORBIDDEN), None
+
+    def forces_output(self) -> bool:
+        return self.forces
+
+
+class ForcesNothing(ForbidAll):
+    default_label = "ForcesNothing"
+    forces = False
+
+
+class ForcesAll(ForbidAll):
+    default_label = "ForcesAll"
+    forces = True
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_the_decoder_asks_the_forcing_protocol_not_the_feature(tiny_system, engine) -> None:
+    """Any feature that forces the output (pysmt.plugin.ForcesOutput), not only ConstrainedDecoding, makes a line no
+    translation reaches an empty one; a feature that says it forces nothing leaves it the error it is."""
+    assert isinstance(ForcesAll("ForcesAll0", 1), ForcesOutput)
+    with registered(forces_all=ForcesAll, forces_nothing=ForcesNothing):
+        translation = toy_decoder(tiny_system, ["forces-all"], engine=engine).translate("b c", 0, nbest_size=3)
+        assert translation.hypotheses == [] and translation.best == ""
+        with pytest.raises(FeatureError, match="no translation is left: feature ForcesNothing0 forbade"):
+            toy_decoder(tiny_system, ["forces-nothing"], engine=engine).translate("b c", 0, nbest_size=3)

@@ -29,3 +29,15 @@ def test_committed_stub_matches_the_built_module(module: str, tmp_path: Path) ->
     assert generated.read_text() == committed.read_text(), (
         f"{committed.relative_to(ROOT)} is out of date: run scripts/generate-stubs.sh"
     )
+
+
+def test_each_concern_binds_in_a_file_of_its_own_of_at_most_150_lines() -> None:
+    """ARCHITECTURE.md's rule for the compiled core's bindings: the module's body only calls each concern's
+    ``bind_*`` (one ``_bind_*.cpp`` a concern), so that no binding file grows into a second ``_core.cpp``."""
+    package = Path(__file__).resolve().parents[1] / "pysmt"
+    files = sorted(package.glob("_bind_*.cpp"))
+    assert len(files) >= 8
+    lengths = {path.name: len(path.read_text().splitlines()) for path in [*files, package / "_core.cpp"]}
+    assert all(n <= 150 for n in lengths.values()), lengths
+    module = (package / "_core.cpp").read_text()
+    assert all(f"bind_{path.stem.removeprefix('_bind_')}(" in module for path in files), "a binding file not called"

@@ -10,6 +10,14 @@ decode`` writes it, ``pred_score`` its model score, ``align`` its source-target 
 ``tgt`` split on spaces (on a system that prepares its text, a word of several model tokens takes all their
 links: :mod:`pysmt.serving.words`).
 
+An item with ``"details": true`` (pysmt's addition, for the page at ``/``: :mod:`pysmt.serving.page`) has each
+entry say also how it was made: ``src_words``, the words of ``src`` that the positions count (its markup's tags
+left out where the server reads markup, ``--xml-input``); ``phrases``, the phrase pairs in target order, each
+``{"src_start", "src_end", "tgt_start", "tgt_end"}`` (word positions, ends excluded, the words of ``src_words``
+and of ``tgt`` split on spaces); and ``features``, per feature of the n-best lists in their order, ``{"name",
+"scores", "weights", "weighted"}``: its scores, the weights that total them (the rescoring pass's on a system
+that has one) and its share of ``pred_score``, the scores times the weights.
+
 OpenNMT-py's own server answers the other way round, a list per n-best rank of every input's entry:
 ``POST /translator/translate`` answers exactly so (every input with ``--nbest-size`` entries), so
 that OpenNMT clients need only the address. ``GET /health`` and ``GET /models`` (also under
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +67,17 @@ class BadRequest(Exception):
 class Item:
     src: str
     n_best: int
+    #: Whether its entries say how they were made (``"details": true``).
+    details: bool = False
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How the system served totals a translation's scores: its n-best lists' features (name, first score, end)
+    and the weights, one per score."""
+
+    labels: list[tuple[str, int, int]]
+    weights: list[float]
 
 
 def too_deep(body: bytes) -> bool:
@@ -145,12 +165,22 @@ def parse_items(body: bytes, model_id: int, nbest_size: int, max_nbest: int) -> 
         n_best = entry.get("n_best", nbest_size)
         if isinstance(n_best, bool) or not isinstance(n_best, int) or not 1 <= n_best <= max_nbest:
             raise BadRequest(400, f"input {number}: n_best must be an integer from 1 to {max_nbest}, not {n_best!r}")
-        items.append(Item(entry["src"], n_best))
+        details = entry.get("details", False)
+        if not isinstance(details, bool):
+            raise BadRequest(400, f"input {number}: details must be true or false, not {details!r}")
+        items.append(Item(entry["src"], n_best, details))
     return items
 
 
-def entries(item: Item, candidates: list[Candidate], texts: list[str]) -> list[dict[str, Any]]:
-    """An input's n-best entries, best first (fewer when the sentence has fewer translations)."""
+def entries(
+    item: Item,
+    candidates: list[Candidate],
+    texts: list[str],
+    scoring: Scoring | None = None,
+    source_words: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """An input's n-best entries, best first (fewer when the sentence has fewer translations); with the item's
+    ``details`` (and the system's ``scoring``, the ``source_words`` its positions count) how each was made."""
     return [
         {
             "src": item.src,
@@ -158,9 +188,27 @@ def entries(item: Item, candidates: list[Candidate], texts: list[str]) -> list[d
             "n_best": item.n_best,
             "pred_score": candidate.total,
             "align": [alignment_line(candidate)],
+            **(details(candidate, scoring, source_words or []) if item.details and scoring is not None else {}),
         }
         for candidate, text in zip(candidates[: item.n_best], texts)
     ]
+
+
+def details(candidate: Candidate, scoring: Scoring, source_words: list[str]) -> dict[str, Any]:
+    """How a translation was made: its source's words, its phrase pairs and every feature's weighted score."""
+    features = []
+    for name, lo, hi in scoring.labels:
+        scores = [float(candidate.scores[k]) for k in range(lo, hi)]
+        weights = scoring.weights[lo:hi]
+        weighted = math.fsum(map(operator.mul, scores, weights))
+        features.append({"name": name, "scores": scores, "weights": weights, "weighted": weighted})
+    return {
+        "src_words": source_words,
+        "phrases": [
+            {"src_start": s0, "src_end": s1, "tgt_start": t0, "tgt_end": t1} for s0, s1, t0, t1 in candidate.phrases
+        ],
+        "features": features,
+    }
 
 
 def by_rank(per_input: list[list[dict[str, Any]]], n_best: int) -> list[list[dict[str, Any]]]:

@@ -1,4 +1,5 @@
-"""The HTTP server of ``pysmt serve`` (aiohttp): Moses' XML-RPC at ``/RPC2``, the JSON interface beside it.
+"""The HTTP server of ``pysmt serve`` (aiohttp): Moses' XML-RPC at ``/RPC2``, the JSON interface beside it, and a
+page at ``/`` that shows how a sentence is translated (:mod:`~pysmt.serving.page`).
 
 Why aiohttp: one event loop serves many clients while the decoding happens in worker processes
 (:mod:`pysmt.serving.workers`), so the server itself needs no threads; aiohttp parses HTTP (no
@@ -41,8 +42,8 @@ from pysmt.features.registry import system_inputs
 from pysmt.files.markup import MarkupError, parse_markup
 from pysmt.files.outputs import check_outputs
 from pysmt.files.textio import require_file
-from pysmt.serving import json_api, moses_xmlrpc
-from pysmt.serving.json_api import BadRequest
+from pysmt.serving import json_api, moses_xmlrpc, page
+from pysmt.serving.json_api import BadRequest, Scoring
 from pysmt.serving.listening import Listener
 from pysmt.serving.moses_xmlrpc import ProtocolError
 from pysmt.serving.options import ServeOptions
@@ -88,6 +89,11 @@ class Service:
             return len(parse_markup(line).words)
         except MarkupError as err:
             raise BadRequest(400, f"sentence {number}: malformed markup: {err}") from None
+
+    def source_words(self, line: str) -> list[str]:
+        """The words of a sentence that the positions of its translations count (its tags left out where the server
+        reads markup)."""
+        return line.split() if self.options.xml_input == "pass-through" else parse_markup(line).words
 
     async def translate(
         self, lines: list[str], nbest: int, distinct: bool, words: bool = False, client: str | None = None
@@ -185,7 +191,13 @@ async def translate_json(request: web.Request, by_rank: bool) -> web.Response:
     answers = await service.translate(
         [item.src for item in items], nbest, distinct=False, words=True, client=request.remote
     )
-    per_input = [json_api.entries(item, answer.candidates, answer.texts) for item, answer in zip(items, answers)]
+    scoring = Scoring(service.pool.labels, service.pool.weights)
+    per_input = [
+        json_api.entries(
+            item, answer.candidates, answer.texts, scoring, service.source_words(item.src) if item.details else None
+        )
+        for item, answer in zip(items, answers)
+    ]
     return web.json_response(json_api.by_rank(per_input, options.nbest_size) if by_rank else per_input)
 
 
@@ -321,6 +333,7 @@ def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
         app.router.add_post(f"{root}/translate", translate)
         app.router.add_get(f"{root}/health", health)
         app.router.add_get(f"{root}/models", models)
+    page.add_routes(app.router)
     return app
 
 
@@ -372,7 +385,7 @@ async def run(options: ServeOptions) -> None:
         listener.start(runner.server)
         log(
             f"{len(pool.workers)} worker(s) ready; listening on {listener.addresses}: Moses XML-RPC at /RPC2, JSON at "
-            "/translate, /health, /models (and under /translator/)"
+            "/translate, /health, /models (and under /translator/), a page at /"
         )
         await stop.wait()
         log("stopping: finishing the requests in flight")

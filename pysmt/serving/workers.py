@@ -119,6 +119,12 @@ def in_words(decoder: Decoder, line: str, candidates: list[Candidate], texts: li
     return renumbered
 
 
+def total_weights(decoder: Decoder) -> list[float]:
+    """The weights, one per score, that total a translation's scores into its ``total``: the rescoring pass's on a
+    system with features of complete translations (they order its n-best lists), else the search's."""
+    return (decoder.rescoring if decoder.rescorers else decoder.all_weights).tolist()
+
+
 def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, parent: int) -> None:
     """A worker process: build the system once, then translate each sentence it is sent until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when its workers stop
@@ -130,7 +136,7 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
         connection.send(("failed", str(err)))
         return
     tokens = not (process and decoder.target_text)
-    connection.send(("ready", (decoder.nbest_labels(), tokens)))
+    connection.send(("ready", (decoder.nbest_labels(), tokens, total_weights(decoder))))
     while (job := connection.recv()) is not None:
         line, index, nbest, distinct, in_words = job
         try:
@@ -147,7 +153,7 @@ def run_worker(recipe: SystemRecipe, process: bool, connection: Connection, pare
 class Worker:
     process: Any  # multiprocessing's SpawnProcess
     connection: Connection
-    ready: asyncio.Future[tuple[list[tuple[str, int, int]], bool]]
+    ready: asyncio.Future[tuple[list[tuple[str, int, int]], bool, list[float]]]
     job: Job | None = None  # the sentence it translates
 
     @property
@@ -219,16 +225,18 @@ class WorkerPool:
         self.requests = itertools.count()
         self.closing = False
         #: The system's n-best labels (name, first score, end), and whether its output is model tokens (no
-        #: [processing], or the server is ``--prepared``), as the workers report them.
+        #: [processing], or the server is ``--prepared``), and the weights that total the scores (one per score,
+        #: :func:`total_weights`), as the workers report them.
         self.labels: list[tuple[str, int, int]] = []
         self.tokens = True
+        self.weights: list[float] = []
         self.replaced = 0
 
     async def start(self) -> None:
         """Start the workers and wait until every one has loaded the system (an error if one cannot)."""
         started = [self._start_worker() for _ in range(self.count)]
         try:
-            self.labels, self.tokens = (await asyncio.gather(*(worker.ready for worker in started)))[0]
+            self.labels, self.tokens, self.weights = (await asyncio.gather(*(worker.ready for worker in started)))[0]
         except BaseException:
             await self.close()
             for worker in started:  # (their errors are said once, by the one raised)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pysmt.decoder import Candidate
-from pysmt.serving.json_api import BadRequest, Item, by_rank, entries, parse_items, too_deep
+from pysmt.serving.json_api import BadRequest, Item, Scoring, by_rank, entries, parse_items, too_deep
 
 
 def test_items_take_the_servers_model_and_n_best_unless_they_say():
@@ -86,3 +86,37 @@ def test_input_nested_deeper_than_a_request_is_refused_before_it_is_parsed():
     # brackets within strings, escaped quotes included, are text
     assert parse_items(b'[{"src": "\\"[[' + b"[" * 40 + b'"}]', 0, 1, 5) == [Item('"[[' + "[" * 40, 1)]
     assert too_deep(b'["\\\\"' + b"[" * 40) and not too_deep(b'["\\\\\\"' + b"[" * 40 + b'"]')
+
+
+def test_details_say_the_phrases_and_each_features_weighted_score_when_asked():
+    items = parse_items(b'[{"src": "a b", "details": true}, {"src": "a b"}]', 0, 1, 5)
+    assert [item.details for item in items] == [True, False]
+    with pytest.raises(BadRequest) as caught:
+        parse_items(b'[{"src": "a", "details": 1}]', 0, 1, 5)
+    assert (caught.value.status, str(caught.value)) == (400, "input 1: details must be true or false, not 1")
+    candidate = Candidate(["x", "y"], np.array([-2.0, 0.5, 1.0]), -1.0, [(0, 1), (1, 0)], [(0, 1, 1, 2), (1, 2, 0, 1)])
+    scoring = Scoring([("LM0", 0, 1), ("TM0", 1, 3)], [0.5, 2.0, -1.0])
+    (entry,) = entries(items[0], [candidate], ["x y"], scoring, ["a", "b"])
+    assert entry == {
+        "src": "a b",
+        "tgt": "x y",
+        "n_best": 1,
+        "pred_score": -1.0,
+        "align": ["0-1 1-0"],
+        "src_words": ["a", "b"],
+        "phrases": [
+            {"src_start": 0, "src_end": 1, "tgt_start": 1, "tgt_end": 2},
+            {"src_start": 1, "src_end": 2, "tgt_start": 0, "tgt_end": 1},
+        ],
+        "features": [
+            {"name": "LM0", "scores": [-2.0], "weights": [0.5], "weighted": -1.0},
+            {"name": "TM0", "scores": [0.5, 1.0], "weights": [2.0, -1.0], "weighted": 0.0},
+        ],
+    }
+    assert entries(items[1], [candidate], ["x y"], scoring, ["a", "b"])[0].keys() == {
+        "src",
+        "tgt",
+        "n_best",
+        "pred_score",
+        "align",
+    }  # (an item without details is answered as before)

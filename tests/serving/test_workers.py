@@ -9,6 +9,8 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from pysmt.serving import workers
 from pysmt.serving.workers import Job, Translated, Worker, WorkerPool
 
@@ -26,7 +28,7 @@ class Pipe:
 async def pool_with_a_worker() -> tuple[WorkerPool, Worker, Pipe]:
     pool = WorkerPool(recipe=None, count=1, process=False, max_pending=100)
     ready = asyncio.get_running_loop().create_future()
-    ready.set_result(([], True))
+    ready.set_result(([], True, []))
     pipe = Pipe()
     worker = Worker(process=None, connection=pipe, ready=ready)
     pool.workers.append(worker)
@@ -113,7 +115,8 @@ def test_a_worker_goes_on_after_an_unexpected_error_on_one_sentence(monkeypatch,
             raise IndexError("list index out of range")
         return Translated([], [line])
 
-    recipe = SimpleNamespace(build=lambda: SimpleNamespace(nbest_labels=lambda: [], target_text=False))
+    decoder = SimpleNamespace(nbest_labels=lambda: [], target_text=False, rescorers=[], all_weights=np.zeros(0))
+    recipe = SimpleNamespace(build=lambda: decoder)
     monkeypatch.setattr(workers, "translated", translated)
     monkeypatch.setattr(workers, "die_with_parent", lambda parent: None)  # (run here, in the test's process)
     monkeypatch.setattr(workers.signal, "signal", lambda *args: None)
@@ -122,7 +125,7 @@ def test_a_worker_goes_on_after_an_unexpected_error_on_one_sentence(monkeypatch,
         ours.send((line, index, 1, False, False))
     ours.send(None)
     workers.run_worker(recipe, False, theirs, os.getpid())
-    assert ours.recv() == ("ready", ([], True))
+    assert ours.recv() == ("ready", ([], True, []))
     assert ours.recv() == "input line 1: unexpected IndexError: list index out of range"
     assert ours.recv().texts == ["good"]
     assert capsys.readouterr().err == (

@@ -33,10 +33,10 @@ from pysmt.shared_options import (
     one_of,
     only_one_place,
     only_with,
-    search_overrides,
     search_setting_options,
     split_names,
     system_options,
+    system_values,
 )
 from pysmt.training.options import PRESET_DATA, PRESETS, TrainingOptions
 from tuning.cli import tune
@@ -146,15 +146,7 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], **gi
     )
     only_with("--mark-unknown", given["mark_unknown"], "unknown_word_prefix")
     only_with("--nbest", given["nbest_path"] is not None, "nbest_size", "distinct")
-    overrides = search_overrides(given)
-    told = from_command(
-        DecodeOptions,
-        given,
-        config=config_path,
-        features=split_names(features),
-        params=params,
-        search_settings=overrides,
-    )
+    told = from_command(DecodeOptions, given, system=system_values(config_path, features, params, given))
     decode_text(told, mbr_settings(told.mbr, told.mbr_size, told.mbr_scale, told.consensus_decoding))
 
 
@@ -338,17 +330,7 @@ def serve(config_path: str, features: str | None, params: tuple[str, ...], **giv
         from pysmt.serving.server import serve as run_server
     except ImportError as err:
         raise missing_extra(f"pysmt serve ({err.name} is not installed)", "serve") from None
-    overrides = search_overrides(given)
-    run_server(
-        from_command(
-            ServeOptions,
-            given,
-            config=Path(config_path),
-            features=split_names(features),
-            params=list(params),
-            search_settings=overrides,
-        )
-    )
+    run_server(from_command(ServeOptions, given, system=system_values(config_path, features, params, given)))
 
 
 @main.command()

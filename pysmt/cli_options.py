@@ -17,11 +17,17 @@ gives the command line its own (``default="1G"`` where the field holds bytes), a
 ``from_command(TuningOptions, given, ...)``, never by position: the options dataclasses are
 keyword-only. An option that several commands give alike is one metadata object (:mod:`pysmt.shared_options`),
 on a field or, for a command with no dataclass, through :func:`command_option`.
+
+A field that holds a dataclass of options several commands share (the system a command decodes with,
+:class:`~pysmt.decoding.options.SystemOptions`) says so in its metadata, made by :func:`nested`: its
+dataclass's options are the command's, where the field sits, and :func:`from_command` builds it from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, Field, dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +38,8 @@ if TYPE_CHECKING:
 
 #: The key of a field's command-line declaration in its metadata.
 OPTION = "pysmt.option"
+#: The key, in a field's metadata, of the options dataclass the field holds (:func:`nested`).
+NESTED = "pysmt.nested"
 
 #: The largest integer the compiled core takes (a C++ ``int``): every count a user gives is bounded by it at the
 #: edge, so that a larger one is a usage error naming its option, not a pybind11 ``TypeError`` deep inside.
@@ -92,6 +100,12 @@ def option(*declarations: str, convert: Callable[[Any], Any] | None = None, **se
     return {OPTION: Option(declarations, settings, convert)}
 
 
+def nested(cls: type[DataclassInstance]) -> Mapping[str, type[DataclassInstance]]:
+    """A field's metadata saying it holds a ``cls``, whose fields' options are the command's, in the field's
+    place (:func:`options_of`; :func:`from_command` builds it)."""
+    return {NESTED: cls}
+
+
 def command_option(name: str, metadata: Mapping[str, Any], **settings: Any) -> Callable[[F], F]:
     """The click option that ``metadata`` (made by :func:`option`) declares, for the command parameter ``name``.
 
@@ -117,8 +131,21 @@ def field_default(declared: Field[Any]) -> dict[str, Any]:
     return {"required": True}
 
 
+def field_options(chosen: Iterable[Field[Any]]) -> list[Callable[[F], F]]:
+    """The click options of ``chosen`` fields, in their order: each field's that declares one, and in a
+    :func:`nested` field's place its dataclass's."""
+    decorators: list[Callable[[F], F]] = []
+    for f in chosen:
+        if NESTED in f.metadata:
+            decorators += field_options(fields(f.metadata[NESTED]))
+        elif OPTION in f.metadata:
+            decorators.append(command_option(f.name, f.metadata, **field_default(f)))
+    return decorators
+
+
 def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str | None = None) -> Callable[[F], F]:
-    """A decorator that gives a click command the options of ``cls``'s fields, in their order.
+    """A decorator that gives a click command the options of ``cls``'s fields, in their order (a
+    :func:`nested` field's: its dataclass's, there).
 
     ``start`` and ``stop`` (field names; ``stop`` excluded) take a slice of the fields, for a command
     that lists options of its own among them.
@@ -126,7 +153,7 @@ def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str
     every = fields(cls)
     names = [f.name for f in every]
     chosen = every[names.index(start) if start else 0 : names.index(stop) if stop else len(every)]
-    decorators = [command_option(f.name, f.metadata, **field_default(f)) for f in chosen if OPTION in f.metadata]
+    decorators: list[Callable[[F], F]] = field_options(chosen)
 
     def decorate(function: F) -> F:
         for decorator in reversed(decorators):
@@ -139,8 +166,42 @@ def options_of(cls: type[DataclassInstance], start: str | None = None, stop: str
 def from_command(cls: type[D], given: Mapping[str, Any], **values: Any) -> D:
     """``cls`` built by name from a command's keyword arguments ``given``: each field with an option takes
     its value from there, as its option converts it, unless ``values`` give it; ``values`` give the
-    fields that are no option of this command."""
+    fields that are no option of this command. A :func:`nested` field is built the same way, its fields that
+    are no option given by a mapping in ``values`` (``system={"config": path}``), unless ``values`` give the
+    dataclass itself."""
     for f in fields(cls):
-        if OPTION in f.metadata and f.name in given and f.name not in values:
+        if NESTED in f.metadata and not isinstance(values.get(f.name), f.metadata[NESTED]):
+            values[f.name] = from_command(f.metadata[NESTED], given, **values.get(f.name, {}))
+        elif OPTION in f.metadata and f.name in given and f.name not in values:
             values[f.name] = f.metadata[OPTION].value(given[f.name])
     return cls(**values)
+
+
+def flat_keywords(name: str) -> Callable[[type[D]], type[D]]:
+    """A class decorator for an options dataclass whose field ``name`` is :func:`nested`: its constructor still
+    takes the nested dataclass's fields as its own keywords (``TuningOptions(config=...)``, as it did before they
+    moved into the nested one), with a ``DeprecationWarning`` naming the new spelling, so that callers written
+    against the flat one (plugins, scripts) keep working."""
+
+    def decorate(cls: type[D]) -> type[D]:
+        inner = next(f.metadata[NESTED] for f in fields(cls) if f.name == name)
+        moved = {f.name for f in fields(inner)}
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def __init__(self: D, **values: Any) -> None:
+            flat = {key: values.pop(key) for key in list(values) if key in moved}
+            if flat:
+                warnings.warn(
+                    f"{cls.__name__}({', '.join(f'{key}=' for key in flat)}...) is now "
+                    f"{cls.__name__}({name}={inner.__name__}(...)); give them so",
+                    DeprecationWarning,
+                    2,
+                )
+                values[name] = inner(**flat)
+            init(self, **values)
+
+        setattr(cls, "__init__", __init__)
+        return cls
+
+    return decorate

@@ -169,6 +169,20 @@ def system_options(function: Any) -> Any:
     return function
 
 
+def system_values(
+    config_path: str, features: str | None, params: tuple[str, ...], given: dict[str, Any]
+) -> dict[str, Any]:
+    """The values of a command's :class:`~pysmt.decoding.options.SystemOptions` that its options do not give by
+    name, for :func:`~pysmt.cli_options.from_command`: the system's (:func:`system_options`) and the search
+    settings (:func:`search_setting_options`, taken out of ``given``, checked)."""
+    return {
+        "config": Path(config_path),
+        "features": split_names(features),
+        "params": list(params),
+        "search_settings": search_overrides(given),
+    }
+
+
 def split_names(value: str | None) -> list[str]:
     """``--features``' comma-separated names."""
     return [name.strip() for name in value.split(",") if name.strip()] if value else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
@@ -14,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from pysmt.cli import main
-from pysmt.cli_options import OPTION, POSITIVE, from_command, option, options_of
+from pysmt.cli_options import OPTION, POSITIVE, flat_keywords, from_command, nested, option, options_of
 from pysmt.config import SearchConfig
+from pysmt.decoding.options import SystemOptions
 from pysmt.experiment.chain import ExperimentOptions
 from pysmt.experiment.settings import SCALES, per_scale
 from pysmt.neural import TrainingLimits
@@ -27,6 +29,9 @@ from tuning.options import TuningOptions
 CARRIED = [
     ("train", "pysmt.training.options:TrainingOptions"),
     ("tune", "tuning.options:TuningOptions"),
+    ("decode", "pysmt.decoding.options:DecodeOptions"),
+    ("serve", "pysmt.serving.options:ServeOptions"),
+    *((name, "pysmt.decoding.options:SystemOptions") for name in ("decode", "tune", "serve")),
     *(("tune", f"tuning.optimizers:{options.__name__}") for options in (MertOptions, KbmiraOptions, ProOptions)),
     ("experiment", "pysmt.experiment.chain:ExperimentOptions"),
     ("rnn train", "pysmt.neural:TrainingLimits"),
@@ -122,6 +127,105 @@ def test_a_slice_of_the_fields_leaves_room_for_a_command_s_own_options():
     assert [p.name for p in sliced.params] == ["out", "names", "mine", "scale", "limit"]
 
 
+@dataclass(kw_only=True)
+class Inner:
+    """Options several commands share, a nested field of each one's."""
+
+    path: Path  # no option: given by the command
+    mode: str = field(default="a", metadata=option(type=click.Choice(["a", "b"])))
+    level: int = field(default=1, metadata=option(type=POSITIVE))
+
+
+@flat_keywords("inner")
+@dataclass(kw_only=True)
+class Outer:
+    first: int = field(default=0, metadata=option())
+    inner: Inner = field(metadata=nested(Inner))
+    last: bool = field(default=False, metadata=option(is_flag=True))
+
+
+def outer_command() -> click.Command:
+    @click.command()
+    @options_of(Outer, stop="last")
+    @click.option("--mine")
+    @options_of(Outer, start="last")
+    def outer(**given: Any) -> None:
+        click.echo(repr(from_command(Outer, given, inner={"path": Path("p")})))
+
+    return outer
+
+
+def test_a_nested_dataclass_s_options_are_the_command_s_where_the_field_sits():
+    outer = outer_command()
+    assert [p.name for p in outer.params] == ["first", "mode", "level", "mine", "last"]
+    runner = CliRunner()
+    built = runner.invoke(outer, ["--mode", "b", "--level", "2", "--last"]).output
+    assert built == repr(Outer(inner=Inner(path=Path("p"), mode="b", level=2), last=True)) + "\n"
+    assert runner.invoke(outer, []).output == repr(Outer(inner=Inner(path=Path("p")))) + "\n"  # the fields' defaults
+    assert "[default: a]" in runner.invoke(outer, ["--help"]).output
+    bad = runner.invoke(outer, ["--level", "0"])
+    assert bad.exit_code == 2 and "--level" in bad.output
+
+
+def test_a_nested_dataclass_given_whole_is_taken_as_it_is():
+    inner = Inner(path=Path("q"), mode="b")
+    assert from_command(Outer, {"first": 3, "mode": "a", "level": 1, "last": False}, inner=inner).inner is inner
+
+
+def test_the_nested_fields_are_still_taken_flat_with_a_warning():
+    with pytest.warns(DeprecationWarning, match=r"Outer\(path=, mode=...\) is now Outer\(inner=Inner\(...\)\)"):
+        flat = Outer(path=Path("p"), mode="b", first=2)
+    assert flat == Outer(inner=Inner(path=Path("p"), mode="b"), first=2)
+    with pytest.warns(DeprecationWarning):
+        tuning = TuningOptions(config=Path("c"), features=["wp"], source=Path("s"), references=[], out=Path("o"))
+    assert tuning.system == SystemOptions(config=Path("c"), features=["wp"])
+
+
+def test_a_tune_job_record_from_the_command_line_is_as_before(tmp_path, monkeypatch):
+    """job.json's settings of a tuning given the system's options: byte for byte what they were when those options
+    were TuningOptions' own fields (before SystemOptions), so that such a job resumes."""
+    from tuning.loop import job_settings
+
+    told = []
+    monkeypatch.setattr("tuning.loop.tune", lambda options: told.append(options) or tmp_path / "t.toml")
+    config, src, ref = tmp_path / "c.toml", tmp_path / "dev.src", tmp_path / "dev.ref"
+    for path in (config, src, ref):
+        path.write_text("")
+    args = [
+        "tune",
+        "-c",
+        config,
+        "--src",
+        src,
+        "--ref",
+        ref,
+        "--out",
+        "t",
+        "--features",
+        "wp, rnn",
+        "--param",
+        "wp.x=1",
+    ]
+    args += ["--param", "rnn.model=m", "--search", "cube", "--xml-input", "exclusive", "--stack", "50"]
+    args += [
+        "--beam-threshold",
+        "0.001",
+        "--weight-overwrite",
+        "LM0= 2 WP0= 0.5",
+        "--optimizer",
+        "mert",
+        "--restarts",
+        "3",
+    ]
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exit_code == 0, result.output
+    assert json.dumps(job_settings(told[0], 100, 0.5)) == (
+        '{"features": ["wp", "rnn"], "params": ["wp.x=1", "rnn.model=m"], "nbest_size": 100, "restarts": 3, '
+        '"seed": 0, "search": "cube", "interpolation": 0.5, "xml_input": "exclusive", "search_settings": {"stack": 50, '
+        '"beam_threshold": 0.001, "weight_overwrite": {"LM0": [2.0], "WP0": [0.5]}}, "trust_region": 1.0}'
+    )
+
+
 @pytest.mark.parametrize("name, carrier", CARRIED)
 def test_every_option_field_is_an_option_with_the_field_s_default(name, carrier):
     cmd, options = carried(name, carrier)
@@ -148,7 +252,7 @@ def test_tune_help_shows_the_dataclass_defaults():
         declared = next(f for f in fields(options) if f.name == name)
         assert f"[default: {declared.default}" in out, name
     # the two whose default depends on --rerank (None in the dataclass): both defaults, as the loop takes them
-    plain = TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"))
+    plain = TuningOptions(system=SystemOptions(config=Path("c")), source=Path("s"), references=[], out=Path("o"))
     rerank = replace(plain, rerank=True)
     assert (plain.nbest_entries(rescore_size=7), rerank.nbest_entries(rescore_size=7)) == (100, 7)
     assert (plain.interpolation_share(), rerank.interpolation_share()) == (0.5, 1.0)
@@ -181,7 +285,7 @@ def test_the_command_lines_defaults_are_the_dataclasses(tmp_path, monkeypatch):
         assert result.exit_code == 0, result.output
     full, small = SCALES["full"], SCALES["small"]
     assert told == [
-        TuningOptions(config=config, source=src, references=[ref], out=Path("t")),
+        TuningOptions(system=SystemOptions(config=config), source=src, references=[ref], out=Path("t")),
         TrainingOptions(out=Path("s")),
         ExperimentOptions(
             data=tmp_path.resolve(),

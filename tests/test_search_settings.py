@@ -13,6 +13,7 @@ import pytest
 from pysmt.config import SearchOverrides
 from pysmt.config_files import configure_system, load_config, write_toml
 from pysmt.decoder import Decoder
+from pysmt.decoding.options import SystemOptions
 from pysmt.errors import PysmtError
 from pysmt.shared_options import search_overrides
 from pysmt.testing import one_line_error, run_pysmt
@@ -223,7 +224,7 @@ def test_serve_builds_its_workers_with_the_settings(tiny_system):
     from pysmt.serving.server import recipe_of
 
     overrides = SearchOverrides(stack_size=3, weights=LM_HEAVY)
-    config = recipe_of(ServeOptions(config=tiny_system, search_settings=overrides)).configure()
+    config = recipe_of(ServeOptions(system=SystemOptions(config=tiny_system, search_settings=overrides))).configure()
     assert config.search.stack_size == 3 and config.feature("KENLM0").weights == [2.0]
 
 

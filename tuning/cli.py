@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
 from pysmt.cli_options import from_command, options_of
-from pysmt.shared_options import only_one_place, search_overrides, search_setting_options, split_names, system_options
+from pysmt.shared_options import only_one_place, search_setting_options, system_options, system_values
 from tuning.optimizers import OPTIMIZERS, command_flag
 from tuning.options import EVERY_JOB, TuningOptions
 
@@ -69,11 +68,8 @@ def tune(config_path: str, features: str | None, params: tuple[str, ...], **give
     options = from_command(
         TuningOptions,
         given,
-        config=Path(config_path),
-        features=split_names(features),
-        params=list(params),
+        system=system_values(config_path, features, params, given),
         optimizer_settings={name: from_command(optimizer.options, given) for name, optimizer in OPTIMIZERS.items()},
-        search_settings=search_overrides(given),
     )
     refuse_other_optimizers_options(options.optimizer)
     only_one_place(options.threads, options.cluster)

@@ -179,20 +179,20 @@ def job_settings(options: TuningOptions, nbest_size: int, interpolation: float) 
     earlier records hold them (an entry added since is written only when it differs from what the jobs before it
     did), so that their jobs resume."""
     settings: dict[str, object] = {
-        "features": options.features,
-        "params": options.params,
+        "features": options.system.features,
+        "params": options.system.params,
         "nbest_size": nbest_size,
         "restarts": options.restarts,
         "seed": options.seed,
-        "search": options.search,
+        "search": options.system.search,
         "interpolation": interpolation,
     }
     if options.rerank:  # none: a job of the normal loop, as all were before --rerank
         settings["rerank"] = True
     if options.xml_input not in (None, "pass-through"):  # none: the record of a job from before --xml-input
         settings["xml_input"] = options.xml_input
-    if options.search_settings.given():  # none: the record of a job from before the search settings' options
-        settings["search_settings"] = options.search_settings.recorded()
+    if options.system.search_settings.given():  # none: the record of a job from before the search settings' options
+        settings["search_settings"] = options.system.search_settings.recorded()
     return {**settings, **registered(options.optimizer).record(options.optimizer_options())}
 
 
@@ -223,17 +223,17 @@ class Tuner:
         #: The system as the actors (``--cluster``) build it too; new features start at the default weights their
         #: feature declares (the registry gives those first), else at 0.
         self.recipe = system_recipe(
-            options.config,
-            options.features,
-            options.params,
+            options.system.config,
+            options.system.features,
+            options.system.params,
             None,
-            search=options.search,
-            overrides=options.search_settings,
+            search=options.system.search,
+            overrides=options.system.search_settings,
             xml_input=options.xml_input,
             missing_weight=0.0,
         )
         config = self.recipe.configure()
-        if options.rerank and not translation_feature_names(add_feature_types(config, options.features)):
+        if options.rerank and not translation_feature_names(add_feature_types(config, options.system.features)):
             raise NothingToRerank(
                 "--rerank: the system has no feature of complete translations (a sentence model: --features "
                 "sentence), and without one the decoder re-ranks nothing; tune without --rerank"
@@ -248,7 +248,7 @@ class Tuner:
                 "the lists miss translations the decoder re-ranks, so the dev BLEU tuning sees is not quite the "
                 "decoder's"
             )
-        self.say(f"loading {options.config}")
+        self.say(f"loading {options.system.config}")
         self.decoder = self.recipe.build(config)
         labels = self.decoder.nbest_labels()
         self.fixed = np.concatenate(
@@ -259,9 +259,9 @@ class Tuner:
         self.built_weights, self.built_rescoring = self.decoder.weights, self.decoder.rescoring_weights
         if not options.rerank and self.decoder.rescorers and any(w is not None for w in self.decoder.given_rescoring):
             log(
-                f"warning: {options.config} gives rescoring-weights (a --rerank tuning's): the decoder re-ranks every "
-                "decode with them, so this tuning learns the search's weights, not theirs; tune them with --rerank "
-                "afterwards"
+                f"warning: {options.system.config} gives rescoring-weights (a --rerank tuning's): the decoder re-ranks "
+                "every decode with them, so this tuning learns the search's weights, not theirs; tune them with "
+                "--rerank afterwards"
             )
         self.pool = NbestPool(BleuStatistics(references), self.decoder.postprocess)
         self.candidates: CandidatePool | None = None  # the pool as the optimizer takes it (see reranked)
@@ -488,7 +488,7 @@ class Tuner:
                 f"warning: the starting weights {'re-ranked' if self.o.rerank else 'decoded'} best (iteration 1 of "
                 f"{len(self.history)}): tuning did not improve on them; more iterations may"
             )
-        unused = [spec.name for spec in specs if spec.type in self.o.features and not any(named[spec.name])]
+        unused = [spec.name for spec in specs if spec.type in self.o.system.features and not any(named[spec.name])]
         if unused:
             log(f"warning: tuned weight 0 for {', '.join(unused)}: the added feature is not used by these weights")
         return path

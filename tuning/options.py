@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 
-from pysmt.cli_options import POSITIVE, option
-from pysmt.config import SearchOverrides
-from pysmt.shared_options import CLUSTER, DECODING_THREADS, SEARCH, XML_INPUT
+from pysmt.cli_options import POSITIVE, flat_keywords, nested, option
+from pysmt.decoding.options import SystemOptions
+from pysmt.shared_options import CLUSTER, DECODING_THREADS, XML_INPUT
 from tuning import optimizers
 from tuning.optimizers import default_options, optimizers_help, registered
 
@@ -38,16 +38,13 @@ EVERY_JOB = ("mert", "restarts")
 MOVED = ("TRUST_REGION", "MAX_RESTARTS", "MIRA_C", "MIRA_PASSES", "MIRA_DECAY")
 
 
+@flat_keywords("system")
 @dataclass(kw_only=True)
 class TuningOptions:
     """Everything ``pysmt tune`` is told: the fields with an option in their metadata are its command-line
     options (:mod:`pysmt.cli_options`), in its ``--help``'s order, after the system's (``-c``, ``--features``,
     ``--param``)."""
 
-    config: Path
-    features: list[str] = field(default_factory=list)
-    #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
-    params: list[str] = field(default_factory=list)
     source: Path = field(
         metadata=option(
             "--src",
@@ -131,14 +128,13 @@ class TuningOptions:
     #: Decode, and climb the optimizer's restarts, on this Ray cluster (:mod:`pysmt.decoding.cluster`) instead of
     #: ``threads`` local processes.
     cluster: str | None = field(default=None, metadata=CLUSTER)
-    search: str | None = field(default=None, metadata=SEARCH)
+    #: The system tuned and how the dev set is searched, in every decode of it: the search settings (given on the
+    #: command line after ``--force``; their options are :data:`pysmt.shared_options.SEARCH_SETTINGS`) are every
+    #: decode's, ``--weight-overwrite`` gives the starting weights, and the tuned pysmt.toml keeps the search settings.
+    system: SystemOptions = field(metadata=nested(SystemOptions))
     #: How markup in the dev source is read (``--xml-input``), in every decode of it (None: as the config's
     #: ``[xml-input]`` says, else pass-through).
     xml_input: str | None = field(default=None, metadata=XML_INPUT)
-    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``: their options are
-    #: :data:`pysmt.shared_options.SEARCH_SETTINGS`): every decode of the dev set uses them, ``--weight-overwrite``
-    #: gives the starting weights, and the tuned pysmt.toml keeps the search settings.
-    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
     #: Start afresh in an ``out`` that holds an earlier job.
     force: bool = field(
         default=False,

@@ -26,23 +26,23 @@ def decode(o: DecodeOptions, chooser: MbrSettings | None = None) -> None:
     nbest_path, alignment_path = (STDOUT if path == "-" else path for path in (o.nbest_path, o.alignment_path))
     outputs = {"--nbest": nbest_path, "--alignment": alignment_path}
     text = {"--input": o.input_path} if o.input_path else standard_inputs()
-    check_outputs(outputs, {**text, "--config": o.config, "--weights": o.weights_path}, writes_stdout=True)
+    check_outputs(outputs, {**text, "--config": o.system.config, "--weights": o.weights_path}, writes_stdout=True)
     constraints = constraint_lines(o.constraint_path, o.input_path)
-    features, params = o.features, o.params
+    features, params = o.system.features, o.system.params
     if o.constraint_path:  # Moses' ConstrainedDecoding feature, reading the file (prepared as the target side)
         features = [*features, "constrained-decoding"]
-        params = (
+        params = [
             *params,
             f"ConstrainedDecoding0.path={o.constraint_path}",
             f"ConstrainedDecoding0.prepared={o.prepared}",
-        )
+        ]
     recipe = system_recipe(
-        o.config,
+        o.system.config,
         features,
         params,
         o.weights_path,
-        search=o.search,
-        overrides=o.search_settings,
+        search=o.system.search,
+        overrides=o.system.search_settings,
         xml_input=o.xml_input,
         markup_as_text=not o.xml_strict,
     )

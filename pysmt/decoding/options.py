@@ -1,7 +1,8 @@
-"""What ``pysmt decode`` is told: :class:`DecodeOptions`, whose fields are also its command-line options, and
-:func:`system_recipe`, the one way a command's system options (``-c``, ``--features``, ``--param``, ``--weights``,
-``--search``, the search settings, ``--xml-input``) become a :class:`~pysmt.decoder.SystemRecipe` (``decode``,
-``tune``, ``serve``).
+"""What ``pysmt decode`` is told: :class:`DecodeOptions`, whose fields are also its command-line options;
+:class:`SystemOptions`, the system every decoding command decodes with (``decode``, ``tune``, ``serve``: a field of
+each one's options); and :func:`system_recipe`, the one way a command's system options (``-c``, ``--features``,
+``--param``, ``--weights``, ``--search``, the search settings, ``--xml-input``) become a
+:class:`~pysmt.decoder.SystemRecipe` (``decode``, ``tune``, ``serve``).
 
 Apart from what decoding does (:mod:`pysmt.decoding.command`), so that the command line is built without importing
 the decoder.
@@ -12,11 +13,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
-from pysmt.cli_options import CORE_INT, POSITIVE, option
+from pysmt.cli_options import CORE_INT, POSITIVE, flat_keywords, nested, option
 from pysmt.config import SearchOverrides
 from pysmt.files.markup import XML_INPUTS, XmlInput
 from pysmt.shared_options import ALGORITHMS, CLUSTER, DECODING_THREADS, SEARCH, XML_INPUT
@@ -26,15 +28,31 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
+class SystemOptions:
+    """The system a decoding command decodes with, as ``decode``, ``tune`` and ``serve`` are told it alike: a
+    :func:`~pysmt.cli_options.nested` field of their options (``system``), declared here once. Its options are
+    ``--search`` (where the field sits in each command's ``--help``) and, given by the command, the system's
+    (``-c``, ``--features``, ``--param``: :func:`~pysmt.shared_options.system_options`, which ``filter``,
+    ``binarize`` and ``rescore`` share) and the search settings (``--stack`` ... ``--weight-overwrite``:
+    :func:`~pysmt.shared_options.search_setting_options`, after options of the command's own in some)."""
+
+    config: Path
+    features: list[str] = field(default_factory=list)
+    #: ``FEATURE.key=value`` parameter settings (``--param``).
+    params: list[str] = field(default_factory=list)
+    search: str | None = field(default=None, metadata=SEARCH)
+    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``).
+    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
+
+
+@flat_keywords("system")
+@dataclass(kw_only=True)
 class DecodeOptions:
     """Everything ``pysmt decode`` is told: the fields with an option in their metadata are its command-line options
     (:mod:`pysmt.cli_options`), in its ``--help``'s order, after the system's (``-c``, ``--features``, ``--param``);
-    the search settings (``--stack`` ... ``--weight-overwrite``) come between ``--search`` and ``--prepared``."""
+    the search settings (``--stack`` ... ``--weight-overwrite``) come between ``--search`` (``system``'s) and
+    ``--prepared``."""
 
-    config: str
-    features: list[str] = field(default_factory=list)
-    #: ``FEATURE.key=value`` parameter settings (``--param``).
-    params: tuple[str, ...] = ()
     input_path: str | None = field(
         default=None,
         metadata=option(
@@ -77,9 +95,7 @@ class DecodeOptions:
     )
     threads: int = field(default=1, metadata=DECODING_THREADS)
     cluster: str | None = field(default=None, metadata=CLUSTER)
-    search: str | None = field(default=None, metadata=SEARCH)
-    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``).
-    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
+    system: SystemOptions = field(metadata=nested(SystemOptions))
     prepared: bool = field(
         default=False,
         metadata=option(

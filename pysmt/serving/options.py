@@ -7,25 +7,22 @@ from pathlib import Path
 
 import click
 
-from pysmt.cli_options import POSITIVE, option
-from pysmt.config import SearchOverrides
+from pysmt.cli_options import POSITIVE, flat_keywords, nested, option
+from pysmt.decoding.options import SystemOptions
 from pysmt.running.memory_budget import MemorySize
-from pysmt.shared_options import SEARCH, XML_INPUT
+from pysmt.shared_options import XML_INPUT
 
 #: Every address of this machine: serving beyond it must be asked for (``--host 0.0.0.0``).
 LOOPBACK = "127.0.0.1"
 
 
+@flat_keywords("system")
 @dataclass(kw_only=True)
 class ServeOptions:
     """Everything ``pysmt serve`` is told: the fields with an option in their metadata are its command-line
     options (:mod:`pysmt.cli_options`), in its ``--help``'s order, after the system's (``-c``,
     ``--features``, ``--param``)."""
 
-    config: Path
-    features: list[str] = field(default_factory=list)
-    #: ``FEATURE.key=value`` parameter settings, as ``decode --param`` takes them.
-    params: list[str] = field(default_factory=list)
     weights: Path | None = field(
         default=None,
         metadata=option(
@@ -33,9 +30,9 @@ class ServeOptions:
             help="Weights in moses.ini [weight] syntax (Name= w1 w2 ...), overriding the config's.",
         ),
     )
-    search: str | None = field(default=None, metadata=SEARCH)
-    #: The search settings given on the command line (``--stack`` ... ``--weight-overwrite``), every worker's.
-    search_settings: SearchOverrides = field(default_factory=SearchOverrides)
+    #: The system every worker loads, and its search (``--search``; the search settings, given on the command line
+    #: after serve's own options, are every worker's).
+    system: SystemOptions = field(metadata=nested(SystemOptions))
     prepared: bool = field(
         default=False,
         metadata=option(

@@ -224,15 +224,15 @@ async def models(request: web.Request) -> web.Response:
                 "model_id": options.model_id,
                 "loaded": True,
                 "timeout": -1,
-                "config": str(options.config),
+                "config": str(options.system.config),
                 "features": [name for name, _, _ in service.pool.labels],
                 "workers": len(service.pool.workers),
                 "n_best": options.nbest_size,
                 "opt": {
                     "prepared": options.prepared,
-                    "search": options.search,
+                    "search": options.system.search,
                     "xml-input": options.xml_input,
-                    **options.search_settings.recorded(),
+                    **options.system.search_settings.recorded(),
                 },
             }
         ]
@@ -339,12 +339,12 @@ def application(options: ServeOptions, pool: WorkerPool) -> web.Application:
 
 def recipe_of(options: ServeOptions) -> SystemRecipe:
     return system_recipe(
-        options.config,
-        options.features,
-        options.params,
+        options.system.config,
+        options.system.features,
+        options.system.params,
         options.weights,
-        search=options.search,
-        overrides=options.search_settings,
+        search=options.system.search,
+        overrides=options.system.search_settings,
         xml_input=options.xml_input,
     )
 
@@ -353,7 +353,7 @@ async def run(options: ServeOptions) -> None:
     """Start the workers, serve until SIGTERM or Ctrl-C, then stop gracefully."""
     listener = Listener(options.host, options.port, options.max_connections)
     pool = WorkerPool(recipe_of(options), options.workers, not options.prepared, options.max_pending)
-    log(f"starting {options.workers} worker(s) for {options.config}")
+    log(f"starting {options.workers} worker(s) for {options.system.config}")
     try:
         await pool.start()
     except BaseException:
@@ -404,6 +404,6 @@ async def run(options: ServeOptions) -> None:
 
 def serve(options: ServeOptions) -> None:
     """``pysmt serve``: serve until stopped (exit 0 after SIGTERM or Ctrl-C)."""
-    require_file(options.config)
+    require_file(options.system.config)
     check_outputs({}, system_inputs(recipe_of(options).configure()))  # its log (stderr) is no input
     asyncio.run(run(options))

@@ -5,14 +5,18 @@ import pytest
 
 from pysmt.config import SearchOverrides
 from pysmt.decoding.command import decode
-from pysmt.decoding.options import DecodeOptions, system_recipe
+from pysmt.decoding.options import DecodeOptions, SystemOptions, system_recipe
 from pysmt.testing import run_pysmt
 
 
 def test_decode_from_python_writes_what_the_command_writes(tiny_system, dev, tmp_path):
     source, _ = dev
     ours, theirs = tmp_path / "ours.nbest", tmp_path / "theirs.nbest"
-    decode(DecodeOptions(config=str(tiny_system), input_path=str(source), nbest_path=str(ours), nbest_size=3))
+    decode(
+        DecodeOptions(
+            system=SystemOptions(config=tiny_system), input_path=str(source), nbest_path=str(ours), nbest_size=3
+        )
+    )
     run_pysmt("decode", "-c", tiny_system, "-i", source, "--nbest", theirs, "--nbest-size", "3", "-q")
     assert ours.read_text() == theirs.read_text() and ours.read_text()
 

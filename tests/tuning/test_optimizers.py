@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from pysmt.cli import main
 from pysmt.cli_options import OPTION
+from pysmt.decoding.options import SystemOptions
 from tests.tuning.test_kbmira import random_pool
 from tuning.kbmira import kbmira
 from tuning.loop import job_settings
@@ -60,13 +61,21 @@ def test_an_unknown_optimizer_is_an_error_naming_the_registered_ones():
     ):
         registered("adam")
     with pytest.raises(UnknownOptimizer, match="'adam'"):  # when the options are made, before any decoding
-        TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"), optimizer="adam")
+        TuningOptions(
+            system=SystemOptions(config=Path("c")), source=Path("s"), references=[], out=Path("o"), optimizer="adam"
+        )
     with pytest.raises(UnknownOptimizer, match="'adam'"):
-        TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"), optimizer_settings={"adam": 1})
+        TuningOptions(
+            system=SystemOptions(config=Path("c")),
+            source=Path("s"),
+            references=[],
+            out=Path("o"),
+            optimizer_settings={"adam": 1},
+        )
 
 
 def test_an_optimizer_s_settings_must_be_its_own_options_and_the_others_default():
-    plain = TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"))
+    plain = TuningOptions(system=SystemOptions(config=Path("c")), source=Path("s"), references=[], out=Path("o"))
     assert plain.optimizer_settings == {"kbmira": KbmiraOptions(), "mert": MertOptions(), "pro": ProOptions()}
     assert plain.optimizer_options() == KbmiraOptions()
     mert = replace(plain, optimizer="mert", optimizer_settings={"mert": MertOptions(restarts=3)})
@@ -122,7 +131,9 @@ def test_the_registry_runs_each_optimizer_as_its_own_function_with_its_options()
 
 def test_every_optimizer_s_job_record_is_as_before_the_registry():
     """job.json's settings, as the loop wrote them with an if per optimizer: a job started before resumes."""
-    plain = TuningOptions(config=Path("c"), source=Path("s"), references=[], out=Path("o"), seed=4)
+    plain = TuningOptions(
+        system=SystemOptions(config=Path("c")), source=Path("s"), references=[], out=Path("o"), seed=4
+    )
     common = {
         "features": [],
         "params": [],

@@ -15,6 +15,7 @@ import pytest
 
 from pysmt.config_files import load_config
 from pysmt.decoder import Decoder
+from pysmt.decoding.options import SystemOptions
 from pysmt.errors import PysmtError
 from pysmt.running.jobs import content_files
 from pysmt.testing import TargetWordsFeature, one_line_error, registered, registered_for_commands, run_pysmt
@@ -36,16 +37,15 @@ def rerank_job(tmp_path):
     (tmp_path / "dev.src").write_text("\n".join(sources) + "\n")
     (tmp_path / "dev.ref").write_text("\n".join(" ".join(f"x{w}" for w in s.split()) for s in sources) + "\n")
     return TuningOptions(
-        config=ini,
-        features=["target-words"],
-        params=[f"target-words.words={WRONG}"],
+        system=SystemOptions(
+            config=ini, features=["target-words"], params=[f"target-words.words={WRONG}"], search="normal"
+        ),
         source=tmp_path / "dev.src",
         references=[tmp_path / "dev.ref"],
         out=tmp_path / "tune",
         rerank=True,
         max_iterations=10,
         optimizer_settings={"mert": MertOptions(restarts=2)},
-        search="normal",
         quiet=True,
     )
 
@@ -92,7 +92,7 @@ def test_rerank_decodes_once_and_learns_the_rescoring_weights(rerank_job, monkey
         assert float(row[1]) == pytest.approx(float(before[4]), abs=1e-9)
     # the tuned config: the search weights as they were, the learned ones as every feature's rescoring weights
     with registered(target_words=TargetWordsFeature):
-        original, tuned = load_config(options.config), load_config(out / "pysmt.toml")
+        original, tuned = load_config(options.system.config), load_config(out / "pysmt.toml")
     learned = {line.split("=")[0]: [float(w) for w in line.split()[1:]] for line in
                (out / "rescoring-weights.txt").read_text().splitlines()}  # fmt: skip
     assert not (out / "weights.txt").exists()
@@ -154,9 +154,9 @@ def test_tune_rerank_as_a_command(rerank_job, tmp_path):
     options = rerank_job
     env = registered_for_commands(tmp_path / "plugins", target_words=TargetWordsFeature)
     command = [
-        "tune", "-c", options.config, "--src", options.source, "--ref", options.references[0], "--out", options.out,
-        "--features", "target-words", "--param", options.params[0], "--rerank", "--max-iterations", "4",
-        "--search", "normal",
+        "tune", "-c", options.system.config, "--src", options.source, "--ref", options.references[0],
+        "--out", options.out, "--features", "target-words", "--param", options.system.params[0], "--rerank",
+        "--max-iterations", "4", "--search", "normal",
     ]  # fmt: skip
     proc = run_pysmt(*command, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -2,6 +2,7 @@
 # Set up pysmt from nothing: a virtual environment in .venv with pysmt (its compiled search core
 # built here), its plugins and test tools, and KenLM's lmplz/build_binary in third_party/kenlm/bin.
 # Safe to rerun: it only installs what is missing or out of date (pysmt and the CSLM are recompiled).
+# Chromium, for the browser tests of the page of `pysmt serve`, is installed from Debian's packages where it is missing.
 #
 # The time goes on compiling C++ (KenLM once, for the core and its tools; the core; the CSLM's scorer)
 # and on pip's downloads and installs (torch, Ray, numba...), so they overlap: KenLM's libraries build
@@ -37,10 +38,25 @@ editable=('.[test,cluster,serve]' 'plugins/rnn_feature[analysis]' examples/pysmt
 mapfile -t dependencies < <(.venv/bin/python scripts/list-dependencies.py "${editable[@]}" plugins/cslm)
 pip install --no-compile torch==2.13.0 "${dependencies[@]}"
 wait "${background[-1]}"
+# Chromium, the browser the page of `pysmt serve` is tested in (tests/serving/test_page.py, slow): Debian's package,
+# installed where it is missing and this runs as root with apt-get (as CI does); after KenLM's packages (apt takes one
+# install at a time), while pip installs. Elsewhere the browser tests say how to install it.
+install_chromium() {
+    command -v chromium >/dev/null && return
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
+            echo "setup.sh: could not install chromium (the page's browser tests need it)" >&2
+    else
+        echo "setup.sh: the page's browser tests (pytest --slow) need Chromium: sudo apt-get install chromium" >&2
+    fi
+}
+in_background install_chromium
+chromium_job=${background[-1]}
 in_background nice bash scripts/build-kenlm-tools.sh   # lmplz, build_binary (once)
 pip install --no-compile --no-build-isolation "${editable[@]/#/--editable=}"
 # The CSLM's compiled scorer builds against pysmt's headers (pysmt.get_include()): in this environment,
 # with pysmt-mt already installed (not in an isolated build environment, which could not find it).
 pip install --no-compile --no-build-isolation -e plugins/cslm
 wait "${background[-1]}"
+wait "$chromium_job"
 echo "pysmt is installed in .venv (run: .venv/bin/pysmt --help)"

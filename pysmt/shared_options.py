@@ -1,6 +1,7 @@
 """The command-line options that several commands give alike, each declared once: as metadata
 (:mod:`pysmt.cli_options`) on the fields of the options dataclasses that carry them (``TuningOptions``,
-``TrainingOptions``, ``ExperimentOptions``, ``DecodeOptions``) and, for the commands that have none (``rescore``,
+``TrainingOptions``, ``ExperimentOptions``, ``DecodeOptions``, and ``SystemOptions``, the system ``decode``, ``tune``
+and ``serve`` decode with) and, for the commands that have none (``rescore``,
 ``binarize``), through :func:`~pysmt.cli_options.command_option`; and the options that say
 which system to use, with how they are read.
 """

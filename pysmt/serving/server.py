@@ -93,7 +93,7 @@ class Service:
     def source_words(self, line: str) -> list[str]:
         """The words of a sentence that the positions of its translations count (its tags left out where the server
         reads markup)."""
-        return line.split() if self.options.xml_input == "pass-through" else parse_markup(line).words
+        return line.split() if self.options.xml_input == "pass-through" else list(parse_markup(line).words)
 
     async def translate(
         self, lines: list[str], nbest: int, distinct: bool, words: bool = False, client: str | None = None

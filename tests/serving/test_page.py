@@ -10,6 +10,7 @@ what the JSON interface answers for the same sentence. The page as the browser d
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ pytest.importorskip("aiohttp")
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from pysmt.serving.server import application  # noqa: E402
+from tests.helpers import raw_text_system  # noqa: E402
 from tests.serving.servers import Server, serving  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -190,6 +192,8 @@ def test_chromium_shows_a_sentences_phrases_alignment_nbest_list_and_settings(ti
         query = urllib.parse.urlencode({"q": sentence, "n": 3})
         chromium(tmp_path / "profile", f"http://127.0.0.1:{server.port}/?{query}", f"--screenshot={shot}")
     assert shot.stat().st_size > 0
+    for entry in entries:  # (the features' shares make the total)
+        assert math.fsum(feature["weighted"] for feature in entry["features"]) == pytest.approx(entry["pred_score"])
     best = entries[0]
     assert [page.text(node) for node in page.having("translation")] == [best["tgt"]]
     source, target = expected_boxes(best)
@@ -244,3 +248,19 @@ def test_markup_is_read_where_the_server_reads_it(tiny_system, tmp_path):
     assert "reads XML markup in the sentence (--xml-input exclusive)" in "".join(
         page.text(node) for node in page.nodes if node.attrs.get("id") == "markup-note"
     )
+
+
+@pytest.mark.slow
+def test_a_system_that_restores_raw_text_is_shown_in_its_words(tmp_path):
+    """On a system with ``[processing]`` the boxes hold the words sent and returned (raw text), as the JSON
+    interface counts them, not the model's tokens."""
+    sentence = "a, b."
+    with serving(raw_text_system(tmp_path / "system")) as server:
+        status, answer = server.post_json("/translate", [{"src": sentence, "n_best": 1, "details": True}])
+        assert status == 200
+        page = page_of(server, tmp_path / "profile", sentence, 1)
+    (best,) = answer[0]
+    assert best["src_words"] == ["a,", "b."]
+    source, target = expected_boxes(best)
+    assert boxes(page, "source") == source and boxes(page, "target") == target
+    assert {words for *_, words in source} <= {"a,", "b.", "a, b."}

@@ -29,9 +29,9 @@ pip install --upgrade pip $(.venv/bin/python -c \
 # Our distribution is pysmt-mt (the PyPI name pysmt is PySMT, an unrelated SMT-solver library with the
 # same import name): drop a pysmt distribution an older checkout installed here, so only ours provides it.
 pip uninstall --yes pysmt 2>/dev/null || true
-# What is installed editable: pysmt (the core compiled here; Ray for --cluster, aiohttp for serve), the plugins and
-# the documented example plugin; the CSLM after them (below).
-editable=('.[test,cluster,serve]' 'plugins/rnn_feature[analysis]' examples/pysmt-example-features)
+# What is installed editable: pysmt (the core compiled here; Ray for --cluster, aiohttp for serve, MkDocs for the
+# documentation site), the plugins and the documented example plugin; the CSLM after them (below).
+editable=('.[test,cluster,serve,docs]' 'plugins/rnn_feature[analysis]' examples/pysmt-example-features)
 # Everything they need from the index, in one resolve, while KenLM's libraries compile: the editable installs after
 # them then only build. The plugins need torch: pinned to the CPU build, as an unpinned torch would pull several GB of
 # CUDA packages (users with their own CUDA build of torch install the plugins directly instead).

@@ -1,1 +1,2 @@
-"""The phrase-based stack decoder: options, future cost, hypotheses, stacks, normal and cube-pruning search, n-best."""
+"""The phrase-based stack decoder: options, future cost, hypotheses, stacks, normal and cube-pruning search, n-best;
+the compiled core's Python side; and the one seam through which the decoder calls either engine (``engine``)."""

@@ -154,7 +154,7 @@ class Nodes:
 
 @contextmanager
 def ray_cluster(head_env: dict[str, str] | None = None, worker_env: dict[str, str] | None = None) -> Iterator[Nodes]:
-    """A head and a worker node on 127.0.0.1 as the README starts them (``ray start --head``, ``ray start
+    """A head and a worker node on 127.0.0.1 as docs/tutorials/cluster.md starts them (``ray start --head``, ``ray start
     --address``), Ray's files in a short folder of their own; every process of both is ended at the end."""
     head_env = head_env or environment()
     port = free_port()

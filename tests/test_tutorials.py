@@ -1,0 +1,124 @@
+"""The tutorials' commands, run as a reader runs them (issue 50: "the tutorials' commands are run by tests on
+small data, so the docs cannot drift from the code").
+
+Every ```bash block of a tutorial page runs, in the page's order, as one ``bash -euo pipefail`` script in a
+fresh folder (a reader's shell: a block's ``cd`` and variables hold for the next), with ``DATA`` set to
+``../shared/data`` and this environment's ``pysmt`` first on ``PATH``; so every command must exit 0. A
+```text block after a ```bash block (before the next) is what the page says its commands print: each of its lines must
+appear in their output. A block after a ``<!-- tutorial-test: skip (why) -->`` line is not run: the set-up
+(the test runs inside a set-up checkout) and examples that need other systems or hours. The pages build on
+each other (tuning tunes the first system), so a page runs after the pages before it.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+SKIP = "<!-- tutorial-test: skip"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A ```bash block of a page, and the lines the page says its commands print (the ```text blocks after it)."""
+
+    commands: str
+    prints: tuple[str, ...]
+
+
+def page_blocks(page: str) -> list[Block]:
+    """The blocks of ``docs/tutorials/PAGE`` that a reader runs, in the page's order."""
+    text = (DOCS / "tutorials" / page).read_text(encoding="utf-8")
+    blocks: list[Block] = []
+    skipped = False
+    for fence in FENCE.finditer(text):
+        language, body = fence.group(1), fence.group(2)
+        if language == "bash":
+            skipped = text[: fence.start()].rstrip().rsplit("\n", 1)[-1].startswith(SKIP)
+            if not skipped:
+                blocks.append(Block(body, ()))
+        elif language == "text" and blocks and not skipped:
+            said = tuple(line for line in body.splitlines() if line.strip())
+            blocks[-1] = Block(blocks[-1].commands, blocks[-1].prints + said)
+    return blocks
+
+
+def run_pages(pages: list[str], folder: Path, shared: Path) -> str:
+    """Run the pages' blocks as one script in ``folder``; returns stdout and stderr together. Fails the test,
+    with the output, when a command fails or a promised line is not printed."""
+    blocks = [block for page in pages for block in page_blocks(page)]
+    assert blocks, f"no ```bash blocks in {pages}"
+    script = "\n".join(block.commands for block in blocks)
+    env = {
+        **os.environ,
+        "DATA": str(shared),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        encoding="utf-8",
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"the commands of {pages} failed (exit status {done.returncode}):\n{done.stdout}"
+    for block in blocks:
+        for line in block.prints:
+            assert line in done.stdout, f"the page says the commands print {line!r}; they printed:\n{done.stdout}"
+    return done.stdout
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_the_pages_have_their_blocks():
+    """The parser finds what a reader runs: the set-up is skipped, the commands are not."""
+    first = page_blocks("first-system.md")
+    assert not any("setup.sh" in block.commands for block in first)
+    assert any("pysmt train" in block.commands for block in first)
+    train = next(block for block in first if "pysmt train" in block.commands)
+    assert train.prints == ("pysmt train: system in system (decode with: pysmt decode -c system/pysmt.toml)",)
+    tuning = page_blocks("tuning.md")
+    assert [block.commands.split()[:2] for block in tuning] == [["pysmt", "tune"]]
+
+
+def test_first_system(tmp_path, shared_data):
+    """Your first system: a system trained from 2,000 pairs of Multi30k, the test set translated and scored."""
+    output = run_pages(["first-system.md"], tmp_path, shared_data())
+    work = tmp_path / "first-system"
+    assert (work / "system" / "pysmt.toml").is_file()
+    assert (work / "system" / "phrase-table.bin").is_dir()
+    assert (work / "system" / "reordering-table.wbe-msd-bidirectional-fe.bin").is_dir()
+    translated = lines(work / "test.out.fr")
+    assert len(translated) == len(lines(work / "test.en")) == 100
+    assert all(line.strip() for line in translated)
+    assert re.search(r"^test\.out\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+$", output, re.MULTILINE)
+
+
+def test_tuning(tmp_path, shared_data):
+    """Tuning: the first system tuned on 100 dev sentences, the tuned system decoded and compared."""
+    output = run_pages(["first-system.md", "tuning.md"], tmp_path, shared_data())
+    work = tmp_path / "first-system"
+    assert (work / "tune" / "pysmt.toml").is_file()
+    summary = lines(work / "tune" / "summary.tsv")
+    assert 2 <= len(summary) <= 4  # a header, then a row per iteration (at most 3)
+    assert len(lines(work / "test.tuned.fr")) == 100
+    assert re.search(r"^test\.tuned\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+\tp\(BLEU\) ", output, re.MULTILINE)
+
+
+@pytest.mark.parametrize("page", ["first-system.md", "tuning.md"])
+def test_no_block_is_left_unmarked(page):
+    """Every ```bash block runs or says why not: a block meant as an example is marked, never silently run."""
+    text = (DOCS / "tutorials" / page).read_text(encoding="utf-8")
+    bash = text.count("```bash\n")
+    assert bash == len(page_blocks(page)) + text.count(SKIP)

@@ -1,5 +1,5 @@
-"""The tutorials' commands, run as a reader runs them (issue 50: "the tutorials' commands are run by tests on
-small data, so the docs cannot drift from the code").
+"""The tutorials' commands (and the README's train, tune, decode), run as a reader runs them (issue 50:
+"the tutorials' commands are run by tests on small data, so the docs cannot drift from the code").
 
 Every ```bash block of a tutorial page runs, in the page's order, as one ``bash -euo pipefail`` script in a
 fresh folder (a reader's shell: a block's ``cd`` and variables hold for the next), with ``DATA`` set to
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 SKIP = "<!-- tutorial-test: skip"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 
@@ -54,6 +55,11 @@ def run_pages(pages: list[str], folder: Path, shared: Path) -> str:
     with the output, when a command fails or a promised line is not printed."""
     blocks = [block for page in pages for block in page_blocks(page)]
     assert blocks, f"no ```bash blocks in {pages}"
+    return run_blocks(blocks, folder, shared, str(pages))
+
+
+def run_blocks(blocks: list[Block], folder: Path, shared: Path, where: str) -> str:
+    """Run the blocks as one script in ``folder`` (see :func:`run_pages`)."""
     script = "\n".join(block.commands for block in blocks)
     env = {
         **os.environ,
@@ -70,7 +76,7 @@ def run_pages(pages: list[str], folder: Path, shared: Path) -> str:
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, f"the commands of {pages} failed (exit status {done.returncode}):\n{done.stdout}"
+    assert done.returncode == 0, f"the commands of {where} failed (exit status {done.returncode}):\n{done.stdout}"
     for block in blocks:
         for line in block.prints:
             assert line in done.stdout, f"the page says the commands print {line!r}; they printed:\n{done.stdout}"
@@ -114,6 +120,23 @@ def test_tuning(tmp_path, shared_data):
     assert 2 <= len(summary) <= 4  # a header, then a row per iteration (at most 3)
     assert len(lines(work / "test.tuned.fr")) == 100
     assert re.search(r"^test\.tuned\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+\tp\(BLEU\) ", output, re.MULTILINE)
+
+
+def test_the_readmes_shortest_path(tmp_path, shared_data):
+    """The README's train, tune, decode: run where the README runs it, a checkout with ``../shared/data`` beside
+    it (here a link to the data), with the defaults it shows (up to 25 tuning iterations: about 1.5 min)."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(shared_data(), target_is_directory=True)
+    checkout = tmp_path / "pysmt"
+    checkout.mkdir()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    path = [body for language, body in FENCE.findall(readme) if language == "bash" and "pysmt train" in body]
+    assert len(path) == 1, "the README shows one train-tune-decode block"
+    output = run_blocks([Block(path[0], ())], checkout, shared_data(), "the README")
+    work = checkout / "first-system"
+    assert (work / "tune" / "pysmt.toml").is_file()
+    assert len(lines(work / "test.out.fr")) == 100
+    assert re.search(r"^test\.out\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+$", output, re.MULTILINE)
 
 
 @pytest.mark.parametrize("page", ["first-system.md", "tuning.md"])

@@ -134,7 +134,7 @@ def decode(config_path: str, features: str | None, params: tuple[str, ...], **gi
     spans and reordering walls and zones; a system that prepares its text prepares only the words between the tags.
     A line with a malformed tag is translated as text with a warning naming it, as in Moses (--xml-strict: an error).
     Moses' spellings of these options are read too (-f, -config, -input-file, -threads, -n-best-list FILE N
-    [distinct], -stack, -search-algorithm 0/1, -v 0, ...: README, For Moses users).
+    [distinct], -stack, -search-algorithm 0/1, -v 0, ...: docs/tutorials/moses-users.md).
     """
     from pysmt.decoding.command import decode as decode_text
 

@@ -1,5 +1,5 @@
 """Moses' single-dash spellings of ``decode``'s options (``-config``, ``-threads``, ``-n-best-list FILE N distinct``),
-read as the pysmt options they are (README, *For Moses users*).
+read as the pysmt options they are (docs/tutorials/moses-users.md).
 
 A Moses command line then works as it is: ``pysmt decode -f moses.ini -threads 4 -n-best-list nbest.txt 100``. Click
 alone would read ``-config`` as ``-c onfig`` (``File 'onfig' does not exist``) and ``-threads`` as no option, so the
@@ -103,7 +103,8 @@ def moses_arguments(args: Sequence[str], value_options: set[str], known: frozens
         pysmt, used = moses_option(arg, args[k + 1 :], value_options)
         if pysmt is None and arg[1:] in MOSES_OPTIONS and arg not in known | value_options:
             raise click.UsageError(
-                f"Moses' {arg}: pysmt decode does not offer it (README, For Moses users: the Moses options it reads)"
+                f"Moses' {arg}: pysmt decode does not offer it "
+                "(docs/tutorials/moses-users.md: the Moses options it reads)"
             )
         if pysmt is None:  # not Moses': as it is, with its value
             used = 1 if arg in value_options else 0

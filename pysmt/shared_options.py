@@ -67,7 +67,7 @@ TEMP_DIR = option(
 
 
 #: The search settings a command line overrides (:class:`~pysmt.config.SearchOverrides`), by field: each option
-#: as pysmt spells Moses' (README, *For Moses users*). Types only here: the values are checked by the config's
+#: as pysmt spells Moses' (docs/tutorials/moses-users.md). Types only here: the values are checked by the config's
 #: checks when the overrides are made (:func:`search_overrides`), so a bad one is one line naming its option.
 SEARCH_SETTINGS: dict[str, Mapping[str, Option]] = {
     "stack_size": option(

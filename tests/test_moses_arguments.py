@@ -1,4 +1,4 @@
-"""Moses' single-dash spellings of decode's options (README, *For Moses users*): a Moses command line decodes as the
+"""Moses' single-dash spellings of decode's options (docs/tutorials/moses-users.md): a Moses command line decodes as the
 pysmt one does; a Moses option given wrong, or one pysmt does not offer, is one usage line naming it."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_moses_short_spellings_and_a_search_algorithm(tiny_system):
 
 
 #: What a Moses option pysmt does not read is told.
-NOT_OFFERED = "pysmt decode does not offer it (README, For Moses users: the Moses options it reads)"
+NOT_OFFERED = "pysmt decode does not offer it (docs/tutorials/moses-users.md: the Moses options it reads)"
 #: What a Moses n-best list option given wrong is told.
 NBEST = "Moses' -n-best-list takes FILE N [distinct] (pysmt: --nbest FILE --nbest-size N)"
 

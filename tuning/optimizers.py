@@ -56,7 +56,8 @@ class MertOptions:
             type=click.FloatRange(0.0, min_open=True),
             help="How far one MERT iteration may move each weight: this many times the larger of its magnitude and "
             "the mean weight's, so that no weight changes sign at once unless it is small ('inf': Moses' "
-            "unbounded line searches). Keeps the decoder near what the n-best pool has seen (README, Tuning).",
+            "unbounded line searches). Keeps the decoder near what the n-best pool has seen "
+            "(docs/tutorials/tuning.md).",
         ),
     )
 
@@ -250,4 +251,7 @@ def default_options() -> dict[str, Any]:
 
 def optimizers_help() -> str:
     """``--optimizer``'s help: each optimizer, what it is and its options."""
-    return "; ".join(f"{name}: {optimizer.help}" for name, optimizer in OPTIMIZERS.items()) + ". README, Tuning."
+    return (
+        "; ".join(f"{name}: {optimizer.help}" for name, optimizer in OPTIMIZERS.items())
+        + ". See docs/tutorials/tuning.md."
+    )

@@ -74,7 +74,7 @@ class TuningOptions:
             help="Learn the rescoring weights of every feature (a sentence model's with the decoder's) on the n-best "
             "lists of one decode: the dev set is decoded once with the config's weights, the optimizer re-ranks that "
             "pool until the weights settle, and the tuned config keeps the search weights as they were and gets the "
-            "learned ones as rescoring-weights (README, Tuning). Needs a feature of complete translations.",
+            "learned ones as rescoring-weights (docs/tutorials/tuning.md). Needs a feature of complete translations.",
         ),
     )
     #: None: :data:`NBEST_SIZE`, or with ``rerank`` the system's ``rescore-size`` (:meth:`nbest_entries`).
@@ -107,7 +107,8 @@ class TuningOptions:
             show_default=f"{INTERPOLATION}; with --rerank, 1",
             help="Share of the optimizer's weights in the next iteration's, the rest being the weights just decoded "
             "with (1: the optimizer's alone), whichever --optimizer, as mert-moses.pl applies it. Keeps MERT's "
-            "iteration 2 from collapsing (README, Tuning); --rerank decodes no more, so there it defaults to 1.",
+            "iteration 2 from collapsing (docs/tutorials/tuning.md); --rerank decodes no more, so there it defaults "
+            "to 1.",
         ),
     )
     #: What learns the weights from the pool: k-best batch MIRA (:mod:`tuning.kbmira`), MERT

@@ -98,7 +98,7 @@ class ExperimentOptions:
         default=OPTIMIZER,
         metadata=option(
             type=click.Choice(OPTIMIZERS),
-            help="The optimizer that tunes every row (pysmt tune --optimizer; README, Tuning).",
+            help="The optimizer that tunes every row (pysmt tune --optimizer; docs/tutorials/tuning.md).",
         ),
     )
     dev_size: int | None = field(

@@ -10,10 +10,14 @@ appear in their output. A block after a ``<!-- tutorial-test: skip (why) -->`` l
 each other (tuning tunes the first system), so a page runs after the pages before it.
 """
 
+import contextlib
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,37 +54,54 @@ def page_blocks(page: str) -> list[Block]:
     return blocks
 
 
-def run_pages(pages: list[str], folder: Path, shared: Path) -> str:
+def run_pages(pages: list[str], folder: Path, shared: Path, **env: str) -> str:
     """Run the pages' blocks as one script in ``folder``; returns stdout and stderr together. Fails the test,
     with the output, when a command fails or a promised line is not printed."""
     blocks = [block for page in pages for block in page_blocks(page)]
     assert blocks, f"no ```bash blocks in {pages}"
-    return run_blocks(blocks, folder, shared, str(pages))
+    return run_blocks(blocks, folder, shared, str(pages), **env)
 
 
-def run_blocks(blocks: list[Block], folder: Path, shared: Path, where: str) -> str:
-    """Run the blocks as one script in ``folder`` (see :func:`run_pages`)."""
+def run_blocks(blocks: list[Block], folder: Path, shared: Path, where: str, **env: str) -> str:
+    """Run the blocks as one script in ``folder``, with ``env`` added to the environment (see :func:`run_pages`).
+    The script runs in a process group of its own, killed at the end whatever happened, so a server that a page
+    starts in the background never outlives the test."""
     script = "\n".join(block.commands for block in blocks)
     env = {
         **os.environ,
         "DATA": str(shared),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        **env,
     }
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        encoding="utf-8",
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, f"the commands of {where} failed (exit status {done.returncode}):\n{done.stdout}"
+    # The output goes to a file, not a pipe: a server left running would hold a pipe open, and reading it wait.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            process.wait(timeout=600)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        log.seek(0)
+        output = log.read()
+    assert process.returncode == 0, f"the commands of {where} failed (exit status {process.returncode}):\n{output}"
     for block in blocks:
         for line in block.prints:
-            assert line in done.stdout, f"the page says the commands print {line!r}; they printed:\n{done.stdout}"
-    return done.stdout
+            assert line in output, f"the page says the commands print {line!r}; they printed:\n{output}"
+    return output
+
+
+def free_port() -> int:
+    """A port that nothing listens on at 127.0.0.1 now, for a page's server."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def lines(path: Path) -> list[str]:
@@ -139,7 +160,31 @@ def test_the_readmes_shortest_path(tmp_path, shared_data):
     assert re.search(r"^test\.out\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+$", output, re.MULTILINE)
 
 
-@pytest.mark.parametrize("page", ["first-system.md", "tuning.md"])
+def test_moses_users(tmp_path, shared_data):
+    """For Moses users: Moses' regression-test system decoded with pysmt's and Moses' options, binarized, and
+    decoded again to the same translations."""
+    run_pages(["moses-users.md"], tmp_path, shared_data())
+    work = tmp_path / "moses-users"
+    inputs = lines(shared_data() / "fixtures" / "moses" / "lexicalized-reordering" / "to-translate.txt")
+    assert len(lines(work / "output.tok")) == len(inputs) == 5
+    assert {line.split(" ||| ")[0] for line in lines(work / "nbest.txt")} == {str(n) for n in range(5)}
+    assert (work / "system-bin" / "pysmt.toml").is_file()
+
+
+def test_serving(tmp_path, shared_data):
+    """Serving: the first system served on 127.0.0.1 (a free port), asked through XML-RPC and JSON, and
+    stopped; whatever happens, the test kills the page's process group, the server's included."""
+    port = free_port()
+    output = run_pages(["first-system.md", "serving.md"], tmp_path, shared_data(), PORT=str(port))
+    log = (tmp_path / "first-system" / "serve.log").read_text(encoding="utf-8")
+    assert f"listening on http://127.0.0.1:{port}:" in log
+    assert re.search(r"^\{'text': '\S", output, re.MULTILINE)  # XML-RPC: a translation
+    assert "'word-align': [{'source-word': " in output and "'nbest': [{'hyp': '" in output  # with its details
+    assert '[[{"src": "A man is sleeping.", "tgt": "' in output  # JSON
+    assert '"model_id": 0' in output
+
+
+@pytest.mark.parametrize("page", ["first-system.md", "tuning.md", "moses-users.md", "serving.md", "neural-features.md"])
 def test_no_block_is_left_unmarked(page):
     """Every ```bash block runs or says why not: a block meant as an example is marked, never silently run."""
     text = (DOCS / "tutorials" / page).read_text(encoding="utf-8")

@@ -3,11 +3,13 @@
 
 Every ```bash block of a tutorial page runs, in the page's order, as one ``bash -euo pipefail`` script in a
 fresh folder (a reader's shell: a block's ``cd`` and variables hold for the next), with ``DATA`` set to
-``../shared/data`` and this environment's ``pysmt`` first on ``PATH``; so every command must exit 0. A
+``../shared/data`` (``PORT``: a free port, for a page that serves) and this environment's ``pysmt`` first on
+``PATH``; so every command must exit 0. A
 ```text block after a ```bash block (before the next) is what the page says its commands print: each of its lines must
 appear in their output. A block after a ``<!-- tutorial-test: skip (why) -->`` line is not run: the set-up
 (the test runs inside a set-up checkout) and examples that need other systems or hours. The pages build on
-each other (tuning tunes the first system), so a page runs after the pages before it.
+each other (tuning, serving and the neural features use the first system), so a page runs after the pages
+before it.
 """
 
 import contextlib
@@ -182,6 +184,18 @@ def test_serving(tmp_path, shared_data):
     assert "'word-align': [{'source-word': " in output and "'nbest': [{'hyp': '" in output  # with its details
     assert '[[{"src": "A man is sleeping.", "tgt": "' in output  # JSON
     assert '"model_id": 0' in output
+
+
+def test_neural_features(tmp_path, shared_data):
+    """Neural features, the quick try: the RNN, CSLM and sentence models trained for 20 updates on the first
+    system, tuned in one iteration each, the test set decoded and compared (about two minutes)."""
+    output = run_pages(["first-system.md", "neural-features.md"], tmp_path, shared_data())
+    work = tmp_path / "first-system"
+    for model in ("system/rnn", "system/cslm", "tune-neural/sentence"):
+        assert any((work / model).iterdir()), model
+    assert (work / "rerank" / "pysmt.toml").is_file()
+    assert len(lines(work / "test.neural.fr")) == 100
+    assert re.search(r"^test\.neural\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+\tp\(BLEU\) ", output, re.MULTILINE)
 
 
 @pytest.mark.parametrize("page", ["first-system.md", "tuning.md", "moses-users.md", "serving.md", "neural-features.md"])

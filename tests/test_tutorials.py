@@ -198,7 +198,17 @@ def test_neural_features(tmp_path, shared_data):
     assert re.search(r"^test\.neural\.fr\tBLEU \d+\.\d+\tchrF \d+\.\d+\tp\(BLEU\) ", output, re.MULTILINE)
 
 
-@pytest.mark.parametrize("page", ["first-system.md", "tuning.md", "moses-users.md", "serving.md", "neural-features.md"])
+def test_cluster(tmp_path, shared_data):
+    """On a cluster, on one machine: the first system decoded on a throw-away Ray instance (--cluster local) gives
+    the local run's translations, line for line."""
+    run_pages(["first-system.md", "cluster.md"], tmp_path, shared_data())
+    work = tmp_path / "first-system"
+    assert lines(work / "test.cluster.fr") == lines(work / "test.out.fr") and len(lines(work / "test.out.fr")) == 100
+
+
+@pytest.mark.parametrize(
+    "page", ["first-system.md", "tuning.md", "moses-users.md", "serving.md", "neural-features.md", "cluster.md"]
+)
 def test_no_block_is_left_unmarked(page):
     """Every ```bash block runs or says why not: a block meant as an example is marked, never silently run."""
     text = (DOCS / "tutorials" / page).read_text(encoding="utf-8")

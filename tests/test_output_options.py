@@ -126,6 +126,7 @@ def test_word_alignments_are_in_moses_order(tmp_path, engine) -> None:
         assert (tmp_path / "al.txt").read_text() == expected + "\n"
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_raw_text_systems_keep_detokenizing_unknown_words_but_marks_count_tokens(tmp_path) -> None:
     toml = raw_text_system(tmp_path / "raw")
     assert decode(toml, "a, b qq.\n")[0] == "x, y qq.\n"

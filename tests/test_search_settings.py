@@ -196,6 +196,7 @@ def test_an_integer_beyond_the_cores_int_in_pysmt_toml_names_the_file_and_key(ti
     one_line_error(proc, str(config), f"[search] {setting} must be from -2147483648 to 2147483647, not {value}")
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_tune_records_the_settings_and_keeps_them_in_the_tuned_config(tiny_system, dev, tmp_path):
     src, ref = dev
     out = tmp_path / "tune"

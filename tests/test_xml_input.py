@@ -8,6 +8,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from pysmt.testing import one_line_error, run_pysmt
 from tests.helpers import raw_text_system, tune_command, write_moses_system
 
@@ -112,6 +114,7 @@ def test_markup_is_read_before_the_systems_tokenizer(tmp_path):
     assert tokens.splitlines()[0] == "x , |0-1| chat |2-2| . |3-3|"  # the tag's words counted, not its text
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_tune_decodes_a_dev_source_with_markup(tiny_system, tmp_path):
     src, ref = tmp_path / "dev.src", tmp_path / "dev.ref"
     src.write_text('a <n translation="y">b</n> c\nc b a\n<zone>b c</zone>\n')
@@ -127,6 +130,7 @@ def test_tune_decodes_a_dev_source_with_markup(tiny_system, tmp_path):
     one_line_error(proc, "input line 2", "malformed attributes")
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_tune_reads_a_moses_ini_xml_input(tmp_path):
     """tune decodes the dev source as moses.ini's [xml-input] says when not given --xml-input."""
     system = write_moses_system(tmp_path / "system", extra="\n[xml-input]\nexclusive\n")

@@ -126,6 +126,7 @@ def nbest_lists(path: Path) -> dict[int, list[tuple[list[str], float]]]:
     return lists
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_decode_writes_the_mbr_choice_of_its_nbest_list(tmp_path: Path) -> None:
     system = write_toy_system(tmp_path / "system")
     source = tmp_path / "in.txt"

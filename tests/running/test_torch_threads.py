@@ -40,6 +40,7 @@ def run(code: str, *args: object) -> str:
     return proc.stdout.split()
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_a_decoding_process_runs_torch_on_one_thread(tiny_system):
     assert run(DECODER_IN_A_FRESH_PROCESS, tiny_system) == ["1", "1"]
 

@@ -52,6 +52,7 @@ def test_tune_says_when_tuning_did_not_move_the_weights(tiny_system, dev, tmp_pa
     assert ("warning: tuned weight 0 for RepeatedWord0" in said) == (float(weight[0].split()[1]) == 0)
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_a_reference_inside_the_output_folder_is_refused_and_survives(tiny_system, dev, tmp_path):
     """`--ref OUT/run1/output.txt --out OUT --force` replaced the reference with iteration 1's output (BLEU
     100): every input of a job is checked against the folder it writes, with --force too."""

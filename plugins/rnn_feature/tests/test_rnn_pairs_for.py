@@ -134,6 +134,7 @@ def test_pairs_for_mistakes_are_one_line_errors(tmp_path):
     assert not (tmp_path / "cli").exists()
 
 
+@pytest.mark.slow  # a whole tune, train or several decodes: seconds (the fast tier stays under 2 minutes)
 def test_rnn_score_pairs_for_scores_only_the_pairs_of_those_files(tmp_path):
     """`pysmt rnn score --pairs-for` on a binary table: the entries of the files' source phrases get the scores
     an unrestricted run gives, the others NaN (the decoder asks the network about them); the record says so,

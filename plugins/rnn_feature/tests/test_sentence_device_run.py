@@ -94,7 +94,7 @@ def test_a_device_run_comes_back_as_the_model_it_trained_rounded_to_float16(prep
     save_checkpoint(expected / "model.pt", {**trained, "model": rounded})
     scores = SentenceScorer(model_dir).score(["one", "two"], HYPOTHESES)
     assert np.array_equal(scores, SentenceScorer(expected).score(["one", "two"], HYPOTHESES))
-    assert len(list(greedy_translations(model_dir, ["one two", "six"], None, "cpu", 10))) == 2
+    assert len(greedy_translations(model_dir, ["one two", "six"], None, "cpu", 10)) == 2
 
     # a second run (here in this process) continues the returned model where it stopped, at a smaller minibatch
     script("pack", str(model_dir), str(out), env=env)

@@ -278,7 +278,7 @@ def test_translating_alone_gives_an_empty_line_for_an_empty_line_in_input_order(
     from rnn_feature.sentence.translation import greedy_translations
 
     model = trained(tmp_path, updates=1)
-    translated = list(greedy_translations(model, ["one two", "", "three"], None, "cpu", max_length=4))
+    translated = greedy_translations(model, ["one two", "", "three"], None, "cpu", max_length=4)
     assert len(translated) == 3 and translated[1] == ""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +18,11 @@ BATCH = 64
 
 def greedy_translations(
     model_dir: Path, lines: Sequence[str], config_path: str | None, device: str, max_length: int
-) -> Iterator[str]:
+) -> list[str]:
     """Each line's greedy translation, in input order (an empty line's: an empty line); with ``config_path`` the
-    line is prepared as that system prepares its input, and the translation restored as it restores its output."""
+    line is prepared as that system prepares its input, and the translation restored as it restores its output.
+
+    A list, not a stream: the lines are translated in batches of similar length, out of input order."""
     from pysmt.plugin.systems import load_config, text_processors
 
     model, subwords = load_model(model_dir, resolve_device(device))
@@ -40,4 +42,4 @@ def greedy_translations(
             for k, ids in zip(batch, model.greedy(src.to(device_of), lengths.to(device_of), max_length)):
                 words = subwords.decode(ids[::-1] if model.hp.right_to_left else ids)
                 results[k] = target_text.restore(words) if target_text else words
-    yield from results
+    return results

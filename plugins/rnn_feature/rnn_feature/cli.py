@@ -205,8 +205,8 @@ def score(
             only = selection.source_phrases()
             made_by["pairs_for"] = hashlib.sha256("\n".join(sorted(only)).encode()).hexdigest()
         stored = store_table_scores(model, source, target, Path(table), made_by, batch_size, only)
-        which = f"the pairs for {selection.names}" if selection else "the pairs"
-        click.echo(f"pysmt rnn score: the scores of {table}'s {which} stored in {stored}")
+        which = f"the pairs for {selection.names}" if selection else "all pairs"
+        click.echo(f"pysmt rnn score: {table}: the scores of {which} stored in {stored}")
     else:
         n = score_table(model, source, target, Path(table), Path(str(out_path)), batch_size)
         click.echo(f"pysmt rnn score: {n:,} pairs scored into {out_path}")

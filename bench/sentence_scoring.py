@@ -2,10 +2,11 @@
 
     python bench/sentence_scoring.py --model SYSTEM/sentence --nbest NBEST --source PREPARED_SOURCE [--lines N]
 
-NBEST is a Moses n-best list (``pysmt decode --nbest FILE 200``), PREPARED_SOURCE the decoder's input as the
-system prepared it (tokenized, truecased; one line per sentence id). Each sentence's entries are scored
-together by :class:`rnn_feature.sentence.scoring.SentenceScorer` (the source encoded once, distinct
-hypotheses once, batches sorted by length), exactly what the ``sentence`` feature does inside ``decode``.
+NBEST is a Moses n-best list (``pysmt decode --nbest FILE --nbest-size 200``), PREPARED_SOURCE the decoder's
+input as the system prepared it (tokenized, truecased; one line per sentence id). Each sentence's entries are
+scored together by :class:`rnn_feature.sentence.scoring.SentenceScorer` (the source encoded once, the distinct
+hypotheses through a prefix tree whose every prefix is scored once, in batches), exactly what the ``sentence``
+feature does inside ``decode``.
 Prints entries, distinct hypotheses, seconds (wall and CPU), both rates, and the minutes the whole list takes.
 """
 

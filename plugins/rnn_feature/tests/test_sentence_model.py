@@ -17,8 +17,8 @@ from rnn_feature.sentence.feature import RightToLeftFeature, SentenceFeature, Se
 from rnn_feature.sentence.hyperparameters import preset
 from rnn_feature.sentence.model import AttentionEncoderDecoder, initialize
 from rnn_feature.sentence.scoring import SentenceScorer
-from rnn_feature.sentence.store import LAST, MODEL, load_checkpoint
-from rnn_feature.sentence.subwords import EOS_ID, Subwords
+from rnn_feature.sentence.store import LAST, MODEL, load_checkpoint, save_checkpoint
+from rnn_feature.sentence.subwords import EOS_ID, SUBWORDS, Subwords
 from rnn_feature.sentence.training import train
 
 TINY = preset("cpu", subwords=300, embedding=6, hidden=5, attention=4, maxout=3, batch_size=8, dropout=0.0)
@@ -289,3 +289,55 @@ def test_the_encoded_bitext_reads_back_and_a_damaged_one_is_one_line(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not an archive")
     with pytest.raises(PysmtError, match="bad.npz"):
         EncodedBitext.load(tmp_path / "bad.npz")
+
+
+def preferring(model: Path, word: str, nats: float) -> Path:
+    """The model with ``nats`` added to the output bias of ``word``'s subword units: a barely trained model scores
+    every translation alike, this one prefers translations with more of ``word``."""
+    state = load_checkpoint(model / MODEL)
+    for unit in Subwords(model / SUBWORDS).encode([word])[0]:
+        state["model"]["output.bias"][unit] += nats
+    save_checkpoint(model / MODEL, state)
+    return model
+
+
+@pytest.mark.slow  # two trainings and two decodes in their own processes: about a minute
+def test_decode_re_ranks_by_both_directions_scores_as_computed_outside_the_decoder(tmp_path):
+    """The real features through ``pysmt decode``: its 1-best is the argmax, over the search's distinct translations
+    of the toy system, of search total + each direction's weighted scores, computed here by calling the features
+    directly. Both models prefer the word y: "y y z", the search's second, overtakes "x y z"."""
+    from pysmt.plugin import Sentence
+    from pysmt.testing import run_pysmt, write_toy_system
+
+    left, right = (preferring(trained(tmp_path, 1, right_to_left=r2l), "y", 5.0) for r2l in (False, True))
+    features = [f"sentence model={left}", f"sentence-r2l model={right}"]
+    listed = tmp_path / "nbest.txt"
+    search = run_pysmt(
+        "decode", "-c", write_toy_system(tmp_path / "system", features=features), "-q", "--rescore-size", "1",
+        "--nbest", listed, "--nbest-size", "100", "--distinct", input="a b c\n",
+    )  # fmt: skip
+    assert search.returncode == 0, search.stderr
+    entries = [line.split(" ||| ") for line in listed.read_text().splitlines()]
+    hypotheses = [tuple(text.split()) for _, text, _, _ in entries]
+    assert len(hypotheses) == len(set(hypotheses)) > 5
+    source = Sentence(("a", "b", "c"))
+    l2r = SentenceFeature("Sentence0", SentenceParameters(model=left, device="cpu")).score_translations(
+        source, hypotheses
+    )
+    r2l = RightToLeftFeature("SentenceR2L0", SentenceParameters(model=right, device="cpu")).score_translations(
+        source, hypotheses
+    )
+    # the n-best totals count the features of complete translations at their default weights (0.1 on log p, 0.15
+    # a subword); what remains is the search's own total
+    totals = np.array([float(total) for *_, total in entries]) - (l2r + r2l) @ [0.1, 0.15]
+    weights = {"Sentence0": "0.5 0", "SentenceR2L0": "0.5 0"}
+    rescored_totals = totals + 0.5 * (l2r[:, 0] + r2l[:, 0])
+    best, second = np.sort(rescored_totals)[::-1][:2]
+    assert best - second > 0.1, "the models must tell the translations apart for the test to mean anything"
+    expected = " ".join(hypotheses[int(np.argmax(rescored_totals))])
+    rescored = run_pysmt(
+        "decode", "-c", write_toy_system(tmp_path / "weighted", features=features, weights=weights), "-q",
+        input="a b c\n",
+    )  # fmt: skip
+    assert (rescored.returncode, rescored.stdout) == (0, expected + "\n"), rescored.stderr
+    assert (" ".join(hypotheses[0]), expected) == ("x y z", "y y z")

@@ -27,7 +27,7 @@ class SentenceParameters:
         Path("sentence"), help="the model folder: train one with `pysmt sentence train --system SYSTEM --out DIR`"
     )
     device: str = parameter("auto", help="cpu, cuda[:N] or auto (a GPU when there is one)")
-    batch_size: int = parameter(256, help="hypotheses scored in one batch")
+    batch_size: int = parameter(256, help="prefixes of the hypotheses' prefix tree scored in one batch")
 
 
 @dataclass(frozen=True, kw_only=True)

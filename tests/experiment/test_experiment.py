@@ -430,6 +430,26 @@ def test_experiment_tiny_end_to_end_and_rerun_skips(tmp_path: Path, shared_data)
     assert progress and all(line.endswith("skipped") for line in progress), progress
 
 
+def test_experiment_tiny_sentence_row_end_to_end(tmp_path: Path, shared_data) -> None:
+    """The sentence row as the experiment runs it: the sentence model trained by the run (half a minute), the tuned
+    baseline re-ranked by ``tune --rerank``, the test decoded with the re-ranked config and compared with the
+    baseline, the model's learning curve in the report."""
+    shared_data("news", "newstest2013.en")
+    run = tmp_path / "run"
+    args = ["--scale", "tiny", "--configurations", "baseline-sentence", "--budget", "0.5"]
+    proc = run_pysmt("experiment", "--data", shared_data(), "--out", run, *args, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert list(results["configurations"]) == ["baseline", "baseline-sentence"]
+    row = results["configurations"]["baseline-sentence"]["tests"]["newstest2013"]
+    assert len(row["bleu"]) == 1 and 0 <= row["p_bleu"][0] <= 1
+    assert results["learning_curves"]["Sentence"]
+    tuned = (run / "tune" / "baseline-sentence" / "seed0" / "pysmt.toml").read_text(encoding="utf-8")
+    assert 'type = "sentence"' in tuned
+    assert len((run / "decode" / "newstest2013" / "baseline-sentence.seed0.fr").read_text().splitlines()) == 20
+    assert "| Baseline + sentence | kbmira |" in (run / "report.md").read_text(encoding="utf-8")
+
+
 def test_a_resumed_stage_counts_the_time_of_its_earlier_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stage times add up across runs: an interrupted run's time stays in elapsed.json for the next one."""
     now = [1000.0]
